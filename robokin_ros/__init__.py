@@ -1,0 +1,18 @@
+"""robokin_ros: kinematics and dynamics of robots from URDF, batched over configurations.
+
+The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
+"""
+
+from .errors import (JointLimitError, ModelError, NonFiniteError, RobokinError, ShapeError,
+                     UnknownJointError, UnknownLinkError, UnknownNameError, URDFError)
+from .model import JointType, RobotModel
+from .kinematics import forward_kinematics, frame_transform
+from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, jacobian, jacobians
+
+__all__ = [
+    "JointLimitError", "JointType", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
+    "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError", "UnknownNameError",
+    "forward_kinematics", "frame_transform",
+    "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "jacobian", "jacobians",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,106 @@
+"""Exception hierarchy of robokin_ros: one root, each subclass also a matching built-in."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable, Sequence
+
+
+class RobokinError(Exception):
+    """Root of every error robokin_ros raises on purpose."""
+
+
+class URDFError(RobokinError, ValueError):
+    """A robot description that cannot be turned into a model.
+
+    Attributes:
+        problems: every problem found, one sentence each; the loader reports them all at once.
+    """
+
+    def __init__(self, problems: Sequence[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        if len(self.problems) == 1:
+            text = f"invalid URDF: {self.problems[0]}"
+        else:
+            listed = "\n".join(f"  - {p}" for p in self.problems)
+            text = f"invalid URDF ({len(self.problems)} problems):\n{listed}"
+        super().__init__(text)
+
+
+class ModelError(RobokinError, ValueError):
+    """A request the model cannot serve: a builder operation that would break the tree,
+    or dynamics on a model without inertials."""
+
+
+class UnknownNameError(RobokinError, KeyError):
+    """A link, joint or frame name the model does not have.
+
+    Attributes:
+        name: the name asked for.
+        kind: "link", "joint", "frame" or "group".
+        close_matches: up to three known names that resemble it.
+    """
+
+    kind = "name"
+
+    def __init__(self, name: str, known: Iterable[str] = ()):
+        self.name = name
+        self.close_matches = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5)
+        super().__init__(name)
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        hint = f"; did you mean {', '.join(map(repr, self.close_matches))}?" if self.close_matches else ""
+        return f"unknown {self.kind} {self.name!r}{hint}"
+
+
+class UnknownLinkError(UnknownNameError):
+    """A link (frame) name the model does not have."""
+
+    kind = "link"
+
+
+class UnknownJointError(UnknownNameError):
+    """A joint name the model does not have."""
+
+    kind = "joint"
+
+
+class ShapeError(RobokinError, ValueError):
+    """An array whose shape does not match what the call needs.
+
+    Attributes:
+        argument: the argument's name.
+        expected: the expected shape pattern, e.g. "(..., 7)".
+        got: the shape that was given.
+    """
+
+    def __init__(self, argument: str, expected: str, got: tuple[int, ...]):
+        self.argument, self.expected, self.got = argument, expected, tuple(got)
+        super().__init__(f"{argument} must have shape {expected}, got {self.got}")
+
+
+class NonFiniteError(RobokinError, ValueError):
+    """An input with NaN or infinite entries.
+
+    Attributes:
+        argument: the argument's name.
+        indices: the offending indices (into the flattened trailing axis, or named entries).
+    """
+
+    def __init__(self, argument: str, indices: Sequence, names: Sequence[str] | None = None):
+        self.argument, self.indices = argument, list(indices)
+        shown = list(names) if names is not None else self.indices
+        more = "" if len(shown) <= 8 else f" and {len(shown) - 8} more"
+        super().__init__(f"{argument} has non-finite entries at {shown[:8]}{more}")
+
+
+class JointLimitError(RobokinError, ValueError):
+    """A configuration outside the joint limits where one is required.
+
+    Attributes:
+        joint: the joint's name; value, lower, upper: the value and its bounds.
+    """
+
+    def __init__(self, joint: str, value: float, lower: float, upper: float):
+        self.joint, self.value, self.lower, self.upper = joint, value, lower, upper
+        super().__init__(f"joint {joint!r} = {value:.6g} is outside its limits [{lower:.6g}, {upper:.6g}]")

@@ -1,0 +1,243 @@
+"""Batched forward kinematics: world pose of every link, transforms between any two frames.
+
+The kernel works on a *plan* built once per model: fixed joints are folded into constant
+placements, so a link is placed relative to its nearest movable ancestor (its *anchor*) and the
+Python loop runs over levels of movable joints only, never over configurations. Internally poses
+are kept component-first, batch-last (``R (3, 3, n_links, B)``, ``p (3, n_links, B)``) so every
+arithmetic operation runs over contiguous batches.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import ShapeError
+from .model import SCALAR_TYPES, JointType, RobotModel
+from .spatial import quat_xyzw_to_matrix, rotation_about_axis, skew
+
+Array = NDArray[np.float64]
+
+_PLANS: "weakref.WeakKeyDictionary[RobotModel, _Plan]" = weakref.WeakKeyDictionary()
+
+
+class _Plan:
+    """Constant data of the FK kernel for one model (built once, cached per model)."""
+
+    def __init__(self, model: RobotModel):
+        n = model.n_links
+        parents = model.link_parents
+        movable = np.zeros(n, bool)
+        movable[1:] = ~model.is_fixed
+        anchor = np.full(n, -1)
+        C = np.tile(np.eye(4), (n, 1, 1))  # pose of link i's joint frame (fixed: the link) in its anchor
+        for i in range(1, n):
+            p = parents[i]
+            if p == 0 or movable[p]:
+                anchor[i], C[i] = p, model.joint_origins[i - 1]
+            else:
+                anchor[i], C[i] = anchor[p], C[p] @ model.joint_origins[i - 1]
+        mdepth = np.zeros(n, np.int64)
+        for i in range(1, n):
+            if movable[i]:
+                mdepth[i] = mdepth[anchor[i]] + 1
+        self.levels = [np.flatnonzero(movable & (mdepth == d)) for d in range(1, int(mdepth.max(initial=0)) + 1)]
+        self.anchor = anchor
+        self.fixed_links = np.flatnonzero(~movable[1:]) + 1
+        self.C = C
+        types = np.concatenate([[JointType.FIXED], model.joint_types])
+        scalar = movable & np.isin(types, SCALAR_TYPES)
+        self.scalar_links = np.flatnonzero(scalar)
+        self.other_links = np.flatnonzero(movable & ~scalar)  # floating and planar
+        j = self.scalar_links - 1
+        src = np.where(model.mimic_source[j] >= 0, model.mimic_source[j], j)
+        self.scalar_q = model.joint_q_index[src]
+        self.scalar_mult = model.mimic_multiplier[j]
+        self.scalar_offset = model.mimic_offset[j]
+        revolute = types[self.scalar_links] != JointType.PRISMATIC
+        self.revolute = revolute
+        axes = model.joint_axes[j]
+        Rc = C[self.scalar_links, :3, :3]
+        K = skew(axes)
+        # R_c Rot(u, θ) = R_c + sinθ (R_c K) + (1 - cosθ) (R_c K²)
+        self.Rc = np.moveaxis(Rc, 0, -1)[..., None]                     # (3, 3, ns, 1)
+        self.A1 = np.moveaxis(Rc @ K, 0, -1)[..., None]
+        self.A2 = np.moveaxis(Rc @ K @ K, 0, -1)[..., None]
+        self.pc = np.moveaxis(C[self.scalar_links, :3, 3], 0, -1)[..., None]  # (3, ns, 1)
+        self.Rc_u = np.moveaxis(np.einsum("kij,kj->ki", Rc, axes), 0, -1)[..., None]  # (3, ns, 1)
+        self.model_ref = weakref.ref(model)
+
+
+def _plan(model: RobotModel) -> _Plan:
+    plan = _PLANS.get(model)
+    if plan is None:
+        plan = _PLANS[model] = _Plan(model)
+    return plan
+
+
+def _other_joint_motion(model: RobotModel, link: int, q: Array) -> Array:
+    """Motion transform ``(B, 4, 4)`` of a floating or planar joint (child link ``link``)."""
+    j = link - 1
+    i = model.joint_q_index[j]
+    B = q.shape[0]
+    M = np.tile(np.eye(4), (B, 1, 1))
+    if model.joint_types[j] == JointType.FLOATING:
+        M[:, :3, 3] = q[:, i:i + 3]
+        M[:, :3, :3] = quat_xyzw_to_matrix(q[:, i + 3:i + 7])
+        return M
+    # Planar: translate (x, y) and rotate θ in the plane normal to the axis (a frame A with z = axis).
+    A = plane_frame(model.joint_axes[j])
+    M[:, :3, 3] = q[:, i:i + 2] @ A[:, :2].T
+    M[:, :3, :3] = A @ rotation_about_axis(np.array([0.0, 0.0, 1.0]), q[:, i + 2]) @ A.T
+    return M
+
+
+def plane_frame(axis: Array) -> Array:
+    """Rotation ``(3, 3)`` whose z column is ``axis`` (x, y span the plane of a planar joint).
+
+    For the URDF default ``(0, 0, 1)`` it is the identity.
+    """
+    z = np.asarray(axis, float) / np.linalg.norm(axis)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = helper - z * (helper @ z)
+    x /= np.linalg.norm(x)
+    return np.stack([x, np.cross(z, x), z], axis=1)
+
+
+def _compose(Ra, pa, Rl, pl):
+    """World pose of children from anchor poses and local poses, component-first batch-last."""
+    R = Ra[:, 0, None] * Rl[0, None]
+    R += Ra[:, 1, None] * Rl[1, None]
+    R += Ra[:, 2, None] * Rl[2, None]
+    p = Ra[:, 0] * pl[0] + Ra[:, 1] * pl[1] + Ra[:, 2] * pl[2] + pa
+    return R, p
+
+
+def _fk_components(model: RobotModel, qb: Array):
+    """World rotations ``(3, 3, n_links, B)`` and positions ``(3, n_links, B)`` for ``qb (B, n_q)``."""
+    plan = _plan(model)
+    n, B = model.n_links, qb.shape[0]
+    R = np.empty((3, 3, n, B))
+    p = np.empty((3, n, B))
+    R[:, :, 0] = np.eye(3)[..., None]
+    p[:, 0] = 0.0
+    Rl = np.empty((3, 3, n, B))
+    pl = np.empty((3, n, B))
+    if plan.scalar_links.size:
+        value = qb[:, plan.scalar_q].T * plan.scalar_mult[:, None] + plan.scalar_offset[:, None]  # (ns, B)
+        angle = np.where(plan.revolute[:, None], value, 0.0)
+        shift = np.where(plan.revolute[:, None], 0.0, value)
+        Rl[:, :, plan.scalar_links] = plan.Rc + plan.A1 * np.sin(angle) + plan.A2 * (1.0 - np.cos(angle))
+        pl[:, plan.scalar_links] = plan.pc + plan.Rc_u * shift
+    for link in plan.other_links:
+        T = plan.C[link] @ _other_joint_motion(model, link, qb)
+        Rl[:, :, link] = np.moveaxis(T[:, :3, :3], 0, -1)
+        pl[:, link] = T[:, :3, 3].T
+    for level in plan.levels:
+        a = plan.anchor[level]
+        R[:, :, level], p[:, level] = _compose(R[:, :, a], p[:, a], Rl[:, :, level], pl[:, level])
+    if plan.fixed_links.size:
+        f = plan.fixed_links
+        Cf = plan.C[f]
+        R[:, :, f], p[:, f] = _compose(R[:, :, plan.anchor[f]], p[:, plan.anchor[f]],
+                                       np.moveaxis(Cf[:, :3, :3], 0, -1)[..., None],
+                                       np.moveaxis(Cf[:, :3, 3], 0, -1)[..., None])
+    return R, p
+
+
+def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
+    q = model.check_q(q)
+    return q.reshape(-1, model.n_q), q.shape[:-1]
+
+
+def forward_kinematics(model: RobotModel, q) -> Array:
+    """World pose of every link.
+
+    Args:
+        model: the robot.
+        q: configurations ``(..., n_q)``.
+
+    Returns:
+        ``T_world_link (..., n_links, 4, 4)`` in ``model.link_names`` order.
+
+    Raises:
+        ShapeError: ``q`` does not end in ``n_q``.
+        NonFiniteError: ``q`` has NaN or inf entries (named).
+    """
+    qb, batch = _batch(model, q)
+    R, p = _fk_components(model, qb)
+    B, n = qb.shape[0], model.n_links
+    T = np.zeros((B, n, 4, 4))
+    T[:, :, :3, :3] = R.transpose(3, 2, 0, 1)
+    T[:, :, :3, 3] = p.transpose(2, 1, 0)
+    T[:, :, 3, 3] = 1.0
+    return T.reshape(batch + (n, 4, 4))
+
+
+def _resolve_poses(model: RobotModel, q, poses) -> Array:
+    """Link poses ``(..., n_links, 4, 4)``: ``poses`` if given (shape-checked), else FK of ``q``."""
+    if poses is None:
+        return forward_kinematics(model, q)
+    poses = np.asarray(poses, float)
+    q = model.check_q(q)
+    expected = q.shape[:-1] + (model.n_links, 4, 4)
+    if poses.shape != expected:
+        raise ShapeError("poses", str(expected), poses.shape)
+    return poses
+
+
+def frame_transform(model: RobotModel, q, frame_a: str, frame_b: str, poses=None) -> Array:
+    """``T_a_b``: pose of frame b expressed in frame a, ``(..., 4, 4)``.
+
+    Args:
+        q: configurations ``(..., n_q)``.
+        frame_a, frame_b: link names.
+        poses: optional ``forward_kinematics(model, q)`` to reuse.
+
+    Raises:
+        UnknownLinkError: a frame name the model does not have.
+    """
+    a, b = model.link_index(frame_a), model.link_index(frame_b)
+    T = _resolve_poses(model, q, poses)
+    Ta, Tb = T[..., a, :, :], T[..., b, :, :]
+    Rt = np.swapaxes(Ta[..., :3, :3], -1, -2)
+    out = np.zeros(Tb.shape)
+    out[..., :3, :3] = Rt @ Tb[..., :3, :3]
+    out[..., :3, 3] = np.einsum("...ij,...j->...i", Rt, Tb[..., :3, 3] - Ta[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def joint_motion_subspaces(model: RobotModel, q) -> list:
+    """Per joint, its motion subspace ``S (..., 6, nv_j)`` in the child link frame, [linear; angular].
+
+    The child twist (relative to the parent, in child axes) is ``S @ v_j``. Fixed joints give
+    ``(..., 6, 0)``; mimic joints give their own axis (scale by the multiplier to map the source's v).
+    Floating joints: identity (velocity in the child frame, Pinocchio's convention).
+    Planar joints: the in-plane translations and the rotation, expressed in the child frame.
+    """
+    q = model.check_q(q)
+    batch = q.shape[:-1]
+    out = []
+    for j in range(model.n_joints):
+        t = JointType(model.joint_types[j])
+        if t == JointType.FIXED:
+            S = np.zeros(batch + (6, 0))
+        elif t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+            S = np.broadcast_to(np.concatenate([np.zeros(3), model.joint_axes[j]])[:, None], batch + (6, 1))
+        elif t == JointType.PRISMATIC:
+            S = np.broadcast_to(np.concatenate([model.joint_axes[j], np.zeros(3)])[:, None], batch + (6, 1))
+        elif t == JointType.FLOATING:
+            S = np.broadcast_to(np.eye(6), batch + (6, 6))
+        else:  # planar: child-frame axes are A Rz(θ); translations along A's x, y; rotation about z
+            A = plane_frame(model.joint_axes[j])
+            theta = q[..., model.joint_q_index[j] + 2]
+            Rz = rotation_about_axis(np.array([0.0, 0.0, 1.0]), theta)
+            R_child = A @ Rz @ A.T  # child axes in the joint frame
+            S = np.zeros(batch + (6, 3))
+            S[..., :3, 0:2] = np.swapaxes(R_child, -1, -2) @ A[:, :2]
+            S[..., 3:, 2] = model.joint_axes[j]
+        out.append(S)
+    return out

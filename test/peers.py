@@ -1,0 +1,83 @@
+"""Peer libraries for cross-checks: Pinocchio (PyPI ``pin``) and example-robot-data URDFs.
+
+Pinocchio counts mimic joints as independent and gives continuous joints two coordinates
+(cos, sin); :func:`pin_configuration` maps our ``q`` onto its ``q``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import site
+import sys
+
+import numpy as np
+import pytest
+
+
+def example_robot_data_dir() -> str | None:
+    """Folder of example-robot-data's robots (installed by pip under cmeel.prefix), or None."""
+    roots = list(site.getsitepackages()) + [os.path.join(sys.prefix, "lib")]
+    for root in roots:
+        for hit in glob.glob(os.path.join(root, "**", "share", "example-robot-data", "robots"), recursive=True):
+            return hit
+    return None
+
+
+def erd_urdf(relative: str) -> str:
+    """Path of one example-robot-data URDF; skips the test if the package is missing."""
+    base = example_robot_data_dir()
+    if base is None:
+        pytest.skip("example-robot-data is not installed (pip install example-robot-data)")
+    path = os.path.join(base, relative)
+    if not os.path.exists(path):
+        pytest.skip(f"{relative} is not in this example-robot-data")
+    return path
+
+
+#: example-robot-data URDFs used as peers (relative to the robots folder); all load with our loader.
+ERD_ROBOTS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "solo12": "solo_description/robots/solo12.urdf",
+    "anymal_c": "anymal_c_simple_description/urdf/anymal.urdf",
+    "go1": "go1_description/urdf/go1.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "tiago": "tiago_description/robots/tiago.urdf",
+    "double_pendulum": "double_pendulum_description/urdf/double_pendulum.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+    "romeo": "romeo_description/urdf/romeo.urdf",
+}
+
+
+def pin_model(path: str, floating: bool = False):
+    """Pinocchio model and data of a URDF file (skips if ``pin`` is missing)."""
+    pin = pytest.importorskip("pinocchio")
+    if floating:
+        m = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    else:
+        m = pin.buildModelFromUrdf(path)
+    return m, m.createData()
+
+
+def pin_configuration(model, pmodel, q: np.ndarray) -> np.ndarray:
+    """Pinocchio's ``q`` for our configuration ``q (n_q,)`` of the same URDF."""
+    values = model.all_joint_values(q)
+    out = np.zeros(pmodel.nq)
+    for jid in range(1, pmodel.njoints):
+        name, joint = pmodel.names[jid], pmodel.joints[jid]
+        i = joint.idx_q
+        if joint.nq == 1:
+            out[i] = values[name]
+        elif joint.nq == 2:  # continuous: (cos, sin)
+            out[i:i + 2] = np.cos(values[name]), np.sin(values[name])
+        elif joint.nq == 7:  # free flyer: ours is [x y z qx qy qz qw], same as Pinocchio's
+            j = model.joint_index(name) if name in model.all_joint_names else 0
+            k = model.joint_q_index[j]
+            out[i:i + 7] = q[k:k + 7]
+        else:
+            raise NotImplementedError(f"joint {name} with nq={joint.nq}")
+    return out
