@@ -147,13 +147,23 @@ def _fk_components(model: RobotModel, qb: Array):
     return R, p
 
 
+from .codegen import compiled_fk  # noqa: E402  (codegen imports _plan from this module lazily)
+
+
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
     q = model.check_q(q)
     return q.reshape(-1, model.n_q), q.shape[:-1]
 
 
+#: Use the per-robot generated kernel (:mod:`robokin_ros.codegen`) where the model allows it.
+use_generated_kernels = True
+
+
 def forward_kinematics(model: RobotModel, q) -> Array:
     """World pose of every link.
+
+    Uses the model's generated kernel when it has one (no floating / planar joints), else the
+    generic kernel; both agree to 1e-12.
 
     Args:
         model: the robot.
@@ -166,6 +176,18 @@ def forward_kinematics(model: RobotModel, q) -> Array:
         ShapeError: ``q`` does not end in ``n_q``.
         NonFiniteError: ``q`` has NaN or inf entries (named).
     """
+    q = model.check_q(q)
+    if use_generated_kernels:
+        compiled = compiled_fk(model)
+        if compiled is not None:
+            if q.ndim == 1:
+                return compiled.single(q)
+            return compiled.batch(q.reshape(-1, model.n_q)).reshape(q.shape[:-1] + (model.n_links, 4, 4))
+    return forward_kinematics_generic(model, q)
+
+
+def forward_kinematics_generic(model: RobotModel, q) -> Array:
+    """:func:`forward_kinematics` by the generic kernel (the oracle of the generated one)."""
     qb, batch = _batch(model, q)
     R, p = _fk_components(model, qb)
     B, n = qb.shape[0], model.n_links

@@ -1,0 +1,231 @@
+"""Per-robot specialised forward kinematics: the model turned into straight-line Python source.
+
+The generator walks the tree once and writes one assignment per non-trivial scalar operation:
+fixed joints are folded into constant placements, every matrix entry that is a constant (0, ±1,
+or any number known at build time) is folded, and axis-aligned joints use only the entries their
+rotation touches. The same source runs on floats (``math.cos``: the fast path for one
+configuration) and on numpy arrays of shape ``(B,)`` (``np.cos``: the batched path, every
+operation over a contiguous batch). The generic kernel in :mod:`robokin_ros.kinematics` is its
+oracle; models with floating or planar joints use the generic kernel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import weakref
+
+import numpy as np
+
+from .model import JointType, RobotModel
+
+_TOL = 1e-15
+
+
+class _Emitter:
+    """Builds straight-line code over scalar symbols with constant folding.
+
+    A value is either a Python float (a constant known at build time) or a str (a variable name).
+    """
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+
+    def _new(self, expr: str) -> str:
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"    {name} = {expr}")
+        return name
+
+    @staticmethod
+    def _const(x):
+        return isinstance(x, float)
+
+    def mul(self, a, b):
+        if self._const(a) and self._const(b):
+            return a * b
+        if self._const(b):
+            a, b = b, a
+        if self._const(a):
+            if abs(a) < _TOL:
+                return 0.0
+            if a == 1.0:
+                return b
+            if a == -1.0:
+                return self._new(f"-{b}")
+            return self._new(f"{a!r} * {b}")
+        return self._new(f"{a} * {b}")
+
+    def add(self, *terms):
+        const = sum(t for t in terms if self._const(t))
+        names = [t for t in terms if not self._const(t)]
+        if not names:
+            return float(const)
+        expr = " + ".join(names)
+        if abs(const) > _TOL:
+            expr += f" + {const!r}"
+        return names[0] if len(names) == 1 and abs(const) <= _TOL else self._new(expr)
+
+    def dot(self, row, col):
+        return self.add(*[self.mul(a, b) for a, b in zip(row, col)])
+
+    def matmul(self, A, B):
+        """3x3 @ 3x3 of nested lists of symbols."""
+        return [[self.dot(A[r], [B[k][c] for k in range(3)]) for c in range(3)] for r in range(3)]
+
+    def matvec(self, A, v):
+        return [self.dot(A[r], v) for r in range(3)]
+
+
+def _clean(x: float) -> float:
+    """Snap numbers within 1e-15 of 0 or ±1 (rpy of multiples of pi/2) to exact values."""
+    for target in (0.0, 1.0, -1.0):
+        if abs(x - target) < _TOL:
+            return target
+    return float(x)
+
+
+def _const_matrix(M) -> list:
+    return [[_clean(M[r][c]) for c in range(3)] for r in range(3)]
+
+
+def _rotation_symbols(e: _Emitter, axis, c: str, s: str):
+    """Symbolic Rot(axis, θ) = I + s K + (1 - c) K² from symbols c = cos θ, s = sin θ."""
+    u = [_clean(x) for x in axis]
+    K = [[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]]
+    K2 = _const_matrix(np.array(K) @ np.array(K))
+    one_minus_c = None
+    R = []
+    for r in range(3):
+        row = []
+        for col in range(3):
+            terms = [1.0 if r == col else 0.0, e.mul(K[r][col], s)]
+            if abs(K2[r][col]) > _TOL:
+                if one_minus_c is None:
+                    one_minus_c = e._new(f"1.0 - {c}")
+                terms.append(e.mul(K2[r][col], one_minus_c))
+            row.append(e.add(*terms))
+        R.append(row)
+    return R
+
+
+def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
+    """Generated FK of ``model``, or None when it has joints the generator does not handle
+    (floating, planar)."""
+    if np.any(np.isin(model.joint_types, (JointType.FLOATING, JointType.PLANAR))):
+        return None
+    from .kinematics import _plan
+
+    plan = _plan(model)
+    e = _Emitter()
+    n = model.n_links
+    R = [None] * n
+    p = [None] * n
+    R[0] = [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]
+    p[0] = [0.0, 0.0, 0.0]
+    scalar_pos = {int(link): k for k, link in enumerate(plan.scalar_links)}
+    value_of_q: dict[int, str] = {}
+    trig: dict[tuple, tuple[str, str]] = {}
+
+    def joint_value(link):
+        k = scalar_pos[link]
+        qi, mult, off = int(plan.scalar_q[k]), float(plan.scalar_mult[k]), float(plan.scalar_offset[k])
+        if qi not in value_of_q:
+            value_of_q[qi] = e._new(f"q[{qi}]")
+        return e.add(e.mul(mult, value_of_q[qi]), off), (qi, mult, off)
+
+    for i in range(1, n):  # anchors always precede their links
+        a = int(plan.anchor[i])
+        C = plan.C[i]
+        CR, Cp = _const_matrix(C[:3, :3]), [_clean(x) for x in C[:3, 3]]
+        M = e.matmul(R[a], CR)                                        # R_a C_R
+        base = [e.add(x, y) for x, y in zip(e.matvec(R[a], Cp), p[a])]  # p_a + R_a C_p
+        j = i - 1
+        t = JointType(model.joint_types[j])
+        if t == JointType.FIXED:
+            R[i], p[i] = M, base
+        elif t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+            value, key = joint_value(i)
+            if key not in trig:
+                trig[key] = (e._new(f"cos({value})"), e._new(f"sin({value})"))
+            c, s = trig[key]
+            R[i] = e.matmul(M, _rotation_symbols(e, model.joint_axes[j], c, s))
+            p[i] = base
+        elif t == JointType.PRISMATIC:
+            value, _ = joint_value(i)
+            Mu = e.matvec(M, [_clean(x) for x in model.joint_axes[j]])
+            R[i] = M
+            p[i] = [e.add(b, e.mul(m, value)) for b, m in zip(base, Mu)]
+        else:
+            return None
+    slots, names = [], []
+    template = np.zeros((n, 4, 4))
+    template[:, 3, 3] = 1.0
+    for i in range(n):
+        for r in range(3):
+            for c, x in enumerate((R[i][r][0], R[i][r][1], R[i][r][2], p[i][r])):
+                if isinstance(x, float):
+                    template[i, r, c] = x
+                else:
+                    slots.append(16 * i + 4 * r + c)
+                    names.append(x)
+    body = "\n".join(e.lines)
+    source = f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n"
+    return GeneratedFK(source, np.array(slots, np.int64), template)
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratedFK:
+    """Generated source and how its outputs fill the poses.
+
+    Attributes:
+        source: ``def fk(q, cos, sin)`` returning the non-constant pose entries.
+        slots: where each returned entry goes in the flattened ``(n_links * 16)`` poses.
+        template: the poses with every constant entry filled ``(n_links, 4, 4)``.
+    """
+
+    source: str
+    slots: np.ndarray
+    template: np.ndarray
+
+
+class CompiledFK:
+    """A model's generated FK, callable on one configuration or a batch."""
+
+    def __init__(self, model: RobotModel, generated: GeneratedFK):
+        self.generated = generated
+        namespace: dict = {}
+        exec(compile(generated.source, f"<robokin fk {model.name}>", "exec"), namespace)  # noqa: S102
+        self._fk = namespace["fk"]
+        self._flat_template = generated.template.reshape(-1)
+        self.n_links = model.n_links
+
+    def single(self, q: np.ndarray) -> np.ndarray:
+        """World poses ``(n_links, 4, 4)`` of one configuration ``q (n_q,)``."""
+        out = self._flat_template.copy()
+        out[self.generated.slots] = self._fk(q.tolist(), math.cos, math.sin)
+        return out.reshape(self.n_links, 4, 4)
+
+    def batch(self, qb: np.ndarray) -> np.ndarray:
+        """World poses ``(B, n_links, 4, 4)`` of configurations ``qb (B, n_q)``."""
+        B = qb.shape[0]
+        entries = self._fk(np.ascontiguousarray(qb.T), np.cos, np.sin)
+        components = np.empty((self.n_links * 16, B))   # component-first, then one transposing copy
+        components[:] = self._flat_template[:, None]
+        for slot, entry in zip(self.generated.slots, entries):
+            components[slot] = entry
+        return np.ascontiguousarray(components.T).reshape(B, self.n_links, 4, 4)
+
+
+_COMPILED: "weakref.WeakKeyDictionary[RobotModel, CompiledFK | None]" = weakref.WeakKeyDictionary()
+
+
+def compiled_fk(model: RobotModel) -> CompiledFK | None:
+    """The model's generated FK (built on first use, cached per model), or None if unsupported."""
+    if model in _COMPILED:
+        return _COMPILED[model]
+    generated = generate_fk_source(model)
+    compiled = None if generated is None else CompiledFK(model, generated)
+    _COMPILED[model] = compiled
+    return compiled
