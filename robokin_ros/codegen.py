@@ -110,20 +110,17 @@ def _rotation_symbols(e: _Emitter, axis, c: str, s: str):
     return R
 
 
-def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
-    """Generated FK of ``model``, or None when it has joints the generator does not handle
-    (floating, planar)."""
-    if np.any(np.isin(model.joint_types, (JointType.FLOATING, JointType.PLANAR))):
-        return None
+def _supported(model: RobotModel) -> bool:
+    return not np.any(np.isin(model.joint_types, (JointType.FLOATING, JointType.PLANAR)))
+
+
+def _emit_poses(model: RobotModel, e: _Emitter, links) -> tuple[dict, dict]:
+    """Emit the world poses of ``links`` (ascending, closed under anchors): symbolic R, p per link."""
     from .kinematics import _plan
 
     plan = _plan(model)
-    e = _Emitter()
-    n = model.n_links
-    R = [None] * n
-    p = [None] * n
-    R[0] = [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]
-    p[0] = [0.0, 0.0, 0.0]
+    R = {0: [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]}
+    p = {0: [0.0, 0.0, 0.0]}
     scalar_pos = {int(link): k for k, link in enumerate(plan.scalar_links)}
     value_of_q: dict[int, str] = {}
     trig: dict[tuple, tuple[str, str]] = {}
@@ -135,7 +132,9 @@ def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
             value_of_q[qi] = e._new(f"q[{qi}]")
         return e.add(e.mul(mult, value_of_q[qi]), off), (qi, mult, off)
 
-    for i in range(1, n):  # anchors always precede their links
+    for i in links:  # anchors always precede their links
+        if i == 0:
+            continue
         a = int(plan.anchor[i])
         C = plan.C[i]
         CR, Cp = _const_matrix(C[:3, :3]), [_clean(x) for x in C[:3, 3]]
@@ -145,44 +144,102 @@ def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
         t = JointType(model.joint_types[j])
         if t == JointType.FIXED:
             R[i], p[i] = M, base
-        elif t in (JointType.REVOLUTE, JointType.CONTINUOUS):
+        elif t == JointType.PRISMATIC:
+            value, _ = joint_value(i)
+            Mu = e.matvec(M, [_clean(x) for x in model.joint_axes[j]])
+            R[i] = M
+            p[i] = [e.add(b, e.mul(m, value)) for b, m in zip(base, Mu)]
+        else:  # revolute or continuous (the caller excluded floating and planar)
             value, key = joint_value(i)
             if key not in trig:
                 trig[key] = (e._new(f"cos({value})"), e._new(f"sin({value})"))
             c, s = trig[key]
             R[i] = e.matmul(M, _rotation_symbols(e, model.joint_axes[j], c, s))
             p[i] = base
-        elif t == JointType.PRISMATIC:
-            value, _ = joint_value(i)
-            Mu = e.matvec(M, [_clean(x) for x in model.joint_axes[j]])
-            R[i] = M
-            p[i] = [e.add(b, e.mul(m, value)) for b, m in zip(base, Mu)]
+    return R, p
+
+
+def _outputs(values: list, template: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+    """Split symbols into constants (written into ``template``) and variables (names, slots)."""
+    flat = template.reshape(-1)
+    names, slots = [], []
+    for k, x in enumerate(values):
+        if isinstance(x, float):
+            flat[k] = x
         else:
-            return None
-    slots, names = [], []
-    template = np.zeros((n, 4, 4))
-    template[:, 3, 3] = 1.0
+            names.append(x)
+            slots.append(k)
+    return names, np.array(slots, np.int64), flat.reshape(template.shape)
+
+
+def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
+    """Generated FK of every link of ``model``, or None when it has joints the generator does
+    not handle (floating, planar)."""
+    if not _supported(model):
+        return None
+    e = _Emitter()
+    n = model.n_links
+    R, p = _emit_poses(model, e, range(n))
+    values = []
     for i in range(n):
         for r in range(3):
-            for c, x in enumerate((R[i][r][0], R[i][r][1], R[i][r][2], p[i][r])):
-                if isinstance(x, float):
-                    template[i, r, c] = x
-                else:
-                    slots.append(16 * i + 4 * r + c)
-                    names.append(x)
+            values += [R[i][r][0], R[i][r][1], R[i][r][2], p[i][r]]
+        values += [0.0, 0.0, 0.0, 1.0]
+    names, slots, template = _outputs(values, np.zeros((n, 4, 4)))
     body = "\n".join(e.lines)
     source = f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n"
-    return GeneratedFK(source, np.array(slots, np.int64), template)
+    return GeneratedFK(source, slots, template)
+
+
+def generate_frame_source(model: RobotModel, frame: str) -> "GeneratedFK | None":
+    """Generated pose and LOCAL_WORLD_ALIGNED Jacobian of one frame: the returned entries fill
+    a template of shape ``(4 + 6, max(4, n_v))``: rows 0-3 / columns 0-3 the pose, rows 4-9 /
+    columns 0..n_v-1 the Jacobian. Only the frame's support is computed."""
+    if not _supported(model):
+        return None
+    k = model.link_index(frame)
+    e = _Emitter()
+    R, p = _emit_poses(model, e, [int(i) for i in model.link_supports[k]])
+    J = [[0.0] * model.n_v for _ in range(6)]
+    for link in model.link_supports[k][1:]:
+        j = int(link) - 1
+        src = model.velocity_source_joints[j]
+        if src < 0:
+            continue
+        col = int(model.joint_v_index[src])
+        scale = float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0
+        w = e.matvec(R[link], [_clean(x) for x in model.joint_axes[j]])  # joint axis, world
+        if model.joint_types[j] == JointType.PRISMATIC:
+            lin, ang = w, [0.0, 0.0, 0.0]
+        else:
+            r = [e.add(pk, e.mul(-1.0, pl)) for pk, pl in zip(p[k], p[link])]
+            lin = [e.add(e.mul(w[1], r[2]), e.mul(-1.0, e.mul(w[2], r[1]))),
+                   e.add(e.mul(w[2], r[0]), e.mul(-1.0, e.mul(w[0], r[2]))),
+                   e.add(e.mul(w[0], r[1]), e.mul(-1.0, e.mul(w[1], r[0])))]
+            ang = w
+        for row, x in enumerate(lin + ang):
+            J[row][col] = e.add(J[row][col], e.mul(scale, x))
+    width = max(4, model.n_v)
+    values = []
+    for r in range(3):
+        values += [R[k][r][0], R[k][r][1], R[k][r][2], p[k][r]] + [0.0] * (width - 4)
+    values += [0.0, 0.0, 0.0, 1.0] + [0.0] * (width - 4)
+    for row in J:
+        values += row + [0.0] * (width - model.n_v)
+    names, slots, template = _outputs(values, np.zeros((10, width)))
+    body = "\n".join(e.lines)
+    source = f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n"
+    return GeneratedFK(source, slots, template)
 
 
 @dataclasses.dataclass(frozen=True)
 class GeneratedFK:
-    """Generated source and how its outputs fill the poses.
+    """Generated source and how its outputs fill the result.
 
     Attributes:
-        source: ``def fk(q, cos, sin)`` returning the non-constant pose entries.
-        slots: where each returned entry goes in the flattened ``(n_links * 16)`` poses.
-        template: the poses with every constant entry filled ``(n_links, 4, 4)``.
+        source: ``def fk(q, cos, sin)`` returning the non-constant result entries.
+        slots: where each returned entry goes in the flattened result.
+        template: the result with every constant entry filled (e.g. ``(n_links, 4, 4)``).
     """
 
     source: str
@@ -191,41 +248,54 @@ class GeneratedFK:
 
 
 class CompiledFK:
-    """A model's generated FK, callable on one configuration or a batch."""
+    """A generated kernel made callable on one configuration or a batch.
 
-    def __init__(self, model: RobotModel, generated: GeneratedFK):
+    ``single(q (n_q,))`` returns an array shaped like the template; ``batch(qb (B, n_q))``
+    returns ``(B,) + template shape``.
+    """
+
+    def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk"):
         self.generated = generated
         namespace: dict = {}
-        exec(compile(generated.source, f"<robokin fk {model.name}>", "exec"), namespace)  # noqa: S102
+        exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._fk = namespace["fk"]
+        self._shape = generated.template.shape
         self._flat_template = generated.template.reshape(-1)
-        self.n_links = model.n_links
 
     def single(self, q: np.ndarray) -> np.ndarray:
-        """World poses ``(n_links, 4, 4)`` of one configuration ``q (n_q,)``."""
+        """Kernel output for one configuration ``q (n_q,)``."""
         out = self._flat_template.copy()
         out[self.generated.slots] = self._fk(q.tolist(), math.cos, math.sin)
-        return out.reshape(self.n_links, 4, 4)
+        return out.reshape(self._shape)
 
     def batch(self, qb: np.ndarray) -> np.ndarray:
-        """World poses ``(B, n_links, 4, 4)`` of configurations ``qb (B, n_q)``."""
+        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``."""
         B = qb.shape[0]
         entries = self._fk(np.ascontiguousarray(qb.T), np.cos, np.sin)
-        components = np.empty((self.n_links * 16, B))   # component-first, then one transposing copy
+        components = np.empty((self._flat_template.size, B))   # component-first, then one transposing copy
         components[:] = self._flat_template[:, None]
         for slot, entry in zip(self.generated.slots, entries):
             components[slot] = entry
-        return np.ascontiguousarray(components.T).reshape(B, self.n_links, 4, 4)
+        return np.ascontiguousarray(components.T).reshape((B,) + self._shape)
 
 
-_COMPILED: "weakref.WeakKeyDictionary[RobotModel, CompiledFK | None]" = weakref.WeakKeyDictionary()
+_COMPILED: "weakref.WeakKeyDictionary[RobotModel, dict]" = weakref.WeakKeyDictionary()
+
+
+def _cached(model: RobotModel, key, build):
+    per_model = _COMPILED.setdefault(model, {})
+    if key not in per_model:
+        generated = build()
+        per_model[key] = None if generated is None else CompiledFK(model, generated, str(key))
+    return per_model[key]
 
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
-    """The model's generated FK (built on first use, cached per model), or None if unsupported."""
-    if model in _COMPILED:
-        return _COMPILED[model]
-    generated = generate_fk_source(model)
-    compiled = None if generated is None else CompiledFK(model, generated)
-    _COMPILED[model] = compiled
-    return compiled
+    """The model's generated FK of every link (built on first use, cached per model), or None."""
+    return _cached(model, "fk", lambda: generate_fk_source(model))
+
+
+def compiled_frame(model: RobotModel, frame: str) -> CompiledFK | None:
+    """The generated pose + Jacobian kernel of one frame (cached per model and frame), or None."""
+    model.link_index(frame)
+    return _cached(model, ("frame", frame), lambda: generate_frame_source(model, frame))

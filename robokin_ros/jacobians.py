@@ -13,6 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ShapeError
+from . import kinematics
+from .codegen import compiled_frame
 from .kinematics import _resolve_poses, joint_motion_subspaces
 from .model import JointType, RobotModel
 
@@ -161,21 +163,49 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     Raises:
         UnknownLinkError: unknown frame. ShapeError: bad ``q``, ``point`` or ``poses``.
     """
+    return frame_pose_and_jacobian(model, q, frame, reference, point, poses)[1]
+
+
+def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED,
+                            point=None, poses=None) -> tuple[Array, Array]:
+    """World pose and geometric Jacobian of one frame, sharing the work (IK's inner loop).
+
+    Args: as :func:`jacobian`.
+
+    Returns:
+        ``T_world_frame (..., 4, 4)`` (of the frame itself, without ``point``) and
+        ``J (..., 6, n_v)`` in ``reference``.
+    """
     reference = Reference.parse(reference)
     k = model.link_index(frame)
     q = model.check_q(q)
+    if point is not None:
+        point = np.asarray(point, float)
+        if point.shape != (3,):
+            raise ShapeError("point", "(3,)", point.shape)
+    compiled = compiled_frame(model, frame) if poses is None and kinematics.use_generated_kernels else None
+    if compiled is not None:
+        if q.ndim == 1:
+            out = compiled.single(q)
+        else:
+            out = compiled.batch(q.reshape(-1, model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
+        Tk, J = out[..., :4, :4], out[..., 4:, :model.n_v]
+        Rk, pk = Tk[..., :3, :3], Tk[..., :3, 3]
+        if point is not None:
+            r = Rk @ point
+            J = np.concatenate([J[..., :3, :] + np.cross(J[..., 3:, :], r[..., :, None], axisa=-2, axisb=-2, axisc=-2),
+                                J[..., 3:, :]], axis=-2)
+            pk = pk + r
+        return Tk, _express(J, Rk, pk, reference)
     T = _resolve_poses(model, q, poses)
     cols = _columns(model)
     keep = np.flatnonzero(cols.support[k])
     Rk, pk = T[..., k, :3, :3], T[..., k, :3, 3]
     if point is not None:
-        point = np.asarray(point, float)
-        if point.shape != (3,):
-            raise ShapeError("point", "(3,)", point.shape)
         pk = pk + Rk @ point
     lin, ang, pc = _world_columns(model, q, T)
     lin, ang, pc = lin[..., keep, :], ang[..., keep, :], pc[..., keep, :]
     Jl = lin + np.cross(ang, pk[..., None, :] - pc)
     Jc = np.concatenate([Jl, ang], axis=-1)                          # (..., nk, 6)
     J = np.swapaxes(Jc, -1, -2) @ cols.select[keep]                  # (..., 6, n_v)
-    return _express(J, Rk, pk, reference)
+    return T[..., k, :, :], _express(J, Rk, pk, reference)
