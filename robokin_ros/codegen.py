@@ -269,15 +269,27 @@ class CompiledFK:
         return out.reshape(self._shape)
 
     def batch(self, qb: np.ndarray) -> np.ndarray:
-        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``."""
-        B = qb.shape[0]
-        entries = self._fk(np.ascontiguousarray(qb.T), np.cos, np.sin)
-        components = np.empty((self._flat_template.size, B))   # component-first, then one transposing copy
-        components[:] = self._flat_template[:, None]
-        for slot, entry in zip(self.generated.slots, entries):
-            components[slot] = entry
-        return np.ascontiguousarray(components.T).reshape((B,) + self._shape)
+        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``.
 
+        Works through the batch in chunks of :data:`CHUNK` configurations, so the generated
+        code's temporaries stay cache-sized and peak memory stays near the output's size.
+        """
+        B, size = qb.shape[0], self._flat_template.size
+        out = np.empty((B, size))
+        qT = np.ascontiguousarray(qb.T)
+        components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
+        components[:] = self._flat_template[:, None]
+        for start in range(0, B, CHUNK):
+            stop = min(B, start + CHUNK)
+            view = components[:, :stop - start]
+            for slot, entry in zip(self.generated.slots, self._fk(qT[:, start:stop], np.cos, np.sin)):
+                view[slot] = entry
+            out[start:stop] = view.T
+        return out.reshape((B,) + self._shape)
+
+
+#: Configurations per chunk of a batched generated kernel.
+CHUNK = 2048
 
 _COMPILED: "weakref.WeakKeyDictionary[RobotModel, dict]" = weakref.WeakKeyDictionary()
 
