@@ -100,6 +100,9 @@ def _rotation_symbols(e: _Emitter, axis, c: str, s: str):
     for r in range(3):
         row = []
         for col in range(3):
+            if r == col and K2[r][col] == -1.0:  # unit axis along another coordinate: 1 - (1 - c) = c
+                row.append(c)
+                continue
             terms = [1.0 if r == col else 0.0, e.mul(K[r][col], s)]
             if abs(K2[r][col]) > _TOL:
                 if one_minus_c is None:
@@ -186,8 +189,16 @@ def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
             values += [R[i][r][0], R[i][r][1], R[i][r][2], p[i][r]]
         values += [0.0, 0.0, 0.0, 1.0]
     names, slots, template = _outputs(values, np.zeros((n, 4, 4)))
+    return _generated(e, values, names, slots, template)
+
+
+def _generated(e: _Emitter, values: list, names: list, slots, template) -> "GeneratedFK":
+    """Source with two functions over the same body: ``fk`` returns the variable entries (for
+    batches), ``fk_all`` every entry with constants inline (one configuration: no scatter)."""
     body = "\n".join(e.lines)
-    source = f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n"
+    every = ", ".join(repr(x) if isinstance(x, float) else x for x in values)
+    source = (f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n\n\n"
+              f"def fk_all(q, cos, sin):\n{body}\n    return [{every}]\n")
     return GeneratedFK(source, slots, template)
 
 
@@ -227,9 +238,7 @@ def generate_frame_source(model: RobotModel, frame: str) -> "GeneratedFK | None"
     for row in J:
         values += row + [0.0] * (width - model.n_v)
     names, slots, template = _outputs(values, np.zeros((10, width)))
-    body = "\n".join(e.lines)
-    source = f"def fk(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n"
-    return GeneratedFK(source, slots, template)
+    return _generated(e, values, names, slots, template)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,7 +246,8 @@ class GeneratedFK:
     """Generated source and how its outputs fill the result.
 
     Attributes:
-        source: ``def fk(q, cos, sin)`` returning the non-constant result entries.
+        source: ``def fk(q, cos, sin)`` returning the non-constant result entries, and
+            ``def fk_all(q, cos, sin)`` returning every entry of the flattened result.
         slots: where each returned entry goes in the flattened result.
         template: the result with every constant entry filled (e.g. ``(n_links, 4, 4)``).
     """
@@ -258,15 +268,13 @@ class CompiledFK:
         self.generated = generated
         namespace: dict = {}
         exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
-        self._fk = namespace["fk"]
+        self._fk, self._fk_all = namespace["fk"], namespace["fk_all"]
         self._shape = generated.template.shape
         self._flat_template = generated.template.reshape(-1)
 
     def single(self, q: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration ``q (n_q,)``."""
-        out = self._flat_template.copy()
-        out[self.generated.slots] = self._fk(q.tolist(), math.cos, math.sin)
-        return out.reshape(self._shape)
+        return np.array(self._fk_all(q.tolist(), math.cos, math.sin)).reshape(self._shape)
 
     def batch(self, qb: np.ndarray) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``.

@@ -225,12 +225,14 @@ class RobotModel:
         """First index in v of each joint's coordinates ``(n_joints,)`` (-1: none)."""
         return self._coordinates[3]
 
-    @property
+    @cached_property
     def n_q(self) -> int:
+        """Number of position coordinates."""
         return int(self.joint_nq.sum())
 
-    @property
+    @cached_property
     def n_v(self) -> int:
+        """Number of velocity coordinates."""
         return int(self.joint_nv.sum())
 
     @cached_property
@@ -395,8 +397,10 @@ class RobotModel:
         q = np.asarray(q, dtype=float)
         if q.ndim == 0 or q.shape[-1] != self.n_q:
             raise ShapeError(argument, f"(..., {self.n_q})", q.shape)
-        finite = np.isfinite(q)
-        if not finite.all():
+        if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
+            finite = np.isfinite(q)
+            if finite.all():  # the sum overflowed, the entries are fine
+                return q
             bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
             raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
         return q
