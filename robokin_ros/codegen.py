@@ -274,7 +274,8 @@ class CompiledFK:
 
     def single(self, q: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration ``q (n_q,)``."""
-        return np.array(self._fk_all(q.tolist(), math.cos, math.sin)).reshape(self._shape)
+        return np.fromiter(self._fk_all(q.tolist(), math.cos, math.sin), np.float64,
+                           self._flat_template.size).reshape(self._shape)
 
     def batch(self, qb: np.ndarray) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``.

@@ -7,6 +7,7 @@ scaled by its multiplier, into its source's column.
 from __future__ import annotations
 
 import enum
+import math
 import weakref
 
 import numpy as np
@@ -188,7 +189,7 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         if q.ndim == 1:
             out = compiled.single(q)
         else:
-            out = compiled.batch(q.reshape(-1, model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
+            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
         Tk, J = out[..., :4, :4], out[..., 4:, :model.n_v]
         Rk, pk = Tk[..., :3, :3], Tk[..., :3, 3]
         if point is not None:

@@ -9,6 +9,7 @@ arithmetic operation runs over contiguous batches.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -152,7 +153,7 @@ from .codegen import compiled_fk  # noqa: E402  (codegen imports _plan from this
 
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
     q = model.check_q(q)
-    return q.reshape(-1, model.n_q), q.shape[:-1]
+    return q.reshape(math.prod(q.shape[:-1]), model.n_q), q.shape[:-1]
 
 
 #: Use the per-robot generated kernel (:mod:`robokin_ros.codegen`) where the model allows it.
@@ -182,7 +183,7 @@ def forward_kinematics(model: RobotModel, q) -> Array:
         if compiled is not None:
             if q.ndim == 1:
                 return compiled.single(q)
-            return compiled.batch(q.reshape(-1, model.n_q)).reshape(q.shape[:-1] + (model.n_links, 4, 4))
+            return compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + (model.n_links, 4, 4))
     return forward_kinematics_generic(model, q)
 
 

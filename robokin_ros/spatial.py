@@ -49,9 +49,9 @@ def log_so3(R: Array) -> Array:
     Stable near 0 and near pi (where the axis is read from the symmetric part).
     """
     R = np.asarray(R, dtype=float)
-    cos = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1.0) * 0.5, -1.0, 1.0)
-    theta = np.arccos(cos)
     vee = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
+    # atan2 of (sin, cos) stays accurate near 0 and pi, where arccos of the trace loses digits
+    theta = np.arctan2(0.5 * np.linalg.norm(vee, axis=-1), 0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0))
     sin = np.sin(theta)
     small = theta < 1e-6
     factor = np.where(small, 0.5 + theta**2 / 12.0, theta / (2.0 * np.where(small, 1.0, sin)))
@@ -109,8 +109,9 @@ def rpy_to_matrix(rpy: Array) -> Array:
 def matrix_to_rpy(R: Array) -> Array:
     """Inverse of :func:`rpy_to_matrix` ``(..., 3, 3) -> (..., 3)``; pitch in [-pi/2, pi/2]."""
     R = np.asarray(R, dtype=float)
-    pitch = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
-    gimbal = np.abs(R[..., 2, 0]) > 1.0 - 1e-12
+    cos_pitch = np.hypot(R[..., 0, 0], R[..., 1, 0])
+    pitch = np.arctan2(-R[..., 2, 0], cos_pitch)
+    gimbal = cos_pitch < 1e-15
     roll = np.where(gimbal, 0.0, np.arctan2(R[..., 2, 1], R[..., 2, 2]))
     yaw = np.where(gimbal, np.arctan2(-R[..., 0, 1], R[..., 1, 1]), np.arctan2(R[..., 1, 0], R[..., 0, 0]))
     return np.stack([roll, pitch, yaw], -1)

@@ -119,6 +119,9 @@ def _validate_and_order(root: ET.Element):
             link_names.append(n)
     seen_joints: set[str] = set()
     child_of: dict[str, str] = {}
+    parent_of: dict[str, str] = {}
+    extra_edges: list[tuple[str, str]] = []   # (parent, child) of joints giving a link a second parent
+    joint_order: list[str] = []               # child links in URDF joint order
     joint_by_child: dict[str, ET.Element] = {}
     kids: dict[str, list[str]] = {n: [] for n in link_names}
     for el in joints:
@@ -148,9 +151,12 @@ def _validate_and_order(root: ET.Element):
             continue
         if child in child_of:
             problems.append(f"link {child!r} has two parents: joints {child_of[child]!r} and {n!r}")
+            extra_edges.append((parent, child))
             continue
         child_of[child] = n
+        parent_of[child] = parent
         joint_by_child[child] = el
+        joint_order.append(child)
         kids[parent].append(child)
         what = f"joint {n!r}"
         _origin(el, what, problems)
@@ -164,8 +170,10 @@ def _validate_and_order(root: ET.Element):
         lim = el.find("limit")
         lo = _attr_float(lim, "lower", f"{what} limit lower", problems, 0.0)
         hi = _attr_float(lim, "upper", f"{what} limit upper", problems, 0.0)
-        for key in ("velocity", "effort"):
-            _attr_float(lim, key, f"{what} limit {key}", problems)
+        for key in ("velocity", "effort"):  # "inf" = no limit (what to_urdf writes for none)
+            text = None if lim is None else lim.get(key)
+            if text is not None and text.strip().lower() not in ("inf", "+inf"):
+                _attr_float(lim, key, f"{what} limit {key}", problems)
         if t in ("revolute", "prismatic"):
             if lim is None:
                 problems.append(f"{what} of type {t} has no <limit>")
@@ -211,24 +219,47 @@ def _validate_and_order(root: ET.Element):
                     problems.append(f"mimic joints form a cycle: {' -> '.join(cycle)}")
                 break
             path.append(cur)
-    # Roots, cycles, reachability.
+    # Cycles: walk up the first-parent map from every link, and from the parent of every joint
+    # that gave a link a second parent (a cycle hanging off a valid root shows up that way).
+    reported: set[frozenset] = set()
+    for start, extra_child in [(n, None) for n in link_names] + [(p, c) for p, c in extra_edges]:
+        path, cur = [start], start
+        while cur in parent_of or (extra_child is not None and cur == start):
+            cur = parent_of[cur] if cur in parent_of else None
+            if cur is None:
+                break
+            if cur in path or cur == extra_child:
+                cycle = path[path.index(cur):] if cur in path else path + [cur]
+                key = frozenset(cycle)
+                if key not in reported:
+                    reported.add(key)
+                    loop = list(reversed(cycle))
+                    problems.append("joints form a cycle through links " + " -> ".join(loop + [loop[0]]))
+                break
+            path.append(cur)
     roots = [n for n in link_names if n not in child_of]
     if not link_names:
         problems.append("the robot has no links")
     elif not roots:
-        problems.append("the robot has no root link (every link is the child of a joint: a cycle)")
+        problems.append("the robot has no root link (every link is the child of a joint)")
     elif len(roots) > 1:
         problems.append(f"the robot has {len(roots)} root links {roots}; a URDF must be one tree")
     order: list[str] = []
     if len(roots) == 1:
-        stack = [roots[0]]
-        while stack:
-            n = stack.pop()
-            order.append(n)
-            stack.extend(reversed(kids[n]))
+        placed = {roots[0]}
+        if all(parent_of[c] in placed or placed.add(c) for c in joint_order) and len(placed) == len(link_names):
+            # Joints listed parents-first (the usual case): keep the URDF joint order, so q
+            # follows the document and to_urdf round-trips any model order.
+            order = [roots[0]] + joint_order
+        else:
+            order, stack = [], [roots[0]]
+            while stack:
+                n = stack.pop()
+                order.append(n)
+                stack.extend(reversed(kids[n]))
         unreachable = [n for n in link_names if n not in set(order)]
         if unreachable:
-            problems.append(f"links {unreachable} are not connected to the root {roots[0]!r} (a cycle)")
+            problems.append(f"links {unreachable} are not connected to the root {roots[0]!r}")
     if problems:
         raise URDFError(problems)
     return order, joint_by_child
@@ -361,8 +392,9 @@ def model_to_urdf(model: RobotModel) -> str:
             ET.SubElement(inertial, "origin", xyz=_fmt(model.link_coms[i]), rpy="0.0 0.0 0.0")
             ET.SubElement(inertial, "mass", value=repr(float(model.link_masses[i])))
             I = model.link_inertias[i]
-            ET.SubElement(inertial, "inertia", ixx=repr(I[0, 0]), ixy=repr(I[0, 1]), ixz=repr(I[0, 2]),
-                          iyy=repr(I[1, 1]), iyz=repr(I[1, 2]), izz=repr(I[2, 2]))
+            ET.SubElement(inertial, "inertia", ixx=repr(float(I[0, 0])), ixy=repr(float(I[0, 1])),
+                          ixz=repr(float(I[0, 2])), iyy=repr(float(I[1, 1])), iyz=repr(float(I[1, 2])),
+                          izz=repr(float(I[2, 2])))
         if model.link_meshes[i]:
             visual = ET.SubElement(link, "visual")
             geometry = ET.SubElement(visual, "geometry")
@@ -379,12 +411,9 @@ def model_to_urdf(model: RobotModel) -> str:
         limit = {}
         if t in (JointType.REVOLUTE, JointType.PRISMATIC):
             limit.update(lower=repr(float(model.joint_lower[j])), upper=repr(float(model.joint_upper[j])))
-        for key, arr in (("velocity", model.joint_velocity), ("effort", model.joint_effort)):
-            if np.isfinite(arr[j]):
-                limit[key] = repr(float(arr[j]))
-        if limit:
-            limit.setdefault("effort", "0.0")
-            limit.setdefault("velocity", "0.0")
+        velocity, effort = model.joint_velocity[j], model.joint_effort[j]
+        if limit or np.isfinite(velocity) or np.isfinite(effort):  # URDF requires both; "inf" = none
+            limit.update(velocity=repr(float(velocity)), effort=repr(float(effort)))
             ET.SubElement(joint, "limit", **limit)
         if model.mimic_source[j] >= 0:
             ET.SubElement(joint, "mimic", joint=model.all_joint_names[model.mimic_source[j]],

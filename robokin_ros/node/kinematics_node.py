@@ -1,0 +1,471 @@
+"""The robokin node: robot description and joint states in; TF, Jacobians, gravity torques and
+the /compute_ik and /compute_fk services out. It converts messages and calls the core.
+
+Threading: everything but the services runs in the node's default (mutually exclusive) callback
+group, inline on the spinning thread; the services have their own reentrant group, run on worker
+threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. The live robot (model and
+latest joint values) is one object replaced by a single assignment, so a service thread reads a
+consistent snapshot while descriptions hot-reload.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import traceback
+
+import numpy as np
+from geometry_msgs.msg import TransformStamped
+from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from tf2_msgs.msg import TFMessage
+
+from ..dynamics import gravity_torques
+from ..errors import RobokinError, ShapeError
+from ..jacobians import Reference, jacobian
+from ..kinematics import forward_kinematics
+from ..model import SCALAR_TYPES, RobotModel
+from ..spatial import inverse_transform
+from . import services
+from .conversions import (JointStateMap, TransformBatch, jacobian_layout, jacobian_to_msg, ns_to_stamp,
+                          stamp_to_ns, topic_token)
+
+NODE_NAME = "robokin"
+
+#: /tf like tf2_ros.TransformBroadcaster: reliable, volatile, depth 100.
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+#: /tf_static and /robot_description like tf2_ros.StaticTransformBroadcaster and
+#: robot_state_publisher: reliable, transient local, depth 1.
+LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: /joint_states: sensor data (best effort matches reliable and best-effort publishers).
+JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
+                              durability=DurabilityPolicy.VOLATILE)
+
+_NEVER = np.iinfo(np.int64).min // 2
+
+
+def _describe(text: str, read_only: bool = False, constraints: str = "") -> ParameterDescriptor:
+    return ParameterDescriptor(description=text, read_only=read_only, additional_constraints=constraints)
+
+
+#: name -> (default, descriptor); STRING_ARRAY parameters default to empty.
+PARAMETERS = {
+    "robot_description": ("", _describe(
+        "URDF of the robot. Setting it at run time reloads the model (an invalid URDF is rejected "
+        "with the reason and the old model stays). Ignored when description_from_topic is true.")),
+    "description_from_topic": (False, _describe(
+        "Take the URDF from the robot_description topic (std_msgs/String, reliable, transient local) "
+        "instead of the parameter; every new message hot-reloads the model.", read_only=True)),
+    "publish_frequency": (20.0, _describe(
+        "Maximum rate [Hz] of /tf per joint (as robot_state_publisher): a joint state is published "
+        "when its stamp is at least 1/publish_frequency after the last one published.", constraints="> 0")),
+    "ignore_timestamp": (False, _describe("Publish every joint state, whatever its stamp and publish_frequency.")),
+    "frame_prefix": ("", _describe("Prefix added to every frame id published (e.g. 'robot1/').")),
+    "publish_jacobians": (True, _describe("Publish the Jacobians of jacobian_frames with every /tf update.")),
+    "jacobian_frames": (Parameter.Type.STRING_ARRAY, _describe(
+        "Links whose Jacobians are published on ~/jacobian/<link> (empty: every leaf link).")),
+    "jacobian_reference": ("local_world_aligned", _describe(
+        "Frame the Jacobian twists are expressed in: world, local or local_world_aligned.",
+        constraints="one of world, local, local_world_aligned")),
+    "publish_gravity_torques": (True, _describe(
+        "Publish gravity torques on ~/gravity_torques (sensor_msgs/JointState effort) with every /tf "
+        "update, when the model has inertials.")),
+    "ik_group_names": (Parameter.Type.STRING_ARRAY, _describe(
+        "IK groups, each configured by ik_groups.<name>.base / .tip / .joints. Empty: one group "
+        "'all' (root base, every joint, no default tip).", read_only=True)),
+    "default_ik_group": ("", _describe("Group used when a request's group_name is empty.")),
+    "ik_timeout": (0.5, _describe("IK time budget [s] when a request's timeout is 0.", constraints="> 0")),
+    "ik_position_tolerance": (1e-5, _describe("IK position tolerance per tip [m].", constraints="> 0")),
+    "ik_rotation_tolerance": (1e-5, _describe("IK rotation tolerance per tip [rad].", constraints="> 0")),
+    "ik_max_iterations": (10_000, _describe("IK iteration budget per request (restarts included).",
+                                            constraints=">= 1")),
+    "ik_restarts": (0, _describe("Extra random seeds solved alongside the request's seed.", constraints=">= 0")),
+    "avoid_collisions_policy": (services.REJECT, _describe(
+        "Answer to avoid_collisions=true (robokin has no collision model): 'reject' replies "
+        "COLLISION_CHECKING_UNAVAILABLE; 'solve_unchecked' solves and says so in error_code.message.",
+        constraints="reject or solve_unchecked")),
+    "warning_period": (5.0, _describe("Minimum time [s] between two warnings about the same bad joint state entries.",
+                                      constraints=">= 0")),
+    "publish_stats": (False, _describe(
+        "Publish joint-state callback statistics on ~/stats (std_msgs/String, JSON: counts and the "
+        "durations [us] of the callbacks of the last second) once a second.", read_only=True)),
+}
+_GROUP_KEYS = {"base": ("", "Link the group's targets are expressed in (empty: root link)."),
+               "tip": ("", "Default IK link of the group (empty: requests must name one)."),
+               "joints": (Parameter.Type.STRING_ARRAY, "Joints that may move (empty: those between base and tip).")}
+
+
+class LiveRobot:
+    """One model with everything derived from it and the frame prefix, plus its latest joint values.
+
+    Joint values are replaced (never written in place) so readers on other threads see whole
+    vectors.
+
+    Attributes:
+        model, xml: the model and its URDF.
+        names: JointState name -> q coordinate map.
+        q: ``(n_q,)`` latest values (home where none received); received: ``(n_q,)`` bool.
+        last_published_ns: ``(n_q,)`` stamp each coordinate was last published with.
+    """
+
+    def __init__(self, model: RobotModel, xml: str, prefix: str, previous: "LiveRobot | None" = None):
+        self.model, self.xml, self.prefix = model, xml, prefix
+        self.names = JointStateMap(model)
+        scalar = np.isin(model.joint_types, SCALAR_TYPES) & ~model.is_fixed
+        self.tf_joints = np.flatnonzero(scalar)  # floating and planar joints are not published
+        self.tf_parents = model.link_parents[self.tf_joints + 1]
+        self.tf_children = self.tf_joints + 1
+        row_of = {int(j): r for r, j in enumerate(self.tf_joints)}
+        rows_of_q: list[list[int]] = [[] for _ in range(model.n_q)]
+        for j in self.tf_joints.tolist():
+            source = model.mimic_source[j] if model.is_mimic[j] else j
+            rows_of_q[model.joint_q_index[source]].append(row_of[j])
+        self._rows_of_q = rows_of_q
+        self._rows_cache: dict[bytes, np.ndarray] = {}
+        self.batch = TransformBatch([prefix + model.link_names[i] for i in self.tf_parents],
+                                    [prefix + model.link_names[i] for i in self.tf_children])
+        self.required = np.zeros(model.n_q, bool)  # coordinates a JointState must provide for a full state
+        for j in model.active_joints.tolist():
+            if model.joint_types[j] in SCALAR_TYPES:
+                self.required[model.joint_q_index[j]] = True
+        self.q = model.home_configuration()
+        self.received = np.zeros(model.n_q, bool)
+        self.last_published_ns = np.full(model.n_q, _NEVER, np.int64)
+        self.complete = not self.required.any()
+        if previous is not None:  # keep the values of joints that still exist
+            old = dict(zip(previous.model.q_names, zip(previous.q.tolist(), previous.received.tolist())))
+            for i, name in enumerate(model.q_names):
+                if name in old and old[name][1]:
+                    self.q[i], self.received[i] = old[name][0], True
+            self.complete = bool(self.received[self.required].all())
+
+    def rows(self, q_indices: np.ndarray) -> np.ndarray:
+        """/tf rows (movable joints) that the q coordinates ``q_indices`` move, sorted."""
+        key = q_indices.tobytes()
+        rows = self._rows_cache.get(key)
+        if rows is None:
+            rows = np.array(sorted({r for i in q_indices.tolist() for r in self._rows_of_q[i]}), np.intp)
+            if len(self._rows_cache) > 64:
+                self._rows_cache.clear()
+            self._rows_cache[key] = rows
+        return rows
+
+    def static_transforms(self, stamp) -> list[TransformStamped]:
+        """One TransformStamped per fixed joint (parent -> child), stamped ``stamp``."""
+        model = self.model
+        fixed = np.flatnonzero(model.is_fixed)
+        batch = TransformBatch([self.prefix + model.link_names[model.link_parents[j + 1]] for j in fixed],
+                               [self.prefix + model.link_names[j + 1] for j in fixed])
+        return batch.fill(np.arange(fixed.size), model.joint_origins[fixed], stamp)
+
+    def snapshot(self) -> services.RobotSnapshot:
+        return services.RobotSnapshot(self.model, self.q, self.prefix)
+
+
+class KinematicsNode(Node):
+    """The ``robokin`` node (see the README section "The node" for topics, services, parameters)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        self._robot: LiveRobot | None = None
+        self._parsed: dict[str, RobotModel] = {}
+        self._warned: dict[tuple, int] = {}
+        self._last_callback_ns = 0
+        self._durations_us: list[float] = []
+        self._counts = {"joint_states": 0, "tf": 0}
+        for name, (default, descriptor) in PARAMETERS.items():
+            self.declare_parameter(name, default, descriptor)
+        for group in self._string_list("ik_group_names"):
+            for key, (default, text) in _GROUP_KEYS.items():
+                self.declare_parameter(f"ik_groups.{group}.{key}", default, _describe(text, read_only=True))
+        self._read_parameters()
+
+        self._tf_pub = self.create_publisher(TFMessage, "/tf", TF_QOS)
+        self._tf_static_pub = self.create_publisher(TFMessage, "/tf_static", LATCHED_QOS)
+        self._gravity_pub = self.create_publisher(JointState, "~/gravity_torques", 10)
+        self._jacobian_pubs: dict[str, object] = {}
+        self._jacobian_frames: list[tuple[str, object, object]] = []  # (link, publisher, layout)
+        self._stats_pub = self.create_publisher(String, "~/stats", 10) if self._publish_stats else None
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, JOINT_STATES_QOS)
+        self._from_topic = self.get_parameter("description_from_topic").value
+        if self._from_topic:
+            self.create_subscription(String, "robot_description", self._on_description, LATCHED_QOS)
+            self._description_pub = None
+        else:
+            self._description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
+
+        group = ReentrantCallbackGroup()
+        self.services_group = group
+        self.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=group)
+        self.create_service(GetPositionFK, "compute_fk", self._compute_fk, callback_group=group)
+        if self._stats_pub is not None:
+            self.create_timer(1.0, self._publish_stats_message)
+
+        xml = self.get_parameter("robot_description").value
+        if self._from_topic:
+            self.get_logger().info("waiting for the robot description on topic "
+                                   f"{self.resolve_topic_name('robot_description')}")
+        elif xml:
+            self._load(xml, "parameter robot_description")
+        else:
+            self.get_logger().info("waiting for a robot description: set parameter robot_description")
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+    # ------------------------------------------------------------------------- parameters
+    def _string_list(self, name: str) -> list[str]:
+        try:
+            return list(self.get_parameter(name).value)
+        except ParameterUninitializedException:  # declared STRING_ARRAY without a value, or "[]"
+            return []
+
+    def _read_parameters(self) -> None:
+        get = lambda name: self.get_parameter(name).value  # noqa: E731
+        self._interval_ns = int(1e9 / get("publish_frequency"))
+        self._ignore_timestamp = bool(get("ignore_timestamp"))
+        self._frame_prefix = get("frame_prefix")
+        self._publish_jacobians = bool(get("publish_jacobians"))
+        self._jacobian_frame_names = self._string_list("jacobian_frames")
+        self._reference = Reference.parse(get("jacobian_reference"))
+        self._publish_gravity = bool(get("publish_gravity_torques"))
+        self._warning_period_ns = int(get("warning_period") * 1e9)
+        self._publish_stats = bool(get("publish_stats"))
+        groups = {}
+        for name in self._string_list("ik_group_names"):
+            prefix = f"ik_groups.{name}."
+            groups[name] = services.IKGroup(name, get(prefix + "base"), get(prefix + "tip"),
+                                            tuple(self._string_list(prefix + "joints")))
+        self.ik_settings = services.IKSettings(
+            groups=groups, default_group=get("default_ik_group"), timeout=float(get("ik_timeout")),
+            position_tolerance=float(get("ik_position_tolerance")),
+            rotation_tolerance=float(get("ik_rotation_tolerance")),
+            max_iterations=int(get("ik_max_iterations")), restarts=int(get("ik_restarts")),
+            avoid_collisions_policy=get("avoid_collisions_policy"))
+
+    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        for p in parameters:
+            reason = self._check_parameter(p)
+            if reason:
+                self.get_logger().warning(f"rejected parameter {p.name}: {reason}")
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _check_parameter(self, p: Parameter) -> str:
+        """Why ``p`` cannot be set ("" if it can)."""
+        v = p.value
+        positive = ("publish_frequency", "ik_timeout", "ik_position_tolerance", "ik_rotation_tolerance")
+        if p.name in positive and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            hint = "; to publish every joint state set ignore_timestamp to true" if p.name == "publish_frequency" else ""
+            return f"{p.name} must be a finite number > 0, got {v!r}{hint}"
+        if p.name == "warning_period" and not (math.isfinite(v) and v >= 0):
+            return f"warning_period must be a finite number >= 0 [s], got {v!r}"
+        if p.name == "ik_max_iterations" and v < 1:
+            return f"ik_max_iterations must be >= 1, got {v!r}"
+        if p.name == "ik_restarts" and v < 0:
+            return f"ik_restarts must be >= 0, got {v!r}"
+        if p.name == "avoid_collisions_policy" and v not in (services.REJECT, services.SOLVE_UNCHECKED):
+            return f"avoid_collisions_policy must be {services.REJECT!r} or {services.SOLVE_UNCHECKED!r}, got {v!r}"
+        if p.name == "jacobian_reference":
+            try:
+                Reference.parse(v)
+            except ValueError as e:
+                return str(e)
+        if p.name == "jacobian_frames" and self._robot is not None and p.type_ != Parameter.Type.NOT_SET:
+            unknown = [f for f in v if f not in self._robot.model.link_names]
+            if unknown:
+                return f"jacobian_frames names links that robot {self._robot.model.name!r} does not have: {unknown}"
+        if p.name == "default_ik_group" and v and self.ik_settings.groups and v not in self.ik_settings.groups:
+            return f"default_ik_group {v!r} is not one of ik_group_names {sorted(self.ik_settings.groups)}"
+        if p.name == "robot_description":
+            if self._from_topic:
+                return "description_from_topic is true: publish the URDF on the robot_description topic instead"
+            try:
+                self._parsed = {v: RobotModel.from_urdf(v)}
+            except (RobokinError, ValueError) as e:
+                return f"invalid robot description: {e}"
+        return ""
+
+    def _apply_parameters(self, parameters: list[Parameter]) -> None:
+        names = {p.name for p in parameters}
+        old_prefix = self._frame_prefix
+        self._read_parameters()
+        if "robot_description" in names:
+            xml = self.get_parameter("robot_description").value
+            model = self._parsed.pop(xml, None)
+            if model is not None:
+                self._install(model, xml, "parameter robot_description")
+        elif self._frame_prefix != old_prefix and self._robot is not None:
+            self._install(self._robot.model, self._robot.xml, "frame_prefix change")
+        elif names & {"jacobian_frames", "publish_jacobians", "jacobian_reference"}:
+            self._sync_jacobian_publishers()
+
+    # ------------------------------------------------------------------------- description
+    def _on_description(self, msg: String) -> None:
+        self._load(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
+
+    def _load(self, xml: str, source: str) -> bool:
+        try:
+            model = RobotModel.from_urdf(xml)
+        except (RobokinError, ValueError) as e:
+            keep = f"keeping robot {self._robot.model.name!r}" if self._robot else "still waiting for a valid one"
+            self.get_logger().error(f"rejected the robot description from {source} ({keep}): {e}")
+            return False
+        self._install(model, xml, source)
+        return True
+
+    def _install(self, model: RobotModel, xml: str, source: str) -> None:
+        robot = LiveRobot(model, xml, self._frame_prefix, self._robot)
+        self._warm_up(robot)
+        self._robot = robot
+        self._sync_jacobian_publishers()
+        stamp = self.get_clock().now().to_msg()
+        self._tf_static_pub.publish(TFMessage(transforms=robot.static_transforms(stamp)))
+        if self._description_pub is not None:
+            self._description_pub.publish(String(data=xml))
+        self.get_logger().info(
+            f"robot {model.name!r} from {source}: {model.n_links} links, {len(model.joint_names)} joints "
+            f"{list(model.joint_names)}; {int(model.is_fixed.sum())} fixed joints on /tf_static, "
+            f"{robot.tf_joints.size} movable joints on /tf")
+
+    def _warm_up(self, robot: LiveRobot) -> None:
+        """Run the kernels once, so the first joint state is not delayed by building their plans."""
+        model, q = robot.model, robot.q
+        T = forward_kinematics(model, q)
+        robot.batch.fill(np.arange(robot.tf_joints.size), T[robot.tf_children], ns_to_stamp(0))
+        for leaf in model.leaf_links:
+            jacobian(model, q, leaf, self._reference, poses=T)
+        if model.link_has_inertial.any():
+            gravity_torques(model, q)
+
+    def _sync_jacobian_publishers(self) -> None:
+        robot = self._robot
+        if robot is None:
+            return
+        model = robot.model
+        wanted = []
+        if self._publish_jacobians:
+            names = self._jacobian_frame_names or list(model.leaf_links)
+            missing = [n for n in names if n not in model.link_names]
+            if missing:
+                self.get_logger().warning(f"jacobian_frames not in robot {model.name!r}, skipped: {missing}")
+            wanted = [n for n in names if n in model.link_names]
+        for name in set(self._jacobian_pubs) - set(wanted):
+            self.destroy_publisher(self._jacobian_pubs.pop(name))
+        frames = []
+        for name in wanted:
+            if name not in self._jacobian_pubs:
+                self._jacobian_pubs[name] = self.create_publisher(
+                    Float64MultiArray, f"~/jacobian/{topic_token(name)}", 10)
+            layout = jacobian_layout(robot.prefix + name, self._reference.value, model.v_names)
+            frames.append((name, self._jacobian_pubs[name], layout))
+        self._jacobian_frames = frames
+
+    # ------------------------------------------------------------------------- joint states
+    def _warn(self, key: tuple, text: str) -> None:
+        """Log ``text`` unless the same ``key`` was logged less than ``warning_period`` ago."""
+        last = self._warned.get(key)
+        now = self._last_callback_ns
+        if last is not None and now - last < self._warning_period_ns:
+            return
+        if len(self._warned) > 256:
+            self._warned.clear()
+        self._warned[key] = now
+        period = self._warning_period_ns * 1e-9
+        self.get_logger().warning(f"{text} (repeats suppressed for {period:g} s)")
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        start = time.perf_counter_ns()
+        self._handle_joint_state(msg)
+        if self._stats_pub is not None:
+            self._durations_us.append((time.perf_counter_ns() - start) * 1e-3)
+
+    def _handle_joint_state(self, msg: JointState) -> None:
+        robot = self._robot
+        if robot is None:
+            return
+        now = self.get_clock().now().nanoseconds
+        if now < self._last_callback_ns:
+            self.get_logger().warning("time moved backwards (bag replay?): rate limits and warning throttling reset")
+            self._warned.clear()
+            robot.last_published_ns[:] = _NEVER
+        self._last_callback_ns = now
+        self._counts["joint_states"] += 1
+        names = msg.name
+        try:
+            update = robot.names.parse(names, msg.position)
+        except ShapeError:
+            self._warn(("length", tuple(names)),
+                       f"dropped a JointState with {len(names)} names but {len(msg.position)} positions "
+                       f"(joints {list(names)})")
+            return
+        if update.unknown:
+            self._warn(("unknown", update.unknown),
+                       f"dropped JointState entries for joints not in robot {robot.model.name!r}: {list(update.unknown)}")
+        if update.nonfinite:
+            self._warn(("nonfinite", update.nonfinite),
+                       f"dropped non-finite JointState positions of joints {list(update.nonfinite)}")
+        idx = update.q_indices
+        if idx.size == 0:
+            return
+        q = robot.q.copy()
+        q[idx] = update.values
+        robot.q = q
+        robot.received[idx] = True
+        if not robot.complete:
+            robot.complete = bool(robot.received[robot.required].all())
+        stamp_ns = stamp_to_ns(msg.header.stamp)
+        stamp = msg.header.stamp
+        if stamp_ns == 0:  # an unstamped message: stamp it with the time it arrived
+            stamp_ns, stamp = now, ns_to_stamp(now)
+        if not self._ignore_timestamp and stamp_ns < int(robot.last_published_ns[idx].min()) + self._interval_ns:
+            return
+        robot.last_published_ns[idx] = stamp_ns
+        self._publish(robot, q, robot.rows(idx), stamp)
+
+    def _publish(self, robot: LiveRobot, q: np.ndarray, rows: np.ndarray, stamp) -> None:
+        model = robot.model
+        T = forward_kinematics(model, q)
+        if rows.size:
+            T_parent_child = inverse_transform(T[robot.tf_parents[rows]]) @ T[robot.tf_children[rows]]
+            self._tf_pub.publish(TFMessage(transforms=robot.batch.fill(rows, T_parent_child, stamp)))
+            self._counts["tf"] += 1
+        if not robot.complete:
+            return
+        for name, pub, layout in self._jacobian_frames:
+            if pub.get_subscription_count():
+                J = jacobian(model, q, name, self._reference, poses=T)
+                pub.publish(jacobian_to_msg(J, layout))
+        if self._publish_gravity and model.link_has_inertial.any() and self._gravity_pub.get_subscription_count():
+            tau = gravity_torques(model, q)
+            msg = JointState(name=list(model.v_names), effort=tau.tolist())
+            msg.header.stamp = stamp
+            self._gravity_pub.publish(msg)
+
+    def _publish_stats_message(self) -> None:
+        durations, self._durations_us = self._durations_us, []
+        stats = dict(self._counts, durations_us=[round(d, 1) for d in durations])
+        self._stats_pub.publish(String(data=json.dumps(stats)))
+
+    # ------------------------------------------------------------------------- services
+    def _crash(self, error: BaseException) -> None:
+        self.get_logger().error("service handler failed:\n" + "".join(
+            traceback.format_exception(type(error), error, error.__traceback__)))
+
+    def _snapshot(self) -> services.RobotSnapshot | None:
+        robot = self._robot
+        return None if robot is None else robot.snapshot()
+
+    def _compute_ik(self, request, response):
+        return services.compute_ik(request, response, self._snapshot(), self.ik_settings, self._crash)
+
+    def _compute_fk(self, request, response):
+        return services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(), self._crash)
+

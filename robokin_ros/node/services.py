@@ -1,0 +1,276 @@
+"""/compute_ik and /compute_fk with MoveIt's meaning of the request fields; errors -> named codes.
+
+The handlers are plain functions of (request, response, robot snapshot, settings), so they run
+without DDS in tests. Every failure becomes a ``moveit_msgs/MoveItErrorCodes`` constant chosen
+by name, with a sentence in ``error_code.message``; nothing raises out of a handler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Mapping
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseStamped
+from moveit_msgs.msg import MoveItErrorCodes
+from std_msgs.msg import Header
+
+from .. import ik
+from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from ..kinematics import forward_kinematics, frame_transform
+from ..model import RobotModel
+from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
+                          pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
+
+#: ``error_code.source`` of every answer.
+SOURCE = "robokin"
+#: Name of the group that exists when no IK group is configured (all joints, base = root).
+IMPLICIT_GROUP = "all"
+#: Values of the ``avoid_collisions_policy`` parameter.
+REJECT, SOLVE_UNCHECKED = "reject", "solve_unchecked"
+
+
+@dataclasses.dataclass(frozen=True)
+class IKGroup:
+    """An IK group (MoveIt's planning group, from parameters).
+
+    Attributes:
+        name: the group's name.
+        base: link the targets are solved in ("" : the root link).
+        tip: default IK link when a request names none ("" : the request must name one).
+        joints: joints that may move (empty: the independent joints between base and tip, or all
+            independent joints when there is no tip).
+    """
+
+    name: str
+    base: str = ""
+    tip: str = ""
+    joints: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class IKSettings:
+    """IK service options (from the node's parameters); see ``config/kin.yaml``."""
+
+    groups: Mapping[str, IKGroup]
+    default_group: str = ""
+    timeout: float = 0.5
+    position_tolerance: float = 1e-5
+    rotation_tolerance: float = 1e-5
+    max_iterations: int = 10_000
+    restarts: int = 0
+    avoid_collisions_policy: str = REJECT
+
+
+@dataclasses.dataclass(frozen=True)
+class RobotSnapshot:
+    """What a service call needs from the node, captured once per call.
+
+    Attributes:
+        model: the live model.
+        q: ``(n_q,)`` latest joint states (home for joints never received).
+        frame_prefix: the node's ``frame_prefix`` (accepted on incoming frame ids, added to replies).
+    """
+
+    model: RobotModel
+    q: np.ndarray
+    frame_prefix: str = ""
+
+
+class RequestError(Exception):
+    """A request the service answers with an error code.
+
+    Attributes:
+        code: name of a ``MoveItErrorCodes`` constant. message: the sentence for the caller.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def set_error(error_code: MoveItErrorCodes, code: str, message: str = "") -> None:
+    """Fill ``error_code`` with the constant named ``code``."""
+    error_code.val = getattr(MoveItErrorCodes, code)
+    error_code.message = message
+    error_code.source = SOURCE
+
+
+def answer(response, handler: Callable[[], str], on_crash: Callable[[BaseException], None]):
+    """Run ``handler`` (which fills ``response`` and returns a success message) and set the code.
+
+    ``RequestError`` becomes its code; any other exception becomes ``CRASH`` (and is reported
+    through ``on_crash``) so a bad request can never take the node down.
+    """
+    try:
+        message = handler()
+    except RequestError as e:
+        set_error(response.error_code, e.code, e.message)
+    except Exception as e:  # noqa: BLE001  (the service must answer whatever happened)
+        on_crash(e)
+        set_error(response.error_code, "CRASH", f"internal error: {type(e).__name__}: {e}")
+    else:
+        set_error(response.error_code, "SUCCESS", message)
+    return response
+
+
+def _require_robot(robot: RobotSnapshot | None) -> RobotSnapshot:
+    if robot is None:
+        raise RequestError("FAILURE", "no robot description received yet: the node is waiting for one")
+    return robot
+
+
+def request_configuration(robot: RobotSnapshot, state) -> np.ndarray:
+    """``(n_q,)``: the latest joint states overlaid with a request's ``moveit_msgs/RobotState``."""
+    try:
+        return robot_state_to_q(robot.model, state, robot.q)
+    except (ShapeError, NonFiniteError, InvalidMessageError) as e:
+        raise RequestError("INVALID_ROBOT_STATE", f"robot_state: {e}") from None
+    except UnknownJointError as e:
+        raise RequestError("INVALID_ROBOT_STATE", f"robot_state: {e} (robot {robot.model.name!r})") from None
+
+
+def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool) -> str:
+    try:
+        return resolve_link(robot.model, name, robot.frame_prefix, empty_is_root)
+    except UnknownLinkError as e:
+        raise RequestError(code, f"{what}: {e} (robot {robot.model.name!r})") from None
+
+
+# ---------------------------------------------------------------------------------- groups
+def select_group(settings: IKSettings, name: str) -> IKGroup:
+    """The group a request names (empty: ``default_group``, or the only group there is)."""
+    groups = settings.groups or {IMPLICIT_GROUP: IKGroup(IMPLICIT_GROUP)}
+    if not name:
+        name = settings.default_group or (next(iter(groups)) if len(groups) == 1 else "")
+        if not name:
+            raise RequestError("INVALID_GROUP_NAME", f"group_name is empty and no default_ik_group is set; "
+                                                     f"groups: {sorted(groups)}")
+    group = groups.get(name)
+    if group is None:
+        raise RequestError("INVALID_GROUP_NAME", f"unknown group {name!r}; groups: {sorted(groups)}")
+    return group
+
+
+def resolve_group(robot: RobotSnapshot, group: IKGroup) -> tuple[str, str, tuple[str, ...] | None]:
+    """Base link, default tip ("" if none) and movable joints (None: all) of a group on the model."""
+    model = robot.model
+    try:
+        base = model.root_link if not group.base else model.link_names[model.link_index(group.base)]
+        tip = model.link_names[model.link_index(group.tip)] if group.tip else ""
+        for joint in group.joints:
+            model.joint_index(joint)
+    except (UnknownLinkError, UnknownJointError) as e:
+        raise RequestError("INVALID_GROUP_NAME", f"group {group.name!r} does not fit robot {model.name!r}: {e}") from None
+    if group.joints:
+        return base, tip, group.joints
+    if not tip:
+        return base, tip, None
+    on_path = model.support_mask[model.link_index(tip)] & ~model.support_mask[model.link_index(base)]
+    joints = tuple(model.all_joint_names[j] for j in model.active_joints.tolist() if on_path[j + 1])
+    return base, tip, joints
+
+
+def _targets(robot: RobotSnapshot, request, default_tip: str, group: IKGroup) -> tuple[list[str], list]:
+    """IK links and their PoseStamped targets, as MoveIt reads them."""
+    if request.ik_link_names:
+        if len(request.ik_link_names) != len(request.pose_stamped_vector):
+            raise RequestError("INVALID_LINK_NAME", f"{len(request.ik_link_names)} ik_link_names but "
+                                                    f"{len(request.pose_stamped_vector)} poses in pose_stamped_vector")
+        names, poses = list(request.ik_link_names), list(request.pose_stamped_vector)
+    elif request.pose_stamped_vector:
+        if len(request.pose_stamped_vector) != 1:
+            raise RequestError("INVALID_LINK_NAME", f"{len(request.pose_stamped_vector)} poses in pose_stamped_vector "
+                                                    f"need as many ik_link_names")
+        names, poses = [request.ik_link_name], list(request.pose_stamped_vector)
+    else:
+        names, poses = [request.ik_link_name], [request.pose_stamped]
+    tips = []
+    for name in names:
+        if not name and not default_tip:
+            raise RequestError("INVALID_LINK_NAME", f"no IK link named and group {group.name!r} has no tip")
+        tips.append(_link(robot, name, "INVALID_LINK_NAME", "ik_link_name", False) if name else default_tip)
+    if len(set(tips)) != len(tips):
+        raise RequestError("INVALID_LINK_NAME", f"IK links repeat: {tips}")
+    return tips, poses
+
+
+# ---------------------------------------------------------------------------------- services
+def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSettings,
+               on_crash: Callable[[BaseException], None] = lambda e: None):
+    """Answer a ``moveit_msgs/srv/GetPositionIK`` request (see the README for every field)."""
+
+    def handle() -> str:
+        snap = _require_robot(robot)
+        model, req = snap.model, request.ik_request
+        unchecked = ""
+        if req.avoid_collisions:
+            if settings.avoid_collisions_policy == REJECT:
+                raise RequestError("COLLISION_CHECKING_UNAVAILABLE",
+                                   "avoid_collisions=true but robokin has no collision model; send "
+                                   "avoid_collisions=false (or set avoid_collisions_policy to solve_unchecked)")
+            unchecked = "solved WITHOUT collision checking (robokin has no collision model)"
+        group = select_group(settings, req.group_name)
+        base, default_tip, joints = resolve_group(snap, group)
+        q_seed = request_configuration(snap, req.robot_state)
+        tips, poses = _targets(snap, req, default_tip, group)
+        targets = []
+        for tip, pose in zip(tips, poses):
+            frame = _link(snap, pose.header.frame_id, "FRAME_TRANSFORM_FAILURE",
+                          f"pose of {tip!r}: header.frame_id", True)
+            try:
+                T_frame_tip = pose_to_matrix(pose.pose, f"target pose of {tip!r}")
+            except InvalidMessageError as e:
+                raise RequestError("INVALID_GOAL_CONSTRAINTS", str(e)) from None
+            targets.append(frame_transform(model, q_seed, base, frame) @ T_frame_tip)
+        c = req.constraints
+        if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
+            raise RequestError("INVALID_GOAL_CONSTRAINTS", "only constraints.joint_constraints are supported "
+                                                           "(position, orientation and visibility constraints are not)")
+        try:
+            lower, upper = joint_bounds(model, c.joint_constraints)
+        except (UnknownJointError, InvalidMessageError) as e:
+            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"joint_constraints: {e}") from None
+        timeout = duration_to_seconds(req.timeout)
+        timeout = timeout if timeout > 0 else settings.timeout
+        result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base,
+                             position_tolerance=settings.position_tolerance,
+                             rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
+                             lower=lower, upper=upper, timeout=timeout,
+                             max_iterations=settings.max_iterations, restarts=settings.restarts)
+        residual = (f"best position error {float(result.position_error):.3g} m, rotation error "
+                    f"{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations")
+        if not bool(result.success):
+            status = str(result.status)
+            if status == ik.TIMEOUT:
+                raise RequestError("TIMED_OUT", f"no IK solution for {tips} within the {timeout:.3g} s timeout; {residual}")
+            raise RequestError("NO_IK_SOLUTION", f"no IK solution for {tips} ({status}); {residual}")
+        response.solution = q_to_robot_state(model, result.q)
+        return "; ".join(m for m in (unchecked, f"solved {tips} in group {group.name!r}: {residual}") if m)
+
+    return answer(response, handle, on_crash)
+
+
+def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
+               on_crash: Callable[[BaseException], None] = lambda e: None):
+    """Answer a ``moveit_msgs/srv/GetPositionFK`` request: poses of ``fk_link_names`` in
+    ``header.frame_id`` (empty: the root link) for ``robot_state`` over the latest joint states."""
+
+    def handle() -> str:
+        snap = _require_robot(robot)
+        model = snap.model
+        frame = _link(snap, request.header.frame_id, "FRAME_TRANSFORM_FAILURE", "header.frame_id", True)
+        q = request_configuration(snap, request.robot_state)
+        links = [_link(snap, name, "INVALID_LINK_NAME", "fk_link_names", False) for name in request.fk_link_names]
+        poses = forward_kinematics(model, q)
+        frame_id = request.header.frame_id or snap.frame_prefix + model.root_link
+        response.pose_stamped = [
+            PoseStamped(header=Header(frame_id=frame_id, stamp=stamp),
+                        pose=matrix_to_pose(frame_transform(model, q, frame, link, poses=poses)))
+            for link in links]
+        response.fk_link_names = list(request.fk_link_names)
+        return f"{len(links)} poses in {frame_id!r}"
+
+    return answer(response, handle, on_crash)
+
