@@ -7,12 +7,16 @@ from .errors import (JointLimitError, ModelError, NonFiniteError, RobokinError, 
                      UnknownJointError, UnknownLinkError, UnknownNameError, URDFError)
 from .model import JointType, RobotModel
 from .kinematics import forward_kinematics, frame_transform
-from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, jacobian, jacobians
+from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
+from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
+from .ik import IKResult, integrate, solve_ik
 
 __all__ = [
     "JointLimitError", "JointType", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
     "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError", "UnknownNameError",
     "forward_kinematics", "frame_transform",
-    "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "jacobian", "jacobians",
+    "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
+    "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
+    "IKResult", "integrate", "solve_ik",
 ]
 __version__ = "0.1.0"

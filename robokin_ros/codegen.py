@@ -67,6 +67,15 @@ class _Emitter:
             expr += f" + {const!r}"
         return names[0] if len(names) == 1 and abs(const) <= _TOL else self._new(expr)
 
+    def sub(self, a, b):
+        if self._const(b):
+            return self.add(a, -b)
+        if self._const(a) and abs(a) < _TOL:
+            return self.mul(-1.0, b)
+        if self._const(a):
+            return self._new(f"{a!r} - {b}")
+        return self._new(f"{a} - {b}")
+
     def dot(self, row, col):
         return self.add(*[self.mul(a, b) for a, b in zip(row, col)])
 
@@ -202,42 +211,46 @@ def _generated(e: _Emitter, values: list, names: list, slots, template) -> "Gene
     return GeneratedFK(source, slots, template)
 
 
-def generate_frame_source(model: RobotModel, frame: str) -> "GeneratedFK | None":
-    """Generated pose and LOCAL_WORLD_ALIGNED Jacobian of one frame: the returned entries fill
-    a template of shape ``(4 + 6, max(4, n_v))``: rows 0-3 / columns 0-3 the pose, rows 4-9 /
-    columns 0..n_v-1 the Jacobian. Only the frame's support is computed."""
+def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> "GeneratedFK | None":
+    """Generated poses and LOCAL_WORLD_ALIGNED Jacobians of several frames, sharing their common
+    chain. The result has shape ``(n_frames, 10, max(4, n_v))``: per frame, rows 0-3 / columns
+    0-3 hold the pose, rows 4-9 / columns 0..n_v-1 the Jacobian. Only the frames' supports are
+    computed."""
     if not _supported(model):
         return None
-    k = model.link_index(frame)
+    ks = [model.link_index(f) for f in frames]
     e = _Emitter()
-    R, p = _emit_poses(model, e, [int(i) for i in model.link_supports[k]])
-    J = [[0.0] * model.n_v for _ in range(6)]
-    for link in model.link_supports[k][1:]:
-        j = int(link) - 1
-        src = model.velocity_source_joints[j]
-        if src < 0:
-            continue
-        col = int(model.joint_v_index[src])
-        scale = float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0
-        w = e.matvec(R[link], [_clean(x) for x in model.joint_axes[j]])  # joint axis, world
-        if model.joint_types[j] == JointType.PRISMATIC:
-            lin, ang = w, [0.0, 0.0, 0.0]
-        else:
-            r = [e.add(pk, e.mul(-1.0, pl)) for pk, pl in zip(p[k], p[link])]
-            lin = [e.add(e.mul(w[1], r[2]), e.mul(-1.0, e.mul(w[2], r[1]))),
-                   e.add(e.mul(w[2], r[0]), e.mul(-1.0, e.mul(w[0], r[2]))),
-                   e.add(e.mul(w[0], r[1]), e.mul(-1.0, e.mul(w[1], r[0])))]
-            ang = w
-        for row, x in enumerate(lin + ang):
-            J[row][col] = e.add(J[row][col], e.mul(scale, x))
+    needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
+    R, p = _emit_poses(model, e, needed)
     width = max(4, model.n_v)
     values = []
-    for r in range(3):
-        values += [R[k][r][0], R[k][r][1], R[k][r][2], p[k][r]] + [0.0] * (width - 4)
-    values += [0.0, 0.0, 0.0, 1.0] + [0.0] * (width - 4)
-    for row in J:
-        values += row + [0.0] * (width - model.n_v)
-    names, slots, template = _outputs(values, np.zeros((10, width)))
+    for k in ks:
+        J = [[0.0] * model.n_v for _ in range(6)]
+        for link in model.link_supports[k][1:]:
+            link = int(link)
+            j = link - 1
+            src = model.velocity_source_joints[j]
+            if src < 0:
+                continue
+            col = int(model.joint_v_index[src])
+            scale = float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0
+            w = e.matvec(R[link], [_clean(x) for x in model.joint_axes[j]])  # joint axis, world
+            if model.joint_types[j] == JointType.PRISMATIC:
+                lin, ang = w, [0.0, 0.0, 0.0]
+            else:  # ω × (p_frame - p_joint)
+                r = [e.sub(pk, pl) for pk, pl in zip(p[k], p[link])]
+                lin = [e.sub(e.mul(w[1], r[2]), e.mul(w[2], r[1])),
+                       e.sub(e.mul(w[2], r[0]), e.mul(w[0], r[2])),
+                       e.sub(e.mul(w[0], r[1]), e.mul(w[1], r[0]))]
+                ang = w
+            for row, x in enumerate(lin + ang):
+                J[row][col] = e.add(J[row][col], e.mul(scale, x))
+        for r in range(3):
+            values += [R[k][r][0], R[k][r][1], R[k][r][2], p[k][r]] + [0.0] * (width - 4)
+        values += [0.0, 0.0, 0.0, 1.0] + [0.0] * (width - 4)
+        for row in J:
+            values += row + [0.0] * (width - model.n_v)
+    names, slots, template = _outputs(values, np.zeros((len(ks), 10, width)))
     return _generated(e, values, names, slots, template)
 
 
@@ -316,7 +329,10 @@ def compiled_fk(model: RobotModel) -> CompiledFK | None:
     return _cached(model, "fk", lambda: generate_fk_source(model))
 
 
-def compiled_frame(model: RobotModel, frame: str) -> CompiledFK | None:
-    """The generated pose + Jacobian kernel of one frame (cached per model and frame), or None."""
-    model.link_index(frame)
-    return _cached(model, ("frame", frame), lambda: generate_frame_source(model, frame))
+def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
+    """The generated poses + Jacobians kernel of a tuple of frames (cached per model and
+    frames), or None; see :func:`generate_frames_source`."""
+    frames = tuple(frames)
+    for f in frames:
+        model.link_index(f)
+    return _cached(model, ("frames", frames), lambda: generate_frames_source(model, frames))

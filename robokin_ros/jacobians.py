@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .errors import ShapeError
 from . import kinematics
-from .codegen import compiled_frame
+from .codegen import compiled_frames
 from .kinematics import _resolve_poses, joint_motion_subspaces
 from .model import JointType, RobotModel
 
@@ -184,12 +184,13 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         point = np.asarray(point, float)
         if point.shape != (3,):
             raise ShapeError("point", "(3,)", point.shape)
-    compiled = compiled_frame(model, frame) if poses is None and kinematics.use_generated_kernels else None
+    compiled = compiled_frames(model, (frame,)) if poses is None and kinematics.use_generated_kernels else None
     if compiled is not None:
         if q.ndim == 1:
-            out = compiled.single(q)
+            out = compiled.single(q)[0]
         else:
-            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
+            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))[:, 0]
+            out = out.reshape(q.shape[:-1] + out.shape[-2:])
         Tk, J = out[..., :4, :4], out[..., 4:, :model.n_v]
         Rk, pk = Tk[..., :3, :3], Tk[..., :3, 3]
         if point is not None:

@@ -153,6 +153,37 @@ class RobotModel:
 
         return model_from_dh(table, convention=convention, **kwargs)
 
+    # ------------------------------------------------------------------ builder operations
+    def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> "RobotModel":
+        """New model with a body hung from ``parent``; see :func:`robokin_ros.builder.add_body`."""
+        from .builder import add_body
+
+        return add_body(self, parent, joint_name, joint_type, child_name, **kwargs)
+
+    def remove_subtree(self, link: str) -> "RobotModel":
+        """New model without ``link`` and its descendants; see :func:`robokin_ros.builder.remove_subtree`."""
+        from .builder import remove_subtree
+
+        return remove_subtree(self, link)
+
+    def replace_joint(self, joint_name: str, joint_type, **kwargs) -> "RobotModel":
+        """New model with another joint between the same links; see :func:`robokin_ros.builder.replace_joint`."""
+        from .builder import replace_joint
+
+        return replace_joint(self, joint_name, joint_type, **kwargs)
+
+    def set_fixed_transform(self, joint_name: str, parent_to_joint=None, joint_to_child=None) -> "RobotModel":
+        """New model with a joint's placement changed; see :func:`robokin_ros.builder.set_fixed_transform`."""
+        from .builder import set_fixed_transform
+
+        return set_fixed_transform(self, joint_name, parent_to_joint=parent_to_joint, joint_to_child=joint_to_child)
+
+    def rename_base(self, new_name: str) -> "RobotModel":
+        """New model whose root link is called ``new_name``; see :func:`robokin_ros.builder.rename_base`."""
+        from .builder import rename_base
+
+        return rename_base(self, new_name)
+
     def to_urdf(self) -> str:
         """URDF text that loads back to an equal model."""
         from .urdf import model_to_urdf

@@ -8,7 +8,7 @@ import pytest
 
 from peers import ERD_ROBOTS, erd_urdf
 from robokin_ros import RobotModel, Reference, forward_kinematics, kinematics
-from robokin_ros.codegen import compiled_fk, compiled_frame, generate_fk_source
+from robokin_ros.codegen import compiled_fk, compiled_frames, generate_fk_source
 from robokin_ros.jacobians import frame_pose_and_jacobian
 from robokin_ros.kinematics import forward_kinematics_generic
 
@@ -72,7 +72,7 @@ def test_models_with_floating_or_planar_joints_fall_back_to_the_generic_kernel()
     for name in ("floating.urdf", "planar_joint.urdf"):
         model = RobotModel.from_urdf_file(os.path.join(HERE, "..", "fixtures", name))
         assert generate_fk_source(model) is None
-        assert compiled_frame(model, model.link_names[-1]) is None
+        assert compiled_frames(model, (model.link_names[-1],)) is None
         q = model.random_configuration(3, rng=0)
         np.testing.assert_array_equal(forward_kinematics(model, q), forward_kinematics_generic(model, q))
 
@@ -87,3 +87,16 @@ def test_constant_entries_are_folded_out_of_the_generated_code():
     batch_function = generated.source.split("def fk_all")[0]
     assert batch_function.count("cos(") == 2 and batch_function.count("sin(") == 2
     assert "1.0 - " not in batch_function  # z-axis rotations need no (1 - cos) term
+
+
+def test_several_frames_in_one_kernel_equal_one_kernel_each():
+    model = RobotModel.from_urdf_file([p for p in BUNDLED if p.endswith("twin_arm_torso.urdf")][0])
+    frames = ("left_tool0", "right_tool0", "camera_optical_frame")
+    q = model.random_configuration(5, rng=2)
+    both = compiled_frames(model, frames).batch(q)
+    assert both.shape == (5, 3, 10, max(4, model.n_v))
+    for i, frame in enumerate(frames):
+        np.testing.assert_allclose(both[:, i], compiled_frames(model, (frame,)).batch(q)[:, 0], atol=1e-15, rtol=0)
+        T, J = frame_pose_and_jacobian(model, q, frame)
+        np.testing.assert_allclose(both[:, i, :4, :4], T, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(both[:, i, 4:, :model.n_v], J, atol=1e-12, rtol=0)

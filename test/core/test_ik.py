@@ -1,0 +1,417 @@
+"""Inverse kinematics: round trips through FK, tolerances, options, kernels against the generic
+FK/Jacobian, and every error path."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from robokin_ros import (JointLimitError, NonFiniteError, RobotModel, ShapeError, UnknownJointError,
+                         UnknownLinkError, forward_kinematics, frame_transform, jacobian)
+from robokin_ros.ik import (_GenericKernel, _log_rotation, _plan, IKOptionError, IKResult, integrate,
+                            solve_ik)
+from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROBOTS = os.path.join(HERE, "..", "..", "robokin_ros", "robots")
+FIXTURES = os.path.join(HERE, "..", "fixtures")
+TWIN_LEFT_ARM = ["left_shoulder_pan_joint", "left_shoulder_lift_joint", "left_upper_arm_roll_joint",
+                 "left_elbow_flex_joint", "left_forearm_roll_joint", "left_wrist_flex_joint"]
+
+
+def robot(name: str) -> RobotModel:
+    return RobotModel.from_urdf_file(os.path.join(ROBOTS, f"{name}.urdf"))
+
+
+def fixture(name: str) -> RobotModel:
+    return RobotModel.from_urdf_file(os.path.join(FIXTURES, f"{name}.urdf"))
+
+
+def pose_errors(model, q, tip, target, base=None):
+    """Independent check: position [m] and rotation [rad] error of ``tip`` at ``q`` by FK."""
+    T = frame_transform(model, q, base or model.root_link, tip)
+    dp = np.linalg.norm(T[..., :3, 3] - target[..., :3, 3], axis=-1)
+    dr = np.linalg.norm(log_so3(np.swapaxes(target[..., :3, :3], -1, -2) @ T[..., :3, :3]), axis=-1)
+    return dp, dr
+
+
+def targets_of(model, tip, n, rng, active=None, seed=None):
+    """Reachable targets: FK of random configurations (only ``active`` joints drawn)."""
+    q = model.random_configuration(n, rng)
+    if active is not None:
+        base = model.home_configuration() if seed is None else seed
+        keep = [i for i, name in enumerate(model.q_names) if name not in active]
+        q[:, keep] = base[keep]
+    return q, frame_transform(model, q, model.root_link, tip)
+
+
+# ------------------------------------------------------------------------------------------ kernels
+@pytest.mark.parametrize("tips", [("left_tool0",), ("left_tool0", "right_tool0"), ("camera_optical_frame",)])
+@pytest.mark.parametrize("rows", [3, 60])  # pointer jumping and level-by-level composition
+def test_chain_kernel_matches_public_fk_and_jacobian(tips, rows):
+    model = robot("twin_arm_torso")
+    index = tuple(model.link_index(t) for t in tips)
+    plan = _plan(model, index, 0, tuple(int(j) for j in model.active_joints))
+    assert plan.scalar
+    generic = _GenericKernel(model, index, plan.free_v)
+    rng = np.random.default_rng(0)
+    q = model.random_configuration(rows, rng)
+    Ti = inverse_transform(np.stack([frame_transform(model, model.random_configuration(rows, rng), model.root_link, t)
+                                     for t in tips], axis=1))
+    Tinv = (Ti[..., :3, :3].transpose(2, 3, 1, 0), Ti[..., :3, 3].transpose(2, 1, 0))
+    for fast, slow in zip(plan.kernel.evaluate(q, Tinv), generic.evaluate(q, Tinv)):
+        np.testing.assert_allclose(fast, slow, atol=1e-12)
+
+
+def test_error_jacobian_matches_finite_differences_near_the_target():
+    """Near the target the error d = [R_tᵀ(p - p_t); log(R_tᵀ R)] moves as J (target axes)."""
+    model = robot("panda")
+    tip = model.link_index("panda_hand_tcp")
+    plan = _plan(model, (tip,), 0, tuple(int(j) for j in model.active_joints))
+    q = model.random_configuration(4, np.random.default_rng(1))
+    T = forward_kinematics(model, q)[:, tip] @ transform(exp_so3(np.array([1e-7, -2e-7, 1e-7])), [1e-7, 0, 2e-7])
+    Ti = inverse_transform(T[:, None])
+    Tinv = (Ti[..., :3, :3].transpose(2, 3, 1, 0), Ti[..., :3, 3].transpose(2, 1, 0))
+
+    def error(qq):
+        ER, Ep, _ = plan.kernel.evaluate(qq, Tinv)
+        return np.concatenate([Ep, _log_rotation(ER)])
+
+    J = plan.kernel.evaluate(q, Tinv)[2]
+    h = 1e-6
+    for c, i in enumerate(plan.free_q):
+        dq = np.zeros(model.n_q)
+        dq[i] = h
+        fd = (error(q + dq) - error(q - dq)) / (2 * h)
+        np.testing.assert_allclose(fd, J[:, :, c], atol=1e-6)
+
+
+def test_log_rotation_matches_spatial_log_including_near_pi():
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(50, 3))
+    vectors *= (rng.uniform(0, np.pi, 50) / np.linalg.norm(vectors, axis=1))[:, None]
+    vectors[:5] *= 1e-9
+    vectors[5:10] *= (np.pi - 1e-5) / np.linalg.norm(vectors[5:10], axis=1)[:, None]
+    R = exp_so3(vectors)
+    np.testing.assert_allclose(_log_rotation(np.moveaxis(R, 0, -1)).T, log_so3(R), atol=1e-9)
+
+
+def test_integrate_floating_matches_the_jacobian():
+    """FK(integrate(q, h v)) moves the tip by h J v (child-frame floating velocity)."""
+    model = fixture("floating")
+    rng = np.random.default_rng(3)
+    q = model.random_configuration(None, rng)
+    v = rng.normal(size=model.n_v)
+    J = jacobian(model, q, "tip")
+    h = 1e-6
+    Tp = frame_transform(model, integrate(model, q, h * v), model.root_link, "tip")
+    Tm = frame_transform(model, integrate(model, q, -h * v), model.root_link, "tip")
+    np.testing.assert_allclose((Tp[:3, 3] - Tm[:3, 3]) / (2 * h), (J @ v)[:3], atol=1e-6)
+    w = log_so3(Tp[:3, :3] @ Tm[:3, :3].T) / (2 * h)
+    np.testing.assert_allclose(w, (J @ v)[3:], atol=1e-6)
+    quat = integrate(model, q, v)[3:7]
+    assert np.isclose(np.linalg.norm(quat), 1.0)
+
+
+def test_integrate_rejects_a_wrong_velocity_length():
+    model = fixture("floating")
+    with pytest.raises(ShapeError, match=r"v must have shape \(\.\.\., 7\), got \(3,\)"):
+        integrate(model, model.home_configuration(), np.zeros(3))
+
+
+# ------------------------------------------------------------------------------------- round trips
+@pytest.mark.parametrize("name, tip, active", [
+    ("ur5e", "tool0", None),
+    ("panda", "panda_hand_tcp", None),
+    ("twin_arm_torso", "left_tool0", ["torso_lift_joint"] + TWIN_LEFT_ARM),
+])
+def test_round_trip_on_bundled_robots(name, tip, active):
+    model = robot(name)
+    q_true, T = targets_of(model, tip, 60, np.random.default_rng(4), active)
+    result = solve_ik(model, T, tip, active_joints=active, rng=0)
+    assert isinstance(result, IKResult) and result.q.shape == (60, model.n_q)
+    dp, dr = pose_errors(model, result.q, tip, T)
+    assert result.success.mean() >= 0.95
+    assert np.all(dp[result.success] <= 1e-5 + 1e-12) and np.all(dr[result.success] <= 1e-5 + 1e-12)
+    np.testing.assert_allclose(result.position_error, dp, atol=1e-12)
+    np.testing.assert_allclose(result.rotation_error, dr, atol=1e-9)
+    assert model.within_limits(result.q).all()
+    assert set(result.status[result.success]) == {"converged"}
+
+
+@pytest.mark.parametrize("name, tip", [("floating", "tip"), ("planar_joint", "tip"),
+                                       ("prismatic_continuous_mimic", "tool"), ("branched", "left_tip")])
+def test_round_trip_on_fixtures_with_floating_planar_mimic_joints(name, tip):
+    model = fixture(name)
+    _, T = targets_of(model, tip, 12, np.random.default_rng(5))
+    result = solve_ik(model, T, tip, rng=0, restarts=2)
+    dp, dr = pose_errors(model, result.q, tip, T)
+    assert result.success.mean() >= 0.9
+    assert np.all(dp[result.success] <= 1e-5 + 1e-12) and np.all(dr[result.success] <= 1e-5 + 1e-12)
+    for s in model.quaternion_slices:
+        np.testing.assert_allclose(np.linalg.norm(result.q[:, s], axis=-1), 1.0)
+
+
+def test_continuous_joint_reported_nearest_the_seed():
+    model = fixture("prismatic_continuous_mimic")
+    _, T = targets_of(model, "tool", 10, np.random.default_rng(6))
+    seed = model.home_configuration()
+    wheel = model.q_names.index("wheel_joint")
+    seed[wheel] = 10.0
+    result = solve_ik(model, T, "tool", seed, rng=0)
+    assert result.success.all()
+    assert np.all(np.abs(result.q[:, wheel] - 10.0) <= np.pi + 1e-12)
+
+
+def test_multi_tip_on_the_twin_arm_robot():
+    model = robot("twin_arm_torso")
+    tips = ["left_tool0", "right_tool0"]
+    q = model.random_configuration(20, np.random.default_rng(7))
+    T = np.stack([frame_transform(model, q, model.root_link, t) for t in tips], axis=1)
+    result = solve_ik(model, T, tips, rng=0)
+    assert result.q.shape == (20, model.n_q) and result.success.mean() >= 0.9
+    for k, tip in enumerate(tips):
+        dp, dr = pose_errors(model, result.q[result.success], tip, T[result.success, k])
+        assert np.all(dp <= 1e-5 + 1e-12) and np.all(dr <= 1e-5 + 1e-12)
+    worst = np.maximum(*(pose_errors(model, result.q, t, T[:, k])[0] for k, t in enumerate(tips)))
+    np.testing.assert_allclose(result.position_error, worst, atol=1e-12)
+
+
+def test_targets_in_a_base_frame():
+    model = robot("twin_arm_torso")
+    q = model.random_configuration(10, np.random.default_rng(8))
+    T = frame_transform(model, q, "torso_link", "left_tool0")
+    result = solve_ik(model, T, "left_tool0", q * 0 + model.home_configuration(), base="torso_link", rng=0)
+    dp, dr = pose_errors(model, result.q, "left_tool0", T, base="torso_link")
+    assert result.success.mean() >= 0.9 and np.all(dp[result.success] <= 1e-5 + 1e-12)
+    lift = model.q_names.index("torso_lift_joint")  # supports the base: never moves
+    assert np.all(result.q[:, lift] == model.home_configuration()[lift])
+
+
+# ------------------------------------------------------------------------------------- tolerances
+def test_limits_always_respected_even_when_failing():
+    model = robot("panda")
+    _, T = targets_of(model, "panda_hand_tcp", 10, np.random.default_rng(9))
+    T[:5, :3, 3] += 10.0  # out of reach
+    result = solve_ik(model, T, "panda_hand_tcp", rng=0, max_iterations=50)
+    assert model.within_limits(result.q).all()
+    assert not result.success[:5].any()
+
+
+def test_position_only_frees_the_rotation():
+    model = robot("panda")
+    tip = "panda_hand_tcp"
+    _, T = targets_of(model, tip, 20, np.random.default_rng(10))
+    T[:, :3, :3] = exp_so3(np.random.default_rng(11).normal(size=(20, 3)))  # mostly unreachable with this position
+    full = solve_ik(model, T, tip, rng=0, max_iterations=60)
+    result = solve_ik(model, T, tip, axis_tolerances=[0, 0, 0, np.inf, np.inf, np.inf], rng=0)
+    dp, dr = pose_errors(model, result.q, tip, T)
+    assert result.success.mean() >= 0.95 and np.all(dp[result.success] <= 1e-5 + 1e-12)
+    assert np.median(dr) > 0.1  # the rotation really was free (reported raw)
+    assert full.success.mean() < result.success.mean()
+
+
+def test_rotation_about_tool_z_is_free():
+    model = robot("ur5e")
+    _, T = targets_of(model, "tool0", 20, np.random.default_rng(12))
+    angles = np.random.default_rng(13).uniform(-np.pi, np.pi, 20)
+    T = T @ transform(exp_so3(angles[:, None] * [0, 0, 1]))  # spin each target about its own z
+    result = solve_ik(model, T, "tool0", axis_tolerances=[0, 0, 0, 0, 0, np.inf], rng=0)
+    assert result.success.mean() >= 0.95
+    Tr = frame_transform(model, result.q, model.root_link, "tool0")[result.success]
+    Ts = T[result.success]
+    np.testing.assert_allclose(Tr[:, :3, 3], Ts[:, :3, 3], atol=1e-5)
+    np.testing.assert_allclose(Tr[:, :3, 2], Ts[:, :3, 2], atol=1e-5)  # z axes agree
+    assert np.median(np.abs(np.sum(Tr[:, :3, 0] * Ts[:, :3, 0], axis=-1))) < 0.99  # x axes need not
+
+
+def test_axis_box_tolerance_is_honoured():
+    model = robot("ur5e")
+    _, T = targets_of(model, "tool0", 10, np.random.default_rng(14))
+    box = np.array([0.02, 0.02, 0.02, 0.0, 0.0, 0.0])
+    shifted = T @ transform(None, [0.015, 0.0, 0.0])  # inside the box around the original pose
+    result = solve_ik(model, shifted, "tool0", axis_tolerances=box, rng=0)
+    assert result.success.all()
+    Tr = frame_transform(model, result.q, model.root_link, "tool0")
+    local = inverse_transform(shifted) @ Tr  # error twist in the target frame
+    assert np.all(np.abs(local[:, :3, 3]) <= 0.02 + 1e-5)
+    assert np.all(np.linalg.norm(log_so3(local[:, :3, :3]), axis=-1) <= 1e-5 + 1e-12)
+
+
+def test_unreachable_target_reports_failure_with_a_finite_residual():
+    model = robot("ur5e")
+    T = transform(None, [10.0, 0.0, 0.0])
+    result = solve_ik(model, T, "tool0", rng=0, max_iterations=40)
+    assert result.q.shape == (model.n_q,) and not result.success
+    assert np.isfinite(result.position_error) and result.position_error > 8.0
+    assert result.status == "max_iterations" and result.iterations == 40
+    assert model.within_limits(result.q)
+
+
+def test_weights_pull_the_compromise_towards_the_heavier_tip():
+    """Only the (prismatic, vertical) torso lift moves: the weighted least-squares optimum is the
+    weighted mean of the two lifts each tip wants."""
+    model = robot("twin_arm_torso")
+    lift = model.q_names.index("torso_lift_joint")
+    tips = ["left_tool0", "right_tool0"]
+    qa, qb = model.home_configuration(), model.home_configuration()
+    qa[lift], qb[lift] = 0.1, 0.3
+    T = np.stack([frame_transform(model, qa, model.root_link, tips[0]),
+                  frame_transform(model, qb, model.root_link, tips[1])])
+    result = solve_ik(model, T, tips, active_joints=["torso_lift_joint"], weights=[10.0, 1.0], rng=0, max_iterations=60)
+    assert not result.success
+    assert result.q[lift] == pytest.approx((10 * 0.1 + 1 * 0.3) / 11, abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------- options
+def test_active_joints_leave_the_others_at_the_seed():
+    model = robot("twin_arm_torso")
+    seed = model.random_configuration(None, np.random.default_rng(15))
+    _, T = targets_of(model, "left_tool0", 10, np.random.default_rng(16), TWIN_LEFT_ARM, seed)
+    result = solve_ik(model, T, "left_tool0", seed, active_joints=TWIN_LEFT_ARM + ["left_gripper_finger_left_joint"], rng=0)
+    assert result.success.mean() >= 0.9
+    others = [i for i, n in enumerate(model.q_names) if n not in TWIN_LEFT_ARM]
+    assert np.array_equal(result.q[:, others], np.broadcast_to(seed[others], (10, len(others))))
+
+
+def test_bound_overrides_are_honoured():
+    model = robot("panda")
+    lower, upper = np.full(model.n_q, -np.inf), np.full(model.n_q, np.inf)
+    lower[0], upper[0] = 0.2, 0.5
+    q = model.random_configuration(10, np.random.default_rng(17))
+    q[:, 0] = np.random.default_rng(18).uniform(0.2, 0.5, 10)
+    T = frame_transform(model, q, model.root_link, "panda_hand_tcp")
+    result = solve_ik(model, T, "panda_hand_tcp", lower=lower, upper=upper, rng=0)
+    assert result.success.mean() >= 0.9
+    assert np.all((result.q[:, 0] >= 0.2) & (result.q[:, 0] <= 0.5))
+    assert model.within_limits(result.q).all()
+
+
+def test_fixed_rng_gives_identical_results():
+    model = robot("panda")
+    _, T = targets_of(model, "panda_hand_tcp", 10, np.random.default_rng(19))
+    a = solve_ik(model, T, "panda_hand_tcp", restarts=3, rng=42)
+    b = solve_ik(model, T, "panda_hand_tcp", restarts=3, rng=42)
+    for x, y in zip(dataclass_values(a), dataclass_values(b)):
+        np.testing.assert_array_equal(x, y)
+
+
+def dataclass_values(result):
+    return [result.q, result.success, result.position_error, result.rotation_error, result.iterations, result.status]
+
+
+def test_batched_equals_looped():
+    """Targets near their seeds converge without restarts, so each row is independent."""
+    model = robot("ur5e")
+    rng = np.random.default_rng(20)
+    seeds = model.random_configuration(8, rng)
+    T = frame_transform(model, seeds + rng.normal(scale=0.05, size=seeds.shape), model.root_link, "tool0")
+    batched = solve_ik(model, T.reshape(2, 4, 4, 4), "tool0", seeds.reshape(2, 4, -1), rng=0)
+    assert batched.q.shape == (2, 4, model.n_q) and batched.status.shape == (2, 4)
+    for i in range(8):
+        single = solve_ik(model, T[i], "tool0", seeds[i], rng=0)
+        np.testing.assert_allclose(single.q, batched.q.reshape(8, -1)[i], atol=1e-9)
+        assert single.success == batched.success.reshape(8)[i]
+        assert single.iterations == batched.iterations.reshape(8)[i]
+
+
+def test_one_seed_broadcasts_over_the_targets():
+    model = robot("ur5e")
+    seed = model.random_configuration(None, np.random.default_rng(21))
+    _, T = targets_of(model, "tool0", 5, np.random.default_rng(22))
+    result = solve_ik(model, T, "tool0", seed, rng=0)
+    assert result.q.shape == (5, model.n_q) and result.success.all()
+
+
+def test_restarts_pick_the_converged_row_closest_to_the_seed():
+    model = robot("ur5e")
+    seed = model.random_configuration(None, np.random.default_rng(23))
+    T = frame_transform(model, seed, model.root_link, "tool0")
+    result = solve_ik(model, T, "tool0", seed, restarts=7, rng=0)
+    assert result.success and result.iterations == 0
+    np.testing.assert_array_equal(result.q, seed)
+
+
+def test_timeout_stops_early_with_its_status():
+    model = robot("panda")
+    T = transform(None, [5.0, 0.0, 0.0])
+    result = solve_ik(model, T, "panda_hand_tcp", timeout=1e-4, max_iterations=10**6, rng=0)
+    assert not result.success and result.status == "timeout"
+    assert 0 <= result.iterations < 10**6
+
+
+def test_no_free_joints_is_reported():
+    model = robot("twin_arm_torso")
+    T = frame_transform(model, model.home_configuration(), model.root_link, "left_tool0")
+    result = solve_ik(model, T, "left_tool0", active_joints=["head_pan_joint"])
+    assert result.success and result.status == "converged"
+    result = solve_ik(model, T @ transform(None, [0.1, 0, 0]), "left_tool0", active_joints=["head_pan_joint"])
+    assert not result.success and result.status == "no_free_joints"
+
+
+# ----------------------------------------------------------------------------------------- errors
+@pytest.fixture(scope="module")
+def ur5e():
+    return robot("ur5e")
+
+
+def test_non_finite_target_raises(ur5e):
+    T = np.tile(np.eye(4), (3, 1, 1))
+    T[1, 0, 3] = np.nan
+    with pytest.raises(NonFiniteError, match=r"targets has non-finite entries at \[\(1,\)\]"):
+        solve_ik(ur5e, T, "tool0")
+
+
+@pytest.mark.parametrize("targets, tips, message", [
+    (np.eye(3), "tool0", r"targets must have shape \(\.\.\., 4, 4\), got \(3, 3\)"),
+    (np.eye(4), ["tool0", "flange"], r"targets must have shape \(\.\.\., 2, 4, 4\), got \(4, 4\)"),
+    (np.eye(4), [], r"tips must have shape one name or a non-empty sequence of names"),
+])
+def test_wrong_target_shapes_raise(ur5e, targets, tips, message):
+    with pytest.raises(ShapeError, match=message):
+        solve_ik(ur5e, targets, tips)
+
+
+def test_seed_errors(ur5e):
+    with pytest.raises(ShapeError, match=r"seed must have shape \(\.\.\., 6\), got \(5,\)"):
+        solve_ik(ur5e, np.eye(4), "tool0", np.zeros(5))
+    with pytest.raises(ShapeError, match=r"seed must have shape \(\.\.\., 6\) broadcastable to the targets' batch \(3,\)"):
+        solve_ik(ur5e, np.tile(np.eye(4), (3, 1, 1)), "tool0", np.zeros((2, 6)))
+    with pytest.raises(NonFiniteError, match=r"seed has non-finite entries at \['elbow_joint'\]"):
+        solve_ik(ur5e, np.eye(4), "tool0", np.array([0, 0, np.inf, 0, 0, 0]))
+
+
+def test_unknown_names_raise(ur5e):
+    with pytest.raises(UnknownLinkError, match=r"unknown link 'tool1'; did you mean 'tool0'"):
+        solve_ik(ur5e, np.eye(4), "tool1")
+    with pytest.raises(UnknownLinkError, match=r"unknown link 'bas_link'"):
+        solve_ik(ur5e, np.eye(4), "tool0", base="bas_link")
+    with pytest.raises(UnknownJointError, match=r"unknown joint 'elbow'"):
+        solve_ik(ur5e, np.eye(4), "tool0", active_joints=["elbow"])
+
+
+def test_bound_errors(ur5e):
+    with pytest.raises(ShapeError, match=r"lower must have shape \(6,\), got \(2,\)"):
+        solve_ik(ur5e, np.eye(4), "tool0", lower=[0, 0])
+    with pytest.raises(NonFiniteError, match=r"upper has non-finite entries at \['shoulder_pan_joint'\]"):
+        solve_ik(ur5e, np.eye(4), "tool0", upper=[np.nan, 1, 1, 1, 1, 1])
+    with pytest.raises(JointLimitError, match=r"joint 'elbow_joint' = 4 is outside its limits"):
+        solve_ik(ur5e, np.eye(4), "tool0", lower=[-np.inf, -np.inf, 4.0, -np.inf, -np.inf, -np.inf])
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"position_tolerance": -1.0}, IKOptionError, r"position_tolerance must be finite and >= 0, got -1.0"),
+    ({"rotation_tolerance": np.nan}, IKOptionError, r"rotation_tolerance must be finite and >= 0"),
+    ({"timeout": 0.0}, IKOptionError, r"timeout must be > 0 seconds or None, got 0.0"),
+    ({"max_iterations": 0}, IKOptionError, r"max_iterations must be an integer >= 1, got 0"),
+    ({"restarts": -1}, IKOptionError, r"restarts must be an integer >= 0, got -1"),
+    ({"axis_tolerances": [0, 0, 0]}, ShapeError, r"axis_tolerances must have shape \(6,\) or \(1, 6\), got \(3,\)"),
+    ({"axis_tolerances": [0, 0, 0, -1, 0, 0]}, IKOptionError, r"axis_tolerances must be >= 0"),
+    ({"weights": [1.0, 2.0]}, ShapeError, r"weights must have shape \(1,\), got \(2,\)"),
+    ({"weights": [-1.0]}, IKOptionError, r"weights must be finite and >= 0, got \[-1.0\]"),
+])
+def test_bad_options_raise(ur5e, options, error, message):
+    with pytest.raises(error, match=message):
+        solve_ik(ur5e, np.eye(4), "tool0", **options)
