@@ -10,6 +10,8 @@ from .kinematics import forward_kinematics, frame_transform
 from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
 from .ik import IKResult, integrate, solve_ik
+from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_torques, crba, gravity_torques,
+                       kinetic_energy, nonlinear_effects, rnea, total_mass)
 
 __all__ = [
     "JointLimitError", "JointType", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
@@ -18,5 +20,7 @@ __all__ = [
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
     "IKResult", "integrate", "solve_ik",
+    "aba", "center_of_mass", "center_of_mass_jacobian", "coriolis_torques", "crba", "gravity_torques",
+    "kinetic_energy", "nonlinear_effects", "rnea", "total_mass",
 ]
 __version__ = "0.1.0"

@@ -30,7 +30,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import ModelError, NonFiniteError, ShapeError
-from .inertia import apply_inertia, cross, force_cross, inertia_matrix, merge_inertials, motion_cross, rotate, world_inertia
+from .inertia import (
+    apply_inertia,
+    cross,
+    force_cross,
+    inertia_matrix,
+    merge_inertials,
+    motion_cross,
+    rotate,
+    world_inertia,
+)
 from .kinematics import _compose, _other_joint_motion, _plan, plane_frame
 from .model import JointType, RobotModel
 
@@ -39,7 +48,7 @@ Array = NDArray[np.float64]
 #: Standard gravity along -z [m/s²].
 GRAVITY = (0.0, 0.0, -9.81)
 
-_TREES: "weakref.WeakKeyDictionary[RobotModel, _Tree]" = weakref.WeakKeyDictionary()
+_TREES: weakref.WeakKeyDictionary[RobotModel, _Tree] = weakref.WeakKeyDictionary()
 
 
 def _unique_parent_groups(children: np.ndarray, parents: np.ndarray) -> list:
@@ -357,7 +366,7 @@ def _crba(model, tree, qb) -> Array:
     B = qb.shape[0]
     R, p = _frames(model, tree, qb)
     S = _motion_columns(model, tree, R, p)
-    mass, h, I_o = _body_inertias(tree, R, p)
+    _, h, I_o = _body_inertias(tree, R, p)
     hI = _inward(tree, np.concatenate([h, I_o]))                 # composite inertias
     cb = tree.col_body
     F = apply_inertia(tree.subtree_mass[cb, None], hI[:3, cb], hI[3:, cb], S)
@@ -546,7 +555,7 @@ def _com_parts(model: RobotModel, q):
     qb, _, _, batch = _inputs(model, q, {})
     R, p = _frames(model, tree, qb)
     h = tree.mass[:, None] * (rotate(R, tree.com.T[:, :, None]) + p)      # (3, nb, B)
-    return tree, qb, R, p, h, batch
+    return tree, R, p, h, batch
 
 
 def center_of_mass(model: RobotModel, q) -> Array:
@@ -561,7 +570,7 @@ def center_of_mass(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no mass. ShapeError, NonFiniteError: bad ``q``.
     """
-    _, _, _, _, h, batch = _com_parts(model, q)
+    _, _, _, h, batch = _com_parts(model, q)
     return _out(h.sum(axis=1) / total_mass(model), batch)
 
 
@@ -574,7 +583,7 @@ def center_of_mass_jacobian(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no mass. ShapeError, NonFiniteError: bad ``q``.
     """
-    tree, qb, R, p, h, batch = _com_parts(model, q)
+    tree, R, p, h, batch = _com_parts(model, q)
     S = _motion_columns(model, tree, R, p)
     hs = _inward(tree, h)                                                   # subtree first moments
     cb = tree.col_body

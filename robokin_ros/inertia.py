@@ -63,7 +63,7 @@ def force_cross(m: Array, f: Array) -> Array:
 
 def apply_inertia(mass: Array, h: Array, I_o: Array, m: Array) -> Array:
     """Force ``I m`` of inertias ``(mass (...), h (3, ...), I_o (6, ...))`` and motions ``(6, ...)``."""
-    out = np.empty(np.broadcast_shapes(h.shape[:1] + m.shape[1:], h.shape) [:0] + (6,) + np.broadcast_shapes(h.shape[1:], m.shape[1:]))
+    out = np.empty((6,) + np.broadcast_shapes(h.shape[1:], m.shape[1:]))
     np.multiply(mass, m[:3], out=out[:3])
     out[:3] -= cross(h, m[3:])
     np.add(cross(h, m[:3]), sym_apply(I_o, m[3:]), out=out[3:])

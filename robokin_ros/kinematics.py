@@ -148,7 +148,7 @@ def _fk_components(model: RobotModel, qb: Array):
     return R, p
 
 
-from .codegen import compiled_fk  # noqa: E402  (codegen imports _plan from this module lazily)
+from .codegen import compiled_fk  # codegen imports _plan from this module lazily
 
 
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
