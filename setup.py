@@ -1,0 +1,45 @@
+"""Build script for robokin_ros (ament_python; also installs with plain pip)."""
+
+from glob import glob
+
+from setuptools import find_packages
+from setuptools import setup
+
+package_name = 'robokin_ros'
+
+
+def _data_files():
+    """Return data_files, leaving out directories whose glob matches nothing yet."""
+    entries = [
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', sorted(glob('launch/*.py'))),
+        ('share/' + package_name + '/config', sorted(glob('config/*'))),
+    ]
+    return [(target, files) for target, files in entries if files]
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test*']),
+    package_data={package_name: ['robots/*.urdf']},
+    data_files=_data_files(),
+    # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
+    # tools/requirements-venv.txt. urdfdom-py is left out on purpose: on a ROS machine rosdep
+    # installs it (key urdfdom_py), and listing it here invites pip to put the PyPI copy over it.
+    install_requires=['setuptools', 'numpy', 'scipy'],
+    extras_require={'test': ['pytest']},
+    zip_safe=True,
+    maintainer='robokin_ros maintainers',
+    maintainer_email='robokin@example.com',
+    description=('Kinematics and dynamics from a URDF and live joint states, '
+                 'for ROS 2 and plain Python.'),
+    license='Apache-2.0',
+    python_requires='>=3.10',
+    entry_points={
+        'console_scripts': [
+            'kin_node = robokin_ros.node.main:main',
+        ],
+    },
+)

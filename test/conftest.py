@@ -1,0 +1,42 @@
+"""Test-wide setup: isolate ROS 2 traffic before anything can import rclpy.
+
+Kept free of ROS imports: test/core/ must run where rclpy is not installed. ROS fixtures live
+in test/node/conftest.py.
+"""
+
+import importlib.util
+import os
+import pathlib
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# Never multicast off loopback; no other run may see our topics. tools/run_in_env.sh sets the
+# same; a value already in the environment (e.g. a per-worker domain) is respected except for
+# the discovery range, which is forced.
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.pop('ROS_LOCALHOST_ONLY', None)
+os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 101))
+if not os.environ.get('ROS_LOG_DIR'):
+    _log_root = ROOT / '.build' / 'ros-log'
+    _log_root.mkdir(parents=True, exist_ok=True)
+    os.environ['ROS_LOG_DIR'] = tempfile.mkdtemp(prefix='pytest.', dir=_log_root)
+if not os.environ.get('AMENT_PREFIX_PATH'):
+    os.environ['AMENT_PREFIX_PATH'] = sys.prefix
+_profile = ROOT / 'tools' / 'fastdds_fast_discovery.xml'
+if _profile.is_file():
+    os.environ.setdefault('FASTRTPS_DEFAULT_PROFILES_FILE', str(_profile))
+
+_HAVE_RCLPY = importlib.util.find_spec('rclpy') is not None
+collect_ignore = [] if _HAVE_RCLPY else ['node']
+
+
+def pytest_report_header(config):
+    lines = ['ros: ROS_DOMAIN_ID={ROS_DOMAIN_ID} '
+             'ROS_AUTOMATIC_DISCOVERY_RANGE={ROS_AUTOMATIC_DISCOVERY_RANGE} '
+             'ROS_LOG_DIR={ROS_LOG_DIR}'.format(**os.environ)]
+    if not _HAVE_RCLPY:
+        lines.append('ros: rclpy is not importable, test/node is NOT collected '
+                     '(run "make test" for the full suite)')
+    return lines

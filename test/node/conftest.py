@@ -1,0 +1,87 @@
+"""ROS 2 fixtures: node processes and an rclpy checker node in the test process.
+
+The environment (LOCALHOST discovery, per-run ROS_DOMAIN_ID, ROS_LOG_DIR, AMENT_PREFIX_PATH) is
+set by test/conftest.py before this module imports rclpy.
+
+* ``start_process(args)`` starts ``python <args>`` as a real process (output to a file) and, at
+  the end of the test, stops it with SIGINT and asserts exit code 0. Call ``proc.stop()`` in the
+  test to check the exit code there.
+* ``ros`` is a :class:`ros_harness.RosChecker`: a node on a private context spun in the test
+  thread, with waits that poll for a condition up to a timeout (never fixed sleeps) and fail
+  early, with the output, if a watched process dies.
+"""
+
+import os
+import pathlib
+
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from ros_harness import NodeProcess
+from ros_harness import RosChecker
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test under test/node with ``ros``."""
+    here = pathlib.Path(__file__).resolve().parent
+    for item in items:
+        if here in pathlib.Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.ros)
+
+
+@pytest.fixture
+def start_process(tmp_path):
+    """Factory: ``start_process(args, env=None, cwd=None) -> NodeProcess`` (args after python).
+
+    Processes still running at teardown are stopped with SIGINT and must exit with code 0.
+    """
+    procs = []
+
+    def start(args, env=None, cwd=None):
+        log_path = tmp_path / f'proc{len(procs)}-{pathlib.Path(str(args[0])).stem}.log'
+        proc = NodeProcess(args, log_path, env=env, cwd=cwd)
+        procs.append(proc)
+        return proc
+
+    yield start
+    errors = []
+    for proc in procs:
+        if proc.returncode is not None:
+            continue  # the test stopped it (and saw any failure) already
+        try:
+            proc.stop()
+        except AssertionError as exc:
+            errors.append(str(exc))
+    if errors:
+        pytest.fail('\n\n'.join(errors))
+
+
+@pytest.fixture(scope='session')
+def ros_context():
+    """An initialised private rclpy context for the whole session."""
+    context = Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture(scope='session')
+def ros_node(ros_context):
+    """A checker node (session scope); tests destroy what they create on it."""
+    node = Node(f'pytest_checker_{os.getpid()}', context=ros_context)
+    yield node
+    node.destroy_node()
+
+
+@pytest.fixture
+def ros(ros_context, ros_node):
+    """A :class:`RosChecker` on the session node, with a fresh executor per test."""
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(ros_node)
+    checker = RosChecker(ros_node, executor)
+    yield checker
+    checker.close()
+    executor.remove_node(ros_node)
+    executor.shutdown()

