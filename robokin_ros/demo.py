@@ -63,7 +63,8 @@ class _Demo:
         rclpy.init()
         self.node = rclpy.create_node('robokin_demo')
         self.tf, self.static, self.jacobians, self.torques = [], [], [], []
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.node.create_subscription(TFMessage, '/tf', self.tf.append, 100)
         self.node.create_subscription(TFMessage, '/tf_static', self.static.append, latched)
         self.node.create_subscription(Float64MultiArray, '/robokin/jacobian/panda_hand_tcp', self.jacobians.append, 10)

@@ -129,36 +129,33 @@ def quat_xyzw_to_matrix(quat_xyzw: Array) -> Array:
     return out
 
 
+# Rows of ``_QUAT_MIX @ R.reshape(9) + _QUAT_BIAS``: 4x², 4y², 4z², 4w², then 4xy, 4xz, 4yz
+# (sums of symmetric entries) and 4wx, 4wy, 4wz (differences of antisymmetric ones).
+_QUAT_MIX = np.array([
+    [1, 0, 0, 0, -1, 0, 0, 0, -1], [-1, 0, 0, 0, 1, 0, 0, 0, -1], [-1, 0, 0, 0, -1, 0, 0, 0, 1],
+    [1, 0, 0, 0, 1, 0, 0, 0, 1],
+    [0, 1, 0, 1, 0, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 0, 1, 0, 1, 0],
+    [0, 0, 0, 0, 0, -1, 0, 1, 0], [0, 0, 1, 0, 0, 0, -1, 0, 0], [0, -1, 0, 1, 0, 0, 0, 0, 0]], float)
+_QUAT_BIAS = np.array([1.0, 1.0, 1.0, 1.0, 0, 0, 0, 0, 0, 0])[:, None]
+# 4 q qᵀ in (x, y, z, w) order, as indices into those rows.
+_QUAT_OUTER = np.array([[0, 4, 5, 7], [4, 1, 6, 8], [5, 6, 2, 9], [7, 8, 9, 3]])
+
+
 def matrix_to_quat_xyzw(R: Array) -> Array:
-    """Rotation ``(..., 3, 3)`` -> unit quaternion (x, y, z, w) ``(..., 4)`` with w >= 0."""
+    """Rotation ``(..., 3, 3)`` -> unit quaternion (x, y, z, w) ``(..., 4)`` with w >= 0.
+
+    Shepperd's method: the largest of 4x², 4y², 4z², 4w² picks the column of ``4 q qᵀ`` that is
+    divided by its square root, so no branch loses precision.
+    """
     R = np.asarray(R, dtype=float)
-    m = R
-    tr = m[..., 0, 0] + m[..., 1, 1] + m[..., 2, 2]
-    # Four candidate forms; pick the numerically largest denominator per entry.
-    cand = np.stack([tr, m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]], -1)
-    k = np.argmax(cand, axis=-1)
-    q = np.empty(R.shape[:-2] + (4,))
-    s = np.sqrt(np.maximum(1.0 + 2.0 * np.take_along_axis(cand, k[..., None], -1)[..., 0] - tr, 1e-300)) * 2.0
-    for case in range(4):
-        sel = k == case
-        if not np.any(sel):
-            continue
-        mm, ss = m[sel], s[sel]
-        if case == 0:
-            vals = [(mm[:, 2, 1] - mm[:, 1, 2]) / ss, (mm[:, 0, 2] - mm[:, 2, 0]) / ss,
-                    (mm[:, 1, 0] - mm[:, 0, 1]) / ss, 0.25 * ss]
-        elif case == 1:
-            vals = [0.25 * ss, (mm[:, 0, 1] + mm[:, 1, 0]) / ss,
-                    (mm[:, 0, 2] + mm[:, 2, 0]) / ss, (mm[:, 2, 1] - mm[:, 1, 2]) / ss]
-        elif case == 2:
-            vals = [(mm[:, 0, 1] + mm[:, 1, 0]) / ss, 0.25 * ss,
-                    (mm[:, 1, 2] + mm[:, 2, 1]) / ss, (mm[:, 0, 2] - mm[:, 2, 0]) / ss]
-        else:
-            vals = [(mm[:, 0, 2] + mm[:, 2, 0]) / ss, (mm[:, 1, 2] + mm[:, 2, 1]) / ss,
-                    0.25 * ss, (mm[:, 1, 0] - mm[:, 0, 1]) / ss]
-        q[sel] = np.stack(vals, -1)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., 3:4] < 0, -q, q)
+    batch = R.shape[:-2]
+    rows = _QUAT_MIX @ R.reshape(-1, 9).T + _QUAT_BIAS          # (10, n)
+    k = rows[:4].argmax(axis=0)
+    n = np.arange(k.size)
+    q = rows[_QUAT_OUTER[:, k], n] / (2.0 * np.sqrt(rows[k, n]))  # (4, n)
+    q /= np.linalg.norm(q, axis=0)
+    q *= np.where(q[3] < 0.0, -1.0, 1.0)
+    return q.T.reshape(batch + (4,))
 
 
 def log_se3_error(T_current: Array, T_target: Array) -> Array:

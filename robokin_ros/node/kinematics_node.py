@@ -35,8 +35,8 @@ from ..kinematics import forward_kinematics
 from ..model import SCALAR_TYPES, RobotModel
 from ..spatial import inverse_transform
 from . import services
-from .conversions import (JointStateMap, TransformBatch, jacobian_layout, jacobian_to_msg, ns_to_stamp,
-                          stamp_to_ns, topic_token)
+from .conversions import (JointStateMap, TFMessageEncoder, TransformBatch, jacobian_layout, jacobian_to_msg,
+                          ns_to_stamp, stamp_to_ns, topic_token)
 
 NODE_NAME = "robokin"
 
@@ -130,8 +130,8 @@ class LiveRobot:
             rows_of_q[model.joint_q_index[source]].append(row_of[j])
         self._rows_of_q = rows_of_q
         self._rows_cache: dict[bytes, np.ndarray] = {}
-        self.batch = TransformBatch([prefix + model.link_names[i] for i in self.tf_parents],
-                                    [prefix + model.link_names[i] for i in self.tf_children])
+        self.encoder = TFMessageEncoder([prefix + model.link_names[i] for i in self.tf_parents],
+                                        [prefix + model.link_names[i] for i in self.tf_children])
         self.required = np.zeros(model.n_q, bool)  # coordinates a JointState must provide for a full state
         for j in model.active_joints.tolist():
             if model.joint_types[j] in SCALAR_TYPES:
@@ -263,7 +263,8 @@ class KinematicsNode(Node):
         v = p.value
         positive = ("publish_frequency", "ik_timeout", "ik_position_tolerance", "ik_rotation_tolerance")
         if p.name in positive and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            hint = "; to publish every joint state set ignore_timestamp to true" if p.name == "publish_frequency" else ""
+            hint = "; to publish every joint state set ignore_timestamp to true" if p.name == "publish_frequency" \
+                else ""
             return f"{p.name} must be a finite number > 0, got {v!r}{hint}"
         if p.name == "warning_period" and not (math.isfinite(v) and v >= 0):
             return f"warning_period must be a finite number >= 0 [s], got {v!r}"
@@ -339,7 +340,7 @@ class KinematicsNode(Node):
         """Run the kernels once, so the first joint state is not delayed by building their plans."""
         model, q = robot.model, robot.q
         T = forward_kinematics(model, q)
-        robot.batch.fill(np.arange(robot.tf_joints.size), T[robot.tf_children], ns_to_stamp(0))
+        robot.encoder.encode(np.arange(robot.tf_joints.size), T[robot.tf_children], ns_to_stamp(0))
         for leaf in model.leaf_links:
             jacobian(model, q, leaf, self._reference, poses=T)
         if model.link_has_inertial.any():
@@ -408,7 +409,8 @@ class KinematicsNode(Node):
             return
         if update.unknown:
             self._warn(("unknown", update.unknown),
-                       f"dropped JointState entries for joints not in robot {robot.model.name!r}: {list(update.unknown)}")
+                       f"dropped JointState entries for joints not in robot {robot.model.name!r}: "
+                       f"{list(update.unknown)}")
         if update.nonfinite:
             self._warn(("nonfinite", update.nonfinite),
                        f"dropped non-finite JointState positions of joints {list(update.nonfinite)}")
@@ -435,7 +437,7 @@ class KinematicsNode(Node):
         T = forward_kinematics(model, q)
         if rows.size:
             T_parent_child = inverse_transform(T[robot.tf_parents[rows]]) @ T[robot.tf_children[rows]]
-            self._tf_pub.publish(TFMessage(transforms=robot.batch.fill(rows, T_parent_child, stamp)))
+            self._tf_pub.publish(robot.encoder.encode(rows, T_parent_child, stamp))
             self._counts["tf"] += 1
         if not robot.complete:
             return

@@ -162,7 +162,8 @@ def resolve_group(robot: RobotSnapshot, group: IKGroup) -> tuple[str, str, tuple
         for joint in group.joints:
             model.joint_index(joint)
     except (UnknownLinkError, UnknownJointError) as e:
-        raise RequestError("INVALID_GROUP_NAME", f"group {group.name!r} does not fit robot {model.name!r}: {e}") from None
+        raise RequestError("INVALID_GROUP_NAME",
+                           f"group {group.name!r} does not fit robot {model.name!r}: {e}") from None
     if group.joints:
         return base, tip, group.joints
     if not tip:
@@ -244,7 +245,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
         if not bool(result.success):
             status = str(result.status)
             if status == ik.TIMEOUT:
-                raise RequestError("TIMED_OUT", f"no IK solution for {tips} within the {timeout:.3g} s timeout; {residual}")
+                raise RequestError("TIMED_OUT",
+                                   f"no IK solution for {tips} within the {timeout:.3g} s timeout; {residual}")
             raise RequestError("NO_IK_SOLUTION", f"no IK solution for {tips} ({status}); {residual}")
         response.solution = q_to_robot_state(model, result.q)
         return "; ".join(m for m in (unchecked, f"solved {tips} in group {group.name!r}: {residual}") if m)

@@ -1,0 +1,324 @@
+"""Benchmark of the robokin node as a process: joint states in, /tf out.
+
+For each robot it starts ``kin_node`` (``ignore_timestamp``: every joint state becomes a /tf
+message; ``publish_stats``: the node reports its callback durations) and, as the peer, a *floor*
+node in the same run: a node that turns each JointState into a TFMessage of the same size without
+any kinematics (pre-built transforms, stamp copied), i.e. the cost of rclpy alone.
+At doubling rates it streams pre-built JointStates for a few seconds and measures:
+
+* delivered: /tf messages received / joint states sent (a raw subscription, so the bench does
+  not pay for deserialisation); a rate is *sustained* when >= 99 % arrive;
+* end-to-end latency: /tf arrival - JointState stamp (the stamp read from the raw CDR bytes);
+* node callback duration p50 / p99 (measured inside the node: parse, FK, message, publish);
+* node CPU share (of one core) from /proc/<pid>/stat;
+* /compute_ik round trip (seed near the solution) on the bundled robots.
+
+Run: ``tools/run_in_env.sh python bench/bench_node.py [--quick]``. Numbers depend on the load of
+the machine: both processes and this script share its cores.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RATES = (250, 500, 1000, 2000, 4000)
+PHASE_SECONDS = 3.0
+
+
+def _robots():
+    robots = [('panda (7-DOF arm + gripper)', ROOT / 'robokin_ros/robots/panda.urdf'),
+              ('twin_arm_torso (16-DOF tree)', ROOT / 'robokin_ros/robots/twin_arm_torso.urdf')]
+    try:
+        sys.path.insert(0, str(ROOT / 'test'))
+        from peers import erd_urdf
+        robots.append(('talos_reduced (32-DOF tree)', pathlib.Path(erd_urdf('talos_data/robots/talos_reduced.urdf'))))
+    except (ImportError, OSError, KeyError) as e:
+        print(f'(talos skipped: {e})')
+    return robots
+
+
+# ----------------------------------------------------------------------------------- floor node
+def floor_node(urdf_path):
+    """The peer: JointState in, TFMessage out (same transforms count), no kinematics."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+
+    from robokin_ros import RobotModel
+    from robokin_ros.node.conversions import TransformBatch
+    from robokin_ros.node.kinematics_node import JOINT_STATES_QOS, TF_QOS
+
+    model = RobotModel.from_urdf_file(urdf_path)
+    movable = np.flatnonzero(~model.is_fixed)
+    batch = TransformBatch([model.link_names[model.link_parents[j + 1]] for j in movable],
+                           [model.link_names[j + 1] for j in movable])
+    rows, T = np.arange(movable.size), np.tile(np.eye(4), (movable.size, 1, 1))
+    rclpy.init()
+    node = rclpy.create_node('floor')
+    pub = node.create_publisher(TFMessage, '/tf', TF_QOS)
+
+    def on_joint_state(msg):
+        pub.publish(TFMessage(transforms=batch.fill(rows, T, msg.header.stamp)))
+    node.create_subscription(JointState, 'joint_states', on_joint_state, JOINT_STATES_QOS)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+# ----------------------------------------------------------------------------------- measuring
+def _cpu_seconds(pid):
+    fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+class Bench:
+    def __init__(self):
+        import rclpy
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from tf2_msgs.msg import TFMessage
+
+        self.rclpy = rclpy
+        rclpy.init()
+        self.node = rclpy.create_node('bench_node')
+        self.arrivals = []   # (arrival ns, stamp ns)
+        self.stats = []
+        self.node.create_subscription(TFMessage, '/tf', self._on_tf, QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE),
+                                      raw=True)
+        self.node.create_subscription(String, '/robokin/stats', lambda m: self.stats.append(json.loads(m.data)), 10)
+        self.pub = self.node.create_publisher(JointState, '/joint_states', 1000)
+        self.JointState = JointState
+
+    def _on_tf(self, data):
+        sec, nanosec = struct.unpack_from('<iI', data, 8)  # CDR header, sequence length, first stamp
+        self.arrivals.append((time.time_ns(), sec * 1_000_000_000 + nanosec))
+
+    def spin_until(self, condition, what, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'timed out waiting for {what}')
+            self.rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def drain(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def phase(self, model, rate, pid):
+        """Stream at ``rate`` Hz for PHASE_SECONDS; return the measurements."""
+        rng = np.random.default_rng(0)
+        messages = [self.JointState(name=list(model.joint_names), position=model.random_configuration(rng=rng).tolist())
+                    for _ in range(64)]
+        self.drain(0.3)
+        self.arrivals.clear()
+        self.stats.clear()
+        cpu0, wall0 = _cpu_seconds(pid), time.monotonic()
+        n = int(rate * PHASE_SECONDS)
+        start = time.perf_counter()
+        k = 0
+        while k < n:  # publish what is due, then sleep: the bench must not burn a core the node needs
+            due = min(n, int((time.perf_counter() - start) * rate) + 1)
+            for k in range(k, due):
+                msg = messages[k % len(messages)]
+                now = time.time_ns()
+                msg.header.stamp.sec, msg.header.stamp.nanosec = now // 1_000_000_000, now % 1_000_000_000
+                self.pub.publish(msg)
+            k = due
+            self.rclpy.spin_once(self.node, timeout_sec=0)
+            time.sleep(0.0005)
+        sent_seconds = time.perf_counter() - start
+        cpu = (_cpu_seconds(pid) - cpu0) / (time.monotonic() - wall0)
+        self.drain(1.5)   # let the queues empty and the next stats message arrive
+        latency_ms = np.array([a - s for a, s in self.arrivals]) * 1e-6
+        durations = np.array([d for s in self.stats for d in s['durations_us']])
+        return {'rate': rate, 'achieved': n / sent_seconds, 'delivered': len(self.arrivals) / n, 'cpu': cpu,
+                'lat50': np.percentile(latency_ms, 50) if latency_ms.size else np.nan,
+                'lat99': np.percentile(latency_ms, 99) if latency_ms.size else np.nan,
+                'cb50': np.percentile(durations, 50) if durations.size else np.nan,
+                'cb99': np.percentile(durations, 99) if durations.size else np.nan}
+
+    def close(self):
+        self.node.destroy_node()
+        self.rclpy.try_shutdown()
+
+
+def _start(args, directory, name):
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
+    log = open(directory / f'{name}.log', 'wb')
+    return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=env), log
+
+
+def _stop(proc, log):
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+def run_robot(bench, label, urdf, rates, directory):
+    from robokin_ros import RobotModel
+    model = RobotModel.from_urdf_file(urdf)
+    params = directory / 'params.yaml'
+    params.write_text(yaml.safe_dump({'robokin': {'ros__parameters': {
+        'robot_description': urdf.read_text(), 'ignore_timestamp': True, 'publish_stats': True}}}))
+    rows = []
+    for who, args in (('robokin', ['-m', 'robokin_ros.node.main', '--ros-args', '--params-file', str(params)]),
+                      ('floor', [__file__, '--floor-node', str(urdf)])):
+        proc, log = _start(args, directory, who)
+        try:
+            bench.spin_until(lambda: bench.pub.get_subscription_count() >= 1, f'the {who} node')
+            if who == 'robokin':
+                bench.spin_until(lambda: bench.stats, 'node stats')
+            bench.drain(0.5)
+            for rate in rates:
+                r = bench.phase(model, rate, proc.pid)
+                r.update(robot=label, node=who, dof=model.n_q, transforms=int((~model.is_fixed).sum()))
+                rows.append(r)
+                print(f'  {label:<30} {who:<8} {rate:>5} Hz: delivered {r["delivered"]:6.1%}  latency p50/p99 '
+                      f'{r["lat50"]:6.2f}/{r["lat99"]:6.2f} ms  callback p50/p99 {r["cb50"]:6.0f}/{r["cb99"]:6.0f} us  '
+                      f'cpu {r["cpu"]:5.0%}', flush=True)
+                if r['delivered'] < 0.9:
+                    break
+        finally:
+            _stop(proc, log)
+    return rows
+
+
+def ik_round_trips(bench, directory, calls):
+    """Median and p90 of /compute_ik round trips [ms] on the panda (seed near the solution)."""
+    from geometry_msgs.msg import PoseStamped
+    from moveit_msgs.msg import MoveItErrorCodes
+    from moveit_msgs.srv import GetPositionIK
+
+    from robokin_ros import RobotModel, frame_transform
+    from robokin_ros.node.conversions import matrix_to_pose
+    urdf = ROOT / 'robokin_ros/robots/panda.urdf'
+    model = RobotModel.from_urdf_file(urdf)
+    params = directory / 'ik.yaml'
+    params.write_text(yaml.safe_dump({'robokin': {'ros__parameters': {
+        'robot_description': urdf.read_text(), 'ik_group_names': ['arm'],
+        'ik_groups': {'arm': {'base': 'panda_link0', 'tip': 'panda_hand_tcp'}}}}}))
+    proc, log = _start(['-m', 'robokin_ros.node.main', '--ros-args', '--params-file', str(params)], directory, 'ik')
+    client = bench.node.create_client(GetPositionIK, '/compute_ik')
+    times, solved = [], 0
+    try:
+        bench.spin_until(client.service_is_ready, '/compute_ik')
+        rng = np.random.default_rng(1)
+        for k in range(calls):
+            q = model.random_configuration(rng=rng)
+            req = GetPositionIK.Request()
+            req.ik_request.pose_stamped = PoseStamped(pose=matrix_to_pose(frame_transform(model, q, 'panda_link0', 'panda_hand_tcp')))
+            req.ik_request.robot_state.joint_state.name = list(model.joint_names)
+            req.ik_request.robot_state.joint_state.position = model.clamp(q + 0.1 * rng.standard_normal(q.shape)).tolist()
+            req.ik_request.timeout.sec = 1
+            t0 = time.perf_counter()
+            future = client.call_async(req)
+            bench.spin_until(future.done, 'an IK answer')
+            times.append((time.perf_counter() - t0) * 1e3)
+            solved += future.result().error_code.val == MoveItErrorCodes.SUCCESS
+    finally:
+        bench.node.destroy_client(client)
+        _stop(proc, log)
+    return np.percentile(times, 50), np.percentile(times, 90), solved, calls
+
+
+def callback_cost(urdf, repeats):
+    """Median / p99 [us] of the node's joint-state callback called directly (no DDS in the loop)."""
+    import rclpy
+    from rclpy.context import Context
+    from sensor_msgs.msg import JointState
+
+    from robokin_ros import RobotModel
+    from robokin_ros.node.kinematics_node import KinematicsNode
+    model = RobotModel.from_urdf_file(urdf)
+    context = Context()
+    rclpy.init(context=context, args=['--ros-args', '-p', 'ignore_timestamp:=true', '-r', '__node:=bench_cost'])
+    node = KinematicsNode(context=context)
+    try:
+        node._load(urdf.read_text(), 'bench')
+        rng = np.random.default_rng(2)
+        messages = [JointState(name=list(model.joint_names), position=model.random_configuration(rng=rng).tolist())
+                    for _ in range(64)]
+        times = []
+        for k in range(repeats):
+            msg = messages[k % 64]
+            msg.header.stamp.sec = k + 1
+            t0 = time.perf_counter_ns()
+            node._on_joint_state(msg)
+            times.append((time.perf_counter_ns() - t0) * 1e-3)
+        return np.percentile(times, 50), np.percentile(times, 99)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--floor-node', help=argparse.SUPPRESS)
+    parser.add_argument('--quick', action='store_true', help='fewer rates and IK calls (while developing)')
+    args = parser.parse_args()
+    if args.floor_node:
+        floor_node(args.floor_node)
+        return
+    if os.environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE') != 'LOCALHOST':
+        sys.exit('run through tools/run_in_env.sh (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST)')
+    rates = RATES[1:4] if args.quick else RATES
+    print('joint-state callback called in-process (parse, FK, /tf message, publish; no DDS delivery):')
+    for label, urdf in _robots():
+        p50, p99 = callback_cost(urdf, 500 if args.quick else 3000)
+        print(f'  {label:<30} p50 {p50:6.0f} us  p99 {p99:6.0f} us  -> at most {1e6 / p50:6.0f} joint states/s per core')
+    bench = Bench()
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory(prefix='bench_node.') as tmp:
+            for label, urdf in _robots():
+                rows += run_robot(bench, label, urdf, rates, pathlib.Path(tmp))
+            ik = ik_round_trips(bench, pathlib.Path(tmp), 10 if args.quick else 40)
+    finally:
+        bench.close()
+    print('\n| robot | node | DOF | /tf transforms | highest sustained rate [Hz] (>= 99 % delivered) | at that rate: callback p50 / p99 [us] | e2e latency p50 / p99 [ms] | CPU [% of a core] |')
+    print('|---|---|---|---|---|---|---|---|')
+    for robot in dict.fromkeys(r['robot'] for r in rows):
+        for who in ('robokin', 'floor'):
+            mine = [r for r in rows if r['robot'] == robot and r['node'] == who]
+            ok = [r for r in mine if r['delivered'] >= 0.99]
+            best = max(ok, key=lambda r: r['rate']) if ok else None
+            if best is None:
+                print(f'| {robot} | {who} | {mine[0]["dof"]} | {mine[0]["transforms"]} | < {mine[0]["rate"]} | | | |')
+                continue
+            cb = f'{best["cb50"]:.0f} / {best["cb99"]:.0f}' if who == 'robokin' else 'n/a'
+            print(f'| {robot} | {who} | {best["dof"]} | {best["transforms"]} | {best["rate"]} | {cb} | '
+                  f'{best["lat50"]:.2f} / {best["lat99"]:.2f} | {best["cpu"]:.0%} |')
+    print(f'\n/compute_ik round trip (panda, seed within ~0.1 rad): median {ik[0]:.1f} ms, p90 {ik[1]:.1f} ms, '
+          f'{ik[2]}/{ik[3]} solved')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,75 @@
+"""config/kin.yaml documents every parameter and runs the node as shipped; config/kin.rviz and
+launch/kin.launch.py are well formed (the launch itself is exercised by test_launch.py on ROS)."""
+
+import ast
+import re
+
+import yaml
+from geometry_msgs.msg import PoseStamped
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetPositionIK
+from node_harness import ROOT, KinNode, Probe, robot_xml, write_params
+
+from robokin_ros import RobotModel, frame_transform
+from robokin_ros.node.conversions import matrix_to_pose
+from robokin_ros.node.kinematics_node import PARAMETERS
+
+KIN_YAML = ROOT / 'config' / 'kin.yaml'
+
+
+def test_every_parameter_is_in_kin_yaml():
+    text = KIN_YAML.read_text()
+    values = yaml.safe_load(text)['/**']['ros__parameters']
+    for name in PARAMETERS:
+        # robot_description is documented in a comment: the launch file sets it
+        assert name in values or re.search(rf'^\s*#\s*{name}:', text, re.MULTILINE), name
+    assert set(values) - {'ik_groups'} <= set(PARAMETERS)
+    for name, value in values.items():
+        if name in PARAMETERS and not isinstance(PARAMETERS[name][0], type(PARAMETERS['ik_group_names'][0])):
+            assert value == PARAMETERS[name][0] or name in ('ik_group_names', 'default_ik_group'), name
+
+
+def test_rviz_config_shows_the_robot_model_and_tf():
+    config = yaml.safe_load((ROOT / 'config' / 'kin.rviz').read_text())
+    displays = {d['Class']: d for d in config['Visualization Manager']['Displays']}
+    model = displays['rviz_default_plugins/RobotModel']
+    assert model['Description Source'] == 'Topic'
+    assert model['Description Topic']['Value'] == '/robot_description'
+    assert model['Description Topic']['Durability Policy'] == 'Transient Local'
+    assert 'rviz_default_plugins/TF' in displays
+
+
+def test_launch_file_declares_its_arguments():
+    tree = ast.parse((ROOT / 'launch' / 'kin.launch.py').read_text())
+    declared = {node.args[0].value for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'DeclareLaunchArgument'}
+    assert {'description_file', 'params_file', 'frame_prefix', 'use_rviz'} <= declared
+
+
+def test_node_runs_with_kin_yaml_as_shipped(tmp_path, ros_context):
+    description = write_params(tmp_path / 'description.yaml', robot_description=robot_xml('panda'))
+    proc = KinNode(tmp_path, ros_args=['--params-file', str(KIN_YAML), '--params-file', str(description)])
+    probe = Probe(ros_context, 'config_probe')
+    probe.watch = (proc,)
+    try:
+        client = probe.client(GetPositionIK, '/compute_ik')
+        model = RobotModel.from_urdf(robot_xml('panda'))
+        q = model.random_configuration(rng=50)
+        req = GetPositionIK.Request()
+        req.ik_request.pose_stamped = PoseStamped(pose=matrix_to_pose(
+            frame_transform(model, q, 'panda_link0', 'panda_hand_tcp')))
+        req.ik_request.robot_state.joint_state.name = list(model.joint_names)
+        seed = q.copy()
+        seed[:7] += 0.02  # the arm starts near the solution, the finger where it is
+        req.ik_request.robot_state.joint_state.position = [float(v) for v in seed]
+        req.ik_request.timeout.sec = 5
+        res = probe.call(client, req)  # empty group_name: default_ik_group 'arm' from kin.yaml
+        assert res.error_code.val == MoveItErrorCodes.SUCCESS, res.error_code.message
+        assert "group 'arm'" in res.error_code.message
+        js = res.solution.joint_state
+        solved = model.q_from_dict(dict(zip(js.name, js.position)))
+        assert solved[-1] == seed[-1]  # the finger is not in group 'arm': it keeps the seed
+        assert 'rejected parameter' not in proc.output()
+    finally:
+        probe.close()
+        proc.stop()

@@ -1,0 +1,294 @@
+"""/compute_ik and /compute_fk: over DDS against a kin_node process (twin_arm_torso, two IK
+groups), and the handlers called directly for the rarer error paths."""
+
+import re
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import PoseStamped
+from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState
+from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from node_harness import KinNode, Probe, joint_state, robot_xml
+from sensor_msgs.msg import JointState
+
+from robokin_ros import RobotModel, forward_kinematics, frame_transform
+from robokin_ros.node import services
+from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
+
+MODEL = RobotModel.from_urdf(robot_xml('twin_arm_torso'))
+LEFT = [n for n in MODEL.joint_names if n.startswith('left_') and 'finger' not in n]
+RIGHT = [n for n in MODEL.joint_names if n.startswith('right_') and 'finger' not in n]
+GROUPS = {'left_arm': {'base': 'base_link', 'tip': 'left_tool0'},
+          'arms': {'base': 'torso_link', 'joints': LEFT + RIGHT}}
+
+
+@pytest.fixture(scope='module')
+def node(tmp_path_factory):
+    proc = KinNode(tmp_path_factory.mktemp('services'), params={
+        'robot_description': robot_xml('twin_arm_torso'), 'ik_group_names': list(GROUPS),
+        'ik_groups': GROUPS, 'default_ik_group': 'left_arm', 'frame_prefix': 'tw/'})
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope='module')
+def probe(ros_context, node):
+    p = Probe(ros_context, 'services_probe')
+    p.watch = (node,)
+    p.ik = p.client(GetPositionIK, '/compute_ik')
+    p.fk = p.client(GetPositionFK, '/compute_fk')
+    yield p
+    p.close()
+
+
+def q_of(names, values):
+    return MODEL.q_from_dict(dict(zip(names, values)))
+
+
+def robot_state(q):
+    return RobotState(joint_state=JointState(name=list(MODEL.q_names), position=[float(v) for v in q]))
+
+
+def pose_stamped(T, frame=''):
+    ps = PoseStamped(pose=matrix_to_pose(T))
+    ps.header.frame_id = frame
+    return ps
+
+
+def solution_q(response):
+    js = response.solution.joint_state
+    return MODEL.q_from_dict(dict(zip(js.name, js.position)))
+
+
+def ik_request(group='', link='', target=None, seed=None, timeout=5.0, frame='', **fields):
+    req = GetPositionIK.Request()
+    ik = req.ik_request
+    ik.group_name, ik.ik_link_name = group, link
+    if target is not None:
+        ik.pose_stamped = pose_stamped(target, frame)
+    if seed is not None:
+        ik.robot_state = robot_state(seed)
+    ik.timeout = Duration(sec=int(timeout), nanosec=int((timeout % 1) * 1e9))
+    for k, v in fields.items():
+        setattr(ik, k, v)
+    return req
+
+
+def assert_code(response, code, pattern=''):
+    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val, response.error_code.message)
+    assert re.search(pattern, response.error_code.message), response.error_code.message
+    assert response.error_code.source == 'robokin'
+
+
+def near(q, rng, scale=0.05):
+    return MODEL.clamp(q + scale * np.random.default_rng(rng).standard_normal(q.shape))
+
+
+def test_ik_round_trip_in_the_default_group(probe):
+    q_true = MODEL.random_configuration(rng=10)
+    target = frame_transform(MODEL, q_true, 'base_link', 'left_tool0')
+    seed = near(q_true, 11)
+    res = probe.call(probe.ik, ik_request(target=target, seed=seed))
+    assert_code(res, 'SUCCESS', r"group 'left_arm'")
+    q = solution_q(res)
+    np.testing.assert_allclose(frame_transform(MODEL, q, 'base_link', 'left_tool0'), target, atol=1e-4)
+    # joints outside the group keep the seed; the full state is returned (mimic fingers included)
+    outside = [MODEL.q_names.index(n) for n in ['head_pan_joint'] + RIGHT]
+    np.testing.assert_array_equal(q[outside], seed[outside])
+    assert set(res.solution.joint_state.name) == set(MODEL.all_joint_values(q))
+    assert MODEL.within_limits(q)
+
+
+def test_ik_multi_tip_with_a_target_in_a_moving_frame(probe):
+    q_true = MODEL.random_configuration(rng=12)
+    arms = [MODEL.q_names.index(n) for n in LEFT + RIGHT]
+    seed = q_true.copy()
+    seed[arms] = near(q_true, 13)[arms]  # torso and head (outside the group) as in q_true
+    req = ik_request(group='arms', seed=seed)
+    req.ik_request.ik_link_names = ['left_tool0', 'right_tool0']
+    req.ik_request.pose_stamped_vector = [
+        pose_stamped(frame_transform(MODEL, q_true, 'torso_link', 'left_tool0'), 'tw/torso_link'),
+        pose_stamped(frame_transform(MODEL, q_true, 'head_link', 'right_tool0'), 'head_link')]
+    res = probe.call(probe.ik, req)
+    assert_code(res, 'SUCCESS')
+    q = solution_q(res)
+    # head_link is resolved with the seed state, in which the head is where it was in q_true
+    for tip, frame in (('left_tool0', 'torso_link'), ('right_tool0', 'head_link')):
+        expected = frame_transform(MODEL, q_true, frame, tip)
+        np.testing.assert_allclose(frame_transform(MODEL, q, frame, tip), expected, atol=1e-4)
+
+
+def test_ik_honours_joint_constraints(probe):
+    q_true = MODEL.random_configuration(rng=14)
+    target = frame_transform(MODEL, q_true, 'base_link', 'left_tool0')
+    i = MODEL.q_names.index('left_elbow_flex_joint')
+    req = ik_request(target=target, seed=near(q_true, 15, 0.02))
+    req.ik_request.constraints.joint_constraints = [JointConstraint(
+        joint_name='left_elbow_flex_joint', position=float(q_true[i]), tolerance_above=0.01, tolerance_below=0.01)]
+    res = probe.call(probe.ik, req)
+    assert_code(res, 'SUCCESS')
+    assert abs(solution_q(res)[i] - q_true[i]) <= 0.01 + 1e-12
+
+
+def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
+    pub = probe.publisher(JointState, '/joint_states')
+    q_latest = MODEL.random_configuration(rng=16)
+    target = frame_transform(MODEL, q_latest, 'base_link', 'left_tool0')
+
+    def answered_from_latest():
+        pub.publish(joint_state(MODEL.q_names, q_latest))
+        res = probe.call(probe.ik, ik_request(target=target, timeout=0.5))
+        return res if res.error_code.val == MoveItErrorCodes.SUCCESS and np.allclose(
+            solution_q(res)[MODEL.q_names.index('head_pan_joint')], q_latest[MODEL.q_names.index('head_pan_joint')]) else None
+    res = probe.spin_until(answered_from_latest, 'an IK answer seeded by the published joint state')
+    # the seed was the solution itself: it is returned as is
+    np.testing.assert_allclose(solution_q(res), q_latest, atol=1e-9)
+
+
+@pytest.mark.parametrize('change, code, pattern', [
+    (dict(group='legs'), 'INVALID_GROUP_NAME', r"unknown group 'legs'; groups: \['arms', 'left_arm'\]"),
+    (dict(link='left_tool9'), 'INVALID_LINK_NAME', r"unknown link 'left_tool9'; did you mean 'left_tool0'"),
+    (dict(frame='no_frame'), 'FRAME_TRANSFORM_FAILURE', r"header.frame_id: unknown link 'no_frame'"),
+    (dict(avoid_collisions=True), 'COLLISION_CHECKING_UNAVAILABLE', r'no collision model'),
+])
+def test_ik_request_errors(probe, change, code, pattern):
+    target = frame_transform(MODEL, MODEL.home_configuration(), 'base_link', 'left_tool0')
+    res = probe.call(probe.ik, ik_request(target=target, **change))
+    assert_code(res, code, pattern)
+    assert not res.solution.joint_state.name
+
+
+def test_ik_invalid_robot_states(probe):
+    target = frame_transform(MODEL, MODEL.home_configuration(), 'base_link', 'left_tool0')
+    req = ik_request(target=target)
+    req.ik_request.robot_state.joint_state = JointState(name=['elbow'], position=[0.0])
+    assert_code(probe.call(probe.ik, req), 'INVALID_ROBOT_STATE', r"unknown joint 'elbow'")
+    req.ik_request.robot_state.joint_state = JointState(name=['left_elbow_flex_joint'], position=[float('nan')])
+    assert_code(probe.call(probe.ik, req), 'INVALID_ROBOT_STATE', r'non-finite .*left_elbow_flex_joint')
+
+
+def test_ik_timeout_is_honoured(probe):
+    far = np.eye(4)
+    far[:3, 3] = [5.0, 0.0, 0.0]  # out of reach
+    res = probe.call(probe.ik, ik_request(target=far, timeout=0.3))
+    assert_code(res, 'TIMED_OUT', r'within the 0.3 s timeout; best position error')
+
+
+def test_fk_poses_in_a_frame_for_a_given_state(probe):
+    q = MODEL.random_configuration(rng=17)
+    req = GetPositionFK.Request(fk_link_names=['left_tool0', 'tw/camera_optical_frame'], robot_state=robot_state(q))
+    req.header.frame_id = 'tw/torso_link'
+    res = probe.call(probe.fk, req)
+    assert_code(res, 'SUCCESS')
+    assert list(res.fk_link_names) == ['left_tool0', 'tw/camera_optical_frame']
+    for ps, link in zip(res.pose_stamped, ['left_tool0', 'camera_optical_frame']):
+        assert ps.header.frame_id == 'tw/torso_link'
+        np.testing.assert_allclose(pose_to_matrix(ps.pose), frame_transform(MODEL, q, 'torso_link', link), atol=1e-12)
+
+
+def test_fk_empty_frame_is_the_root_with_prefix(probe):
+    q = MODEL.random_configuration(rng=18)
+    res = probe.call(probe.fk, GetPositionFK.Request(fk_link_names=['right_tool0'], robot_state=robot_state(q)))
+    assert_code(res, 'SUCCESS')
+    assert res.pose_stamped[0].header.frame_id == 'tw/base_link'
+    T = forward_kinematics(MODEL, q)[MODEL.link_index('right_tool0')]
+    np.testing.assert_allclose(pose_to_matrix(res.pose_stamped[0].pose), T, atol=1e-12)
+
+
+@pytest.mark.parametrize('frame, links, code, pattern', [
+    ('', ['nowhere'], 'INVALID_LINK_NAME', r"fk_link_names: unknown link 'nowhere'"),
+    ('elsewhere', ['left_tool0'], 'FRAME_TRANSFORM_FAILURE', r"header.frame_id: unknown link 'elsewhere'"),
+])
+def test_fk_errors(probe, frame, links, code, pattern):
+    req = GetPositionFK.Request(fk_link_names=links)
+    req.header.frame_id = frame
+    res = probe.call(probe.fk, req)
+    assert_code(res, code, pattern)
+    assert not res.pose_stamped
+
+
+# ------------------------------------------------------------------ handlers without DDS
+PANDA = RobotModel.from_urdf(robot_xml('panda'))
+SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration())
+ARM = services.IKSettings(groups={'arm': services.IKGroup('arm', 'panda_link0', 'panda_hand_tcp')})
+
+
+def panda_request(T, **fields):
+    req = GetPositionIK.Request()
+    req.ik_request.pose_stamped = pose_stamped(T)
+    for k, v in fields.items():
+        setattr(req.ik_request, k, v)
+    return req
+
+
+def call_ik(req, robot=SNAP, settings=ARM, **kw):
+    return services.compute_ik(req, GetPositionIK.Response(), robot, settings, **kw)
+
+
+def test_solve_unchecked_policy_solves_and_says_so():
+    q = PANDA.random_configuration(rng=20)
+    T = frame_transform(PANDA, q, 'panda_link0', 'panda_hand_tcp')
+    seed = services.RobotSnapshot(PANDA, q + 0.02)
+    import dataclasses
+    settings = dataclasses.replace(ARM, avoid_collisions_policy='solve_unchecked', timeout=5.0)
+    res = call_ik(panda_request(T, avoid_collisions=True), robot=seed, settings=settings)
+    assert_code(res, 'SUCCESS', r'^solved WITHOUT collision checking')
+
+
+def test_before_any_description_services_answer_failure():
+    res = call_ik(panda_request(np.eye(4)), robot=None)
+    assert_code(res, 'FAILURE', r'no robot description received yet')
+    fk = services.compute_fk(GetPositionFK.Request(), GetPositionFK.Response(), None, None)
+    assert_code(fk, 'FAILURE', r'no robot description received yet')
+
+
+@pytest.mark.parametrize('fields, code, pattern', [
+    (dict(ik_link_names=['panda_hand_tcp', 'panda_link4'], pose_stamped_vector=[PoseStamped()]),
+     'INVALID_LINK_NAME', r'2 ik_link_names but 1 poses'),
+    (dict(ik_link_names=['panda_hand_tcp', 'panda_hand_tcp'], pose_stamped_vector=[PoseStamped(), PoseStamped()]),
+     'INVALID_LINK_NAME', r'IK links repeat'),
+    (dict(group_name='all'), 'INVALID_GROUP_NAME', r"unknown group 'all'; groups: \['arm'\]"),
+])
+def test_request_shape_errors(fields, code, pattern):
+    assert_code(call_ik(panda_request(np.eye(4), **fields)), code, pattern)
+
+
+def test_unsupported_constraints_and_bad_joint_constraints_are_refused():
+    T = frame_transform(PANDA, PANDA.home_configuration(), 'panda_link0', 'panda_hand_tcp')
+    req = panda_request(T)
+    req.ik_request.constraints.position_constraints = [PositionConstraint()]
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r'only constraints.joint_constraints are supported')
+    req = panda_request(T)
+    req.ik_request.constraints.joint_constraints = [JointConstraint(joint_name='panda_joint4', position=1.0,
+                                                                    tolerance_above=0.1, tolerance_below=0.1)]
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r"joint constraint on 'panda_joint4' leaves no value")
+    req.ik_request.constraints.joint_constraints = [JointConstraint(joint_name='panda_finger_joint2')]
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r"unknown joint 'panda_finger_joint2'")
+
+
+def test_zero_quaternion_target_is_invalid():
+    req = panda_request(np.eye(4))
+    req.ik_request.pose_stamped.pose.orientation.w = 0.0
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r'zero orientation quaternion')
+
+
+def test_no_default_tip_needs_an_ik_link():
+    settings = services.IKSettings(groups={})
+    assert_code(call_ik(panda_request(np.eye(4)), settings=settings), 'INVALID_LINK_NAME',
+                r"no IK link named and group 'all' has no tip")
+
+
+def test_group_that_does_not_fit_the_robot():
+    settings = services.IKSettings(groups={'arm': services.IKGroup('arm', 'base_link', 'tool0')})
+    assert_code(call_ik(panda_request(np.eye(4)), settings=settings), 'INVALID_GROUP_NAME',
+                r"group 'arm' does not fit robot 'panda': unknown link 'base_link'")
+
+
+def test_an_unexpected_exception_becomes_crash(monkeypatch):
+    crashes = []
+    monkeypatch.setattr(services.ik, 'solve_ik', lambda *a, **k: 1 / 0)
+    T = frame_transform(PANDA, PANDA.home_configuration(), 'panda_link0', 'panda_hand_tcp')
+    res = call_ik(panda_request(T), on_crash=crashes.append)
+    assert_code(res, 'CRASH', r'internal error: ZeroDivisionError')
+    assert isinstance(crashes[0], ZeroDivisionError)
