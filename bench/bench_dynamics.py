@@ -1,8 +1,10 @@
-"""Benchmark of rnea, crba and aba: robokin_ros batched and single-call against Pinocchio from Python.
+"""Benchmark of the dynamics: generic and generated kernels side by side with Pinocchio from Python.
 
-Usage: ``python3 bench/bench_dynamics.py [--quick]``. Prints µs per configuration for a batch of
-10,000 configurations (1,000 with --quick) and for single calls, on Panda and Talos
-(example-robot-data), with Pinocchio's per-call time (a Python loop of calls) and the ratios.
+Usage: ``python3 bench/bench_dynamics.py [--quick]``. Prints µs per configuration, on Panda and
+Talos (example-robot-data), for rnea, crba, aba and gravity torques: robokin_ros's generic kernel
+and its per-robot generated kernel, each batched (10,000 configurations; 1,000 with --quick) and
+as a single call, next to Pinocchio's per-call time (a Python loop of calls), with the ratios
+ours / Pinocchio (below 1: faster than Pinocchio). All columns come from the same run.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 
-from robokin_ros import RobotModel
-from robokin_ros.dynamics import aba, crba, rnea
+from robokin_ros import RobotModel, kinematics
+from robokin_ros.dynamics import aba, crba, gravity_torques, rnea
 
 
 def best_of(fn, repeats: int) -> float:
@@ -31,6 +33,20 @@ def best_of(fn, repeats: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def time_ours(fn, model, inputs, batch: int, repeats: int, n_single: int, generated: bool) -> tuple[float, float]:
+    """(batched, single) µs per configuration of ``fn`` with the generated kernels on or off."""
+    kinematics.use_generated_kernels = generated
+    try:
+        first = tuple(x[0] for x in inputs)
+        fn(model, *inputs)  # build / warm the per-model caches
+        fn(model, *first)
+        t_batch = best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6
+        t_single = best_of(lambda: [fn(model, *first) for _ in range(n_single)], repeats) / n_single * 1e6
+    finally:
+        kinematics.use_generated_kernels = True
+    return t_batch, t_single
 
 
 def main() -> None:
@@ -46,8 +62,12 @@ def main() -> None:
     if base is None:
         sys.exit("example-robot-data is not installed (pip install example-robot-data)")
     rng = np.random.default_rng(0)
-    print(f"µs per configuration; batch of {batch}; single = one call; pin = Pinocchio, loop of calls from Python")
-    print(f"{'robot':7s} {'algo':5s} {'batched':>9s} {'single':>9s} {'pin':>8s} {'batched/pin':>12s} {'single/pin':>11s}")
+    print(f"µs per configuration; batch of {batch}; single = one call; pin = Pinocchio, loop of calls from Python;"
+          " gen = generated kernel; ratio = ours / pin")
+    header = (f"{'robot':6s} {'algo':7s} {'batch':>8s} {'gen batch':>10s} {'single':>8s} {'gen single':>11s}"
+              f" {'pin':>7s} {'batch/pin':>10s} {'gen batch/pin':>14s} {'gen single/pin':>15s}")
+    print(header)
+    print("-" * len(header))
     for name in ("panda", "talos"):
         bench_robot(name, os.path.join(base, ERD_ROBOTS[name]), pin, batch, repeats, singles, rng)
 
@@ -58,7 +78,8 @@ def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
     q = model.random_configuration(batch, rng)
     v, a = rng.normal(size=(2, batch, model.n_v))
     tau = rnea(model, q, v, a)
-    ours = {"rnea": (rnea, (q, v, a)), "crba": (crba, (q,)), "aba": (aba, (q, v, tau))}
+    ours = {"rnea": (rnea, (q, v, a)), "crba": (crba, (q,)), "aba": (aba, (q, v, tau)),
+            "gravity": (gravity_torques, (q,))}
     peers = {}
     if pin is not None:
         pm = pin.buildModelFromUrdf(path)
@@ -66,19 +87,21 @@ def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
         pq = [pin_configuration(model, pm, qi) for qi in q[:singles]]
         pv = rng.normal(size=(singles, pm.nv))
         peers = {"rnea": lambda k: pin.rnea(pm, pd, pq[k], pv[k], pv[k]), "crba": lambda k: pin.crba(pm, pd, pq[k]),
-                 "aba": lambda k: pin.aba(pm, pd, pq[k], pv[k], pv[k])}
+                 "aba": lambda k: pin.aba(pm, pd, pq[k], pv[k], pv[k]),
+                 "gravity": lambda k: pin.computeGeneralizedGravity(pm, pd, pq[k])}
     for algo, (fn, inputs) in ours.items():
-        first = tuple(x[0] for x in inputs)
-        fn(model, *inputs)  # warm the per-model caches
-        t_batch = best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6  # noqa: B023 (called at once)
-        n_single = max(1, singles // 10)
-        t_single = best_of(lambda: [fn(model, *first) for _ in range(n_single)], repeats) / n_single * 1e6  # noqa: B023
+        generic_batch, generic_single = time_ours(fn, model, inputs, batch, repeats, max(1, singles // 100), False)
+        gen_batch, gen_single = time_ours(fn, model, inputs, batch, repeats, max(1, singles // 10), True)
+        row = f"{name:6s} {algo:7s} {generic_batch:8.2f} {gen_batch:10.2f} {generic_single:8.1f} {gen_single:11.1f}"
         if algo in peers:
             call = peers[algo]
             t_pin = best_of(lambda: [call(k) for k in range(singles)], repeats) / singles * 1e6  # noqa: B023
-            print(f"{name:7s} {algo:5s} {t_batch:9.2f} {t_single:9.1f} {t_pin:8.2f} {t_batch / t_pin:12.2f} {t_single / t_pin:11.1f}")
+            row += (f" {t_pin:7.2f} {generic_batch / t_pin:10.2f} {gen_batch / t_pin:14.2f}"
+                    f" {gen_single / t_pin:15.1f}")
         else:
-            print(f"{name:7s} {algo:5s} {t_batch:9.2f} {t_single:9.1f} {'-':>8s} {'-':>12s} {'-':>11s}")
+            row += f" {'-':>7s} {'-':>10s} {'-':>14s} {'-':>15s}"
+        print(row, flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -18,17 +18,26 @@ Modelling choices:
   in world axes, torque about the world origin (Pinocchio takes them in each joint's frame).
 - Joint friction and damping (URDF ``<dynamics>``) and rotor inertia are ignored.
 
+Generated kernels: for models without floating or planar joints, :func:`rnea`,
+:func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba` and
+:func:`aba` run per-robot straight-line code from :mod:`robokin_ros.codegen_dynamics` (faster for
+one configuration and for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or
+external wrenches select the generic kernels below, which are the generated code's oracle.
+
 Internally arrays are component-first and batch-last (a spatial vector per body is ``(6, n, B)``)
 so every arithmetic operation runs over a contiguous batch; Python loops run over depth levels.
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
 from numpy.typing import NDArray
 
+from . import kinematics
+from .codegen_dynamics import compiled_crba, compiled_forward_dynamics, compiled_rnea
 from .errors import ModelError, NonFiniteError, ShapeError
 from .inertia import (
     apply_inertia,
@@ -47,6 +56,7 @@ Array = NDArray[np.float64]
 
 #: Standard gravity along -z [m/s²].
 GRAVITY = (0.0, 0.0, -9.81)
+_STANDARD_GRAVITY = np.array(GRAVITY)
 
 _TREES: weakref.WeakKeyDictionary[RobotModel, _Tree] = weakref.WeakKeyDictionary()
 
@@ -231,6 +241,8 @@ def _chunked(kernel, qb: Array, *arrays, axis: int = -1) -> Array:
 
 
 def _gravity(gravity) -> Array:
+    if gravity is GRAVITY:
+        return _STANDARD_GRAVITY
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,):
         raise ShapeError("gravity", "(3,)", g.shape)
@@ -436,6 +448,44 @@ def _aba_by_solve(model, tree, qb, v, tau, f_ext, g) -> Array:
     return np.linalg.solve(_crba(model, tree, qb), rhs.T[..., None])[..., 0].T
 
 
+# ---------------------------------------------------------------------------------------- generated kernels
+def _generated(kernel, model: RobotModel, q, vectors: dict, g: Array) -> Array | None:
+    """``kernel`` (a :mod:`.codegen_dynamics` kernel) on checked inputs, shaped ``batch + output``;
+    None when there is no kernel or generated kernels are switched off
+    (``kinematics.use_generated_kernels``)."""
+    if kernel is None:
+        return None
+    flat = _single_flat(model, q, vectors)
+    if flat is not None:
+        return kernel.single_flat(flat + g.tolist() if kernel.gravity_input else flat)
+    qb, x, _, batch = _inputs(model, q, vectors)
+    inputs = [qb, *x.values()]
+    if kernel.gravity_input:
+        inputs.append(np.broadcast_to(g, (len(qb), 3)))
+    if not batch:
+        return kernel.single(*(a[0] for a in inputs))
+    return kernel.batch(*inputs).reshape(batch + kernel.shape)
+
+
+def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
+    """The fast path of one configuration: ``q`` and the vectors as one list of floats when each
+    is a 1-D float64 array of its size and their sum is finite; else None (full checks follow)."""
+    flat = []
+    for x, n in zip((q, *vectors.values()), (model.n_q,) + (model.n_v,) * len(vectors)):
+        if type(x) is not np.ndarray or x.shape != (n,) or x.dtype != np.float64:
+            return None
+        flat += x.tolist()
+    return flat if math.isfinite(sum(flat)) else None
+
+
+def _rnea_kernel(model: RobotModel, with_v: bool, with_a: bool, g: Array):
+    return compiled_rnea(model, with_v, with_a, g) if kinematics.use_generated_kernels else None
+
+
+def _crba_kernel(model: RobotModel):
+    return compiled_crba(model) if kinematics.use_generated_kernels else None
+
+
 # ---------------------------------------------------------------------------------------- public API
 def _out(x: Array, batch: tuple) -> Array:
     """``(k, B)`` internal result as ``(..., k)``."""
@@ -460,8 +510,12 @@ def rnea(model: RobotModel, q, v, a, gravity=GRAVITY, f_ext=None) -> Array:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
     tree = _dynamic_tree(model)
-    qb, x, f, batch = _inputs(model, q, {"v": v, "a": a}, f_ext)
     g = _gravity(gravity)
+    if f_ext is None:
+        tau = _generated(_rnea_kernel(model, True, True, g), model, q, {"v": v, "a": a}, g)
+        if tau is not None:
+            return tau
+    qb, x, f, batch = _inputs(model, q, {"v": v, "a": a}, f_ext)
     return _out(_chunked(lambda *args: _rnea(model, tree, *args, g), qb, x["v"], x["a"], f), batch)
 
 
@@ -472,9 +526,12 @@ def gravity_torques(model: RobotModel, q, gravity=GRAVITY) -> Array:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
     tree = _dynamic_tree(model)
+    g = _gravity(gravity)
+    tau = _generated(_rnea_kernel(model, False, False, g), model, q, {}, g)
+    if tau is not None:
+        return tau
     qb, _, _, batch = _inputs(model, q, {})
     zero = np.zeros((1, model.n_v))
-    g = _gravity(gravity)
     return _out(_chunked(lambda qc: _rnea(model, tree, qc, zero.T, zero.T, None, g), qb), batch)
 
 
@@ -485,9 +542,12 @@ def nonlinear_effects(model: RobotModel, q, v, gravity=GRAVITY) -> Array:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
     tree = _dynamic_tree(model)
+    g = _gravity(gravity)
+    h = _generated(_rnea_kernel(model, True, False, g), model, q, {"v": v}, g)
+    if h is not None:
+        return h
     qb, x, _, batch = _inputs(model, q, {"v": v})
     zero = np.zeros((model.n_v, 1))
-    g = _gravity(gravity)
     return _out(_chunked(lambda qc, vc: _rnea(model, tree, qc, vc, zero, None, g), qb, x["v"]), batch)
 
 
@@ -513,6 +573,9 @@ def crba(model: RobotModel, q) -> Array:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
     tree = _dynamic_tree(model)
+    M = _generated(_crba_kernel(model), model, q, {}, None)
+    if M is not None:
+        return M
     qb, _, _, batch = _inputs(model, q, {})
     return _chunked(lambda qc: _crba(model, tree, qc), qb, axis=0).reshape(batch + (model.n_v, model.n_v))
 
@@ -521,7 +584,9 @@ def aba(model: RobotModel, q, v, tau, gravity=GRAVITY, f_ext=None) -> Array:
     """Forward dynamics by the articulated-body algorithm: ``a = M⁻¹ (tau + Jᵀ f_ext - h)``.
 
     Models with mimic joints (a constraint ABA cannot express) solve ``M a = tau - h`` with
-    :func:`crba` and :func:`rnea` instead.
+    :func:`crba` and :func:`rnea` instead; so does the generated kernel (generated CRBA and RNEA
+    and a sparse ``Lᵀ D L`` factorisation of ``M``, in one function), used when the model has
+    one and ``f_ext`` is None.
 
     Args:
         q: ``(..., n_q)``; v: ``(..., n_v)``; tau: joint forces ``(..., n_v)`` [N m, N].
@@ -537,8 +602,12 @@ def aba(model: RobotModel, q, v, tau, gravity=GRAVITY, f_ext=None) -> Array:
     tree = _dynamic_tree(model)
     if tree.massless_coordinates:
         raise ModelError(f"coordinates {list(tree.massless_coordinates)} move no mass: the mass matrix is singular")
-    qb, x, f, batch = _inputs(model, q, {"v": v, "tau": tau}, f_ext)
     g = _gravity(gravity)
+    if f_ext is None and kinematics.use_generated_kernels:
+        acc = _generated(compiled_forward_dynamics(model, g), model, q, {"v": v, "tau": tau}, g)
+        if acc is not None:
+            return acc
+    qb, x, f, batch = _inputs(model, q, {"v": v, "tau": tau}, f_ext)
     kernel = _aba_by_solve if tree.has_mimic else _aba
     return _out(_chunked(lambda *args: kernel(model, tree, *args, g), qb, x["v"], x["tau"], f), batch)
 

@@ -18,8 +18,10 @@ from robokin_ros import (
     NonFiniteError,
     RobotModel,
     ShapeError,
+    codegen_dynamics,
     dynamics,
     jacobians,
+    kinematics,
 )
 from robokin_ros.dynamics import (
     aba,
@@ -132,6 +134,7 @@ def test_external_wrenches_enter_as_jacobian_transpose(model):
 
 def test_batched_equals_looped(model, monkeypatch):
     monkeypatch.setattr(dynamics, "CHUNK", 4)   # 6 configurations: two kernel calls
+    monkeypatch.setattr(codegen_dynamics, "CHUNK", 4)
     q, v, a = random_state(model, np.random.default_rng(5), 6)
     qb, vb, ab = q.reshape(2, 3, -1), v.reshape(2, 3, -1), a.reshape(2, 3, -1)
     tau, M, acc = rnea(model, qb, vb, ab), crba(model, qb), aba(model, qb, vb, ab)
@@ -402,7 +405,141 @@ def test_bad_shapes_and_values_raise():
         rnea(model, np.zeros((2, 2)), np.zeros((3, 2)), z)
     with pytest.raises(NonFiniteError, match=r"v has non-finite entries at \['joint2'\]"):
         nonlinear_effects(model, q, [0.0, np.nan])
+    with pytest.raises(NonFiniteError, match=r"q has non-finite entries at \['joint2'\]"):
+        gravity_torques(model, np.array([0.0, np.inf]))     # a 1-D float64 q: the generated fast path
+    with pytest.raises(NonFiniteError, match=r"tau has non-finite entries at \['joint1'\]"):
+        aba(model, q, z, np.array([np.nan, 0.0]))
     with pytest.raises(NonFiniteError, match=r"f_ext has non-finite entries at \['tip'\]"):
         rnea(model, q, z, z, f_ext=np.where(np.arange(4)[:, None] == 3, np.inf, np.zeros((4, 6))))
     with pytest.raises(NonFiniteError, match=r"gravity has non-finite entries at \[2\]"):
         gravity_torques(model, q, gravity=(0.0, 0.0, np.nan))
+
+
+# ------------------------------------------------------------------------------------ generated kernels
+def load(name: str) -> RobotModel:
+    if name in MODELS:
+        return MODELS[name]()
+    if os.path.exists(os.path.join(ROBOTS, name + ".urdf")):
+        return bundled(name)
+    if name in ERD_ROBOTS:
+        return RobotModel.from_urdf_file(erd_urdf(ERD_ROBOTS[name]))
+    return random_robot(int(name.split("_")[-1]), [JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC,
+                                                 JointType.FIXED])
+
+
+GENERATED_CASES = ["panda", "twin_arm_torso", "ur5e", "double_pendulum", "planar_2link", "branched",
+                   "prismatic_continuous_mimic", "random_mimic_3", "ur5", "xarm7", "talos", "solo12", "anymal_c",
+                   "go1", "kinova", "baxter", "z1"]
+
+
+def generic(call, *args, **kwargs):
+    """``call`` with the generated kernels switched off."""
+    kinematics.use_generated_kernels = False
+    try:
+        return call(*args, **kwargs)
+    finally:
+        kinematics.use_generated_kernels = True
+
+
+@pytest.mark.parametrize("name", GENERATED_CASES)
+def test_generated_kernels_equal_generic_kernels(name):
+    model = load(name)
+    assert codegen_dynamics.compiled_crba(model) is not None
+    rng = np.random.default_rng(20)
+    q, v, a = random_state(model, rng, 5)
+    tau = rng.normal(size=(5, model.n_v))
+    cases = [(rnea, (q, v, a), {}), (rnea, (q, v, a), {"gravity": (0.3, -1.0, -9.0)}), (crba, (q,), {}),
+             (gravity_torques, (q,), {}), (gravity_torques, (q,), {"gravity": (0.0, 2.0, 0.0)}),
+             (nonlinear_effects, (q, v), {}), (coriolis_torques, (q, v), {})]
+    for call, args, kwargs in cases:
+        expected = generic(call, model, *args, **kwargs)
+        assert_close(call(model, *args, **kwargs), expected, rtol=1e-12)                    # batch
+        assert_close(call(model, *(x[3] for x in args), **kwargs), expected[3], rtol=1e-12)  # one configuration
+    if not dynamics._tree(model).massless_coordinates:
+        # a different algorithm (Lᵀ D L solve against ABA): agreement limited by the conditioning of M
+        expected = generic(aba, model, q, v, tau)
+        assert_close(aba(model, q, v, tau), expected, rtol=1e-9)
+        assert_close(aba(model, q[1], v[1], tau[1], gravity=(1.0, 0.0, -3.0)),
+                     generic(aba, model, q[1], v[1], tau[1], gravity=(1.0, 0.0, -3.0)), rtol=1e-9)
+
+
+def test_generated_kernels_take_any_array_like_and_batch_shape():
+    model = bundled("twin_arm_torso")
+    q, v, a = random_state(model, np.random.default_rng(21), 6)
+    expected = generic(rnea, model, q, v, a)
+    np.testing.assert_allclose(rnea(model, q[2].tolist(), list(v[2]), a[2].astype(np.float32)),
+                               generic(rnea, model, q[2].tolist(), list(v[2]), a[2].astype(np.float32)),
+                               rtol=0, atol=1e-12)
+    tau = rnea(model, q.reshape(2, 3, -1), v.reshape(2, 3, -1), a.reshape(2, 3, -1))
+    assert tau.shape == (2, 3, model.n_v)
+    np.testing.assert_allclose(tau.reshape(6, -1), expected, rtol=0, atol=1e-12)
+    M = crba(model, q.reshape(3, 2, -1))
+    assert M.shape == (3, 2, model.n_v, model.n_v) and M.flags.c_contiguous
+    np.testing.assert_allclose(M.reshape(6, model.n_v, model.n_v), generic(crba, model, q), rtol=0, atol=1e-12)
+    assert crba(model, q[:0]).shape == (0, model.n_v, model.n_v)
+
+
+def test_public_functions_dispatch_to_generated_kernels_unless_f_ext(monkeypatch):
+    model = bundled("panda")
+    used = []
+
+    def spy(factory):
+        def wrapped(*args):
+            kernel = factory(*args)
+            used.append(factory.__name__)
+            return kernel
+        return wrapped
+
+    for name in ("compiled_rnea", "compiled_crba", "compiled_forward_dynamics"):
+        monkeypatch.setattr(dynamics, name, spy(getattr(codegen_dynamics, name)))
+    q, v, a = random_state(model, np.random.default_rng(22))
+    rnea(model, q, v, a)
+    crba(model, q)
+    aba(model, q, v, a)
+    assert used == ["compiled_rnea", "compiled_crba", "compiled_forward_dynamics"]
+    rnea(model, q, v, a, f_ext=np.zeros((model.n_links, 6)))
+    aba(model, q, v, a, f_ext=np.zeros((model.n_links, 6)))
+    generic(gravity_torques, model, q)
+    assert len(used) == 3
+
+
+def test_models_with_floating_or_planar_joints_have_no_generated_kernel():
+    for model in (fixture("floating"), fixture("planar_joint")):
+        assert codegen_dynamics.compiled_crba(model) is None
+        assert codegen_dynamics.compiled_rnea(model, True, True, G) is None
+        assert codegen_dynamics.compiled_forward_dynamics(model, G) is None
+
+
+def test_generated_code_folds_constants_and_reuses_registers():
+    # planar_2link turns about z with gravity along -z: its gravity torques are constant zeros.
+    model = fixture("planar_2link")
+    kernel = codegen_dynamics.compiled_rnea(model, False, False, G)
+    assert kernel.generated.slots.size == 0
+    np.testing.assert_array_equal(gravity_torques(model, np.array([0.3, -1.2])), 0.0)
+    # only the inputs a kernel takes are read; no line of the code is a bare negation
+    source = codegen_dynamics.compiled_rnea(bundled("panda"), True, False, G).generated.source
+    n_q, n_v = bundled("panda").n_q, bundled("panda").n_v
+    assert f"q[{n_q + n_v - 1}]" in source and f"q[{n_q + n_v}]" not in source
+    assert not re.search(r"= -r\d+$", source, re.MULTILINE)
+    lines = source.split("def fk_all")[0].count("\n")
+    assert len(set(re.findall(r"\br\d+\b", source))) < lines / 5
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
+    """The symbolic Lᵀ D L solve, on symbols (dense, fill-in everywhere) and with structural zeros."""
+    rng = np.random.default_rng(seed)
+    n = 6
+    A = rng.normal(size=(n, n))
+    M = A @ A.T + n * np.eye(n)
+    if seed:
+        M[4, 1] = M[1, 4] = M[5, 0] = M[0, 5] = 0.0      # zeros that are constants in the generated code
+    b = rng.normal(size=n)
+    e = codegen_dynamics._SignedEmitter()
+    symbols = [0.0 if M.flat[k] == 0.0 else e._new(f"q[{k}]") for k in range(n * n)]
+    x = codegen_dynamics._solve_values(e, symbols, [e._new(f"q[{n * n + k}]") for k in range(n)])
+    results = ", ".join(e.plain(xi) if isinstance(xi, str) else repr(xi) for xi in x)
+    source = "def f(q):\n" + "\n".join(e.lines) + f"\n    return [{results}]"
+    namespace = {}
+    exec(source, namespace)  # noqa: S102 (generated code under test)
+    np.testing.assert_allclose(namespace["f"](list(M.flat) + list(b)), np.linalg.solve(M, b), rtol=1e-12)

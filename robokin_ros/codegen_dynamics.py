@@ -1,0 +1,539 @@
+"""Per-robot specialised dynamics: RNEA (and its gravity / nonlinear-effects cases), CRBA and
+forward dynamics (``M a = tau - h`` by a sparse ``Lᵀ D L`` factorisation) as straight-line
+Python source, with the generic kernels of :mod:`robokin_ros.dynamics` as oracle.
+
+The generated code follows Featherstone's algorithms in body (local) coordinates, where every
+body's spatial inertia and every joint's motion subspace are constants: only the joint
+transforms depend on ``q``. The generator (the :class:`~robokin_ros.codegen._Emitter` of the
+FK generator) folds every constant: fixed joints are merged (their links' inertials added to
+the moving ancestor, parallel-axis), axis-aligned joints touch only the entries their rotation
+moves, massless bodies vanish, and inputs that are known to be zero (``v`` and ``a`` for the
+gravity torques, ``a`` for the nonlinear effects) or constant (standard gravity) are folded
+away. Temporaries are renamed onto a small set of registers once they are dead, so a batched
+call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is last used.
+
+Models with floating or planar joints get no generated kernel (the generic kernels handle them).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+
+import numpy as np
+
+from .codegen import (
+    _TOL,
+    _clean,
+    _const_matrix,
+    _Emitter,
+    _generated,
+    _outputs,
+    _rotation_symbols,
+    _supported,
+)
+from .model import JointType, RobotModel
+
+#: Gravity vectors folded into the generated code as constants; any other is an input.
+_CONSTANT_GRAVITIES = ((0.0, 0.0, -9.81), (0.0, 0.0, 0.0))
+
+#: Configurations per chunk of a batched generated kernel (measured on Panda and Talos: larger
+#: chunks amortise numpy's per-operation overhead, 1024 -> 4096 saves 30-40 %).
+CHUNK = 4096
+
+_COMPILED: weakref.WeakKeyDictionary[RobotModel, dict] = weakref.WeakKeyDictionary()
+
+
+# ---------------------------------------------------------------------------------------- symbolic helpers
+class _SignedEmitter(_Emitter):
+    """An :class:`_Emitter` that carries signs instead of emitting negations.
+
+    A symbol may be ``"-tN"`` (the negation of ``tN``, never written as a line): products take
+    the sign of their factors and sums turn negative terms into subtractions. :meth:`plain`
+    writes a negation out where a bare name is needed (function arguments, results).
+    """
+
+    @staticmethod
+    def _split(x) -> tuple[float, str]:
+        return (-1.0, x[1:]) if x.startswith("-") else (1.0, x)
+
+    @staticmethod
+    def _signed(sign: float, name: str) -> str:
+        return name if sign > 0 else f"-{name}"
+
+    def neg(self, x):
+        if self._const(x):
+            return -x
+        return x[1:] if x.startswith("-") else f"-{x}"
+
+    def plain(self, x):
+        """``x`` as a constant or a bare variable name."""
+        if self._const(x) or not x.startswith("-"):
+            return x
+        return self._new(x)
+
+    def mul(self, a, b):
+        if self._const(a) and self._const(b):
+            return a * b
+        if self._const(b):
+            a, b = b, a
+        if self._const(a):
+            if abs(a) < _TOL:
+                return 0.0
+            sign, name = self._split(b)
+            sign *= math.copysign(1.0, a)
+            if abs(a) == 1.0:
+                return self._signed(sign, name)
+            return self._signed(sign, self._new(f"{abs(a)!r} * {name}"))
+        (sa, na), (sb, nb) = self._split(a), self._split(b)
+        return self._signed(sa * sb, self._new(f"{na} * {nb}"))
+
+    def add(self, *terms):
+        const = float(sum(t for t in terms if self._const(t)))
+        names = [self._split(t) for t in terms if not self._const(t)]
+        pos = [n for sign, n in names if sign > 0]
+        neg = [n for sign, n in names if sign < 0]
+        if not names:
+            return const
+        if abs(const) <= _TOL:
+            if len(names) == 1:
+                return self._signed(*names[0])
+            const = 0.0
+        if not pos:                                    # -(n1 + n2 + ... - const)
+            return self.neg(self._sum(neg, [], -const))
+        return self._sum(pos, neg, const)
+
+    def _sum(self, pos, neg, const):
+        if len(pos) == 1 and not neg and const == 0.0:
+            return pos[0]
+        expr = " + ".join(pos) + "".join(f" - {n}" for n in neg)
+        if const > 0.0:
+            expr += f" + {const!r}"
+        elif const < 0.0:
+            expr += f" - {-const!r}"
+        return self._new(expr)
+
+    def sub(self, a, b):
+        return self.add(a, self.neg(b))
+
+
+def _cross(e: _Emitter, a, b) -> list:
+    return [e.sub(e.mul(a[1], b[2]), e.mul(a[2], b[1])),
+            e.sub(e.mul(a[2], b[0]), e.mul(a[0], b[2])),
+            e.sub(e.mul(a[0], b[1]), e.mul(a[1], b[0]))]
+
+
+def _vadd(e: _Emitter, *vectors) -> list:
+    return [e.add(*xs) for xs in zip(*vectors)]
+
+
+def _scale(e: _Emitter, vector, s) -> list:
+    return [e.mul(x, s) for x in vector]
+
+
+def _transpose(M) -> list:
+    return [[M[c][r] for c in range(3)] for r in range(3)]
+
+
+class _Body:
+    """One moving body of the generated kernels: its joint transform and constant inertia.
+
+    ``E`` rotates parent coordinates into body coordinates, ``r`` is the body origin in the
+    parent body's frame; ``u`` the joint axis (body frame), ``revolute`` its kind; ``column``
+    the v index of its coordinate and ``scale`` the mimic multiplier; ``mass``, ``com``, ``I_c``
+    (rotational inertia about the centre of mass), ``h = mass com`` and ``I_o`` (rotational
+    inertia about the body origin) its merged inertial in the body frame; symmetric matrices as
+    ``(xx, yy, zz, xy, xz, yz)``.
+    """
+
+    def __init__(self, parent, E, r, u, revolute, column, scale, mass, com, I_c):
+        self.parent, self.E, self.r, self.u, self.revolute = parent, E, r, u, revolute
+        self.column, self.scale, self.mass = column, scale, mass
+        c = np.array(com)
+        I_o = _unpack(I_c) + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        self.com, self.I_c = [_clean(x) for x in com], [_clean(x) for x in I_c]
+        self.h, self.I_o = [_clean(mass * x) for x in com], _pack(I_o)
+
+
+_SYM = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+
+
+def _pack(S) -> list:
+    return [_clean(S[i, k]) for i, k in _SYM]
+
+
+def _unpack(s) -> np.ndarray:
+    return np.array([[s[0], s[3], s[4]], [s[3], s[1], s[5]], [s[4], s[5], s[2]]])
+
+
+def _bodies(model: RobotModel, e: _Emitter) -> list:
+    """Emit every moving body's joint transform; return the bodies (index 0 is the root: None)."""
+    from .dynamics import _tree
+
+    tree = _tree(model)
+    plan = tree.plan
+    scalar_pos = {int(link): k for k, link in enumerate(plan.scalar_links)}
+    q_symbols: dict[int, str] = {}
+    trig: dict[tuple, tuple[str, str]] = {}
+    bodies = [None]
+    for b in range(1, tree.n_bodies):
+        link = int(tree.body_links[b])
+        j, k = link - 1, scalar_pos[link]
+        qi, mult, off = int(plan.scalar_q[k]), float(plan.scalar_mult[k]), float(plan.scalar_offset[k])
+        if qi not in q_symbols:
+            q_symbols[qi] = e._new(f"q[{qi}]")
+        value = e.add(e.mul(mult, q_symbols[qi]), off)
+        C = plan.C[link]
+        CR, Cp = _const_matrix(C[:3, :3]), [_clean(x) for x in C[:3, 3]]
+        u = [_clean(x) for x in model.joint_axes[j]]
+        revolute = JointType(model.joint_types[j]) != JointType.PRISMATIC
+        if revolute:
+            key = (qi, mult, off)
+            if key not in trig:
+                angle = e.plain(value)
+                trig[key] = (e._new(f"cos({angle})"), e._new(f"sin({angle})"))
+            c, s = trig[key]
+            E = e.matmul(_rotation_symbols(e, [-x for x in u], c, s), _transpose(CR))   # Rot(u, θ)ᵀ C_Rᵀ
+            r = Cp
+        else:
+            E = _transpose(CR)
+            r = [e.add(pc, e.mul(a, value)) for pc, a in zip(Cp, [_clean(x) for x in np.array(CR) @ np.array(u)])]
+        src = int(model.velocity_source_joints[j])
+        bodies.append(_Body(int(tree.parent[b]), E, r, u, revolute, int(model.joint_v_index[src]), mult,
+                            float(tree.mass[b]), tree.com[b].tolist(), _pack(tree.I_com[b])))
+    return bodies
+
+
+def _sym_apply(e: _Emitter, S, x) -> list:
+    """``S x`` for a symmetric matrix stored as ``(xx, yy, zz, xy, xz, yz)``."""
+    return [e.dot([S[0], S[3], S[4]], x), e.dot([S[3], S[1], S[5]], x), e.dot([S[4], S[5], S[2]], x)]
+
+
+def _body_force(e: _Emitter, body: _Body, vl, w, al, aw) -> tuple[list, list]:
+    """Newton–Euler: the force ``[f; n]`` (moment about the body origin) that gives the body the
+    motion ``v = [vl; w]``, ``a = [al; aw]`` (spatial, body frame): ``I a + v ×* I v``.
+
+    With the centre of mass ``c``: ``f = m (al + aw × c + w × (vl + w × c))`` (the classical
+    acceleration of ``c``), ``n = c × f + I_c aw + w × I_c w``.
+    """
+    c = body.com
+    v_com = _vadd(e, vl, _cross(e, w, c))
+    f = _scale(e, _vadd(e, al, _cross(e, aw, c), _cross(e, w, v_com)), body.mass)
+    n = _vadd(e, _cross(e, c, f), _sym_apply(e, body.I_c, aw), _cross(e, w, _sym_apply(e, body.I_c, w)))
+    return f, n
+
+
+def _to_parent(e: _Emitter, body: _Body, f, n) -> tuple[list, list]:
+    """A force ``[f; n]`` in body coordinates expressed in the parent body's coordinates."""
+    R = _transpose(body.E)
+    fp = e.matvec(R, f)
+    return fp, _vadd(e, e.matvec(R, n), _cross(e, body.r, fp))
+
+
+def _joint_dot(e: _Emitter, body: _Body, f, n):
+    """``Sᵀ [f; n]``: the joint's share of a force."""
+    return e.dot(body.u, n if body.revolute else f)
+
+
+# ---------------------------------------------------------------------------------------- generators
+class _Inputs:
+    """Symbols of the generated function's inputs, read in order from its one argument ``q``
+    (the configuration first, then the further inputs concatenated)."""
+
+    def __init__(self, e: _Emitter, model: RobotModel):
+        self.e, self.offset = e, model.n_q
+
+    def read(self, n: int) -> list:
+        symbols = [self.e._new(f"q[{self.offset + k}]") for k in range(n)]
+        self.offset += n
+        return symbols
+
+
+def _gravity_symbols(inputs: _Inputs, gravity) -> list:
+    """The gravity vector: its constant value, or (``gravity`` None) three inputs."""
+    return inputs.read(3) if gravity is None else [float(x) for x in gravity]
+
+
+def _rnea_values(e: _Emitter, bodies: list, n_v: int, v: list, a: list, g: list) -> list:
+    """Emit RNEA for velocities ``v``, accelerations ``a`` (symbols or zeros, per v coordinate)
+    and gravity ``g``; return the joint forces, one symbol per v coordinate."""
+    rates = {"v": v, "a": a}
+    zero = [0.0, 0.0, 0.0]
+    V = {0: (zero, zero)}
+    A = {0: ([e.mul(-1.0, x) for x in g], zero)}
+    F = {}
+    for b, body in enumerate(bodies[1:], start=1):
+        vl, w = V[body.parent]
+        al, aw = A[body.parent]
+        qd = e.mul(body.scale, rates["v"][body.column])
+        qdd = e.mul(body.scale, rates["a"][body.column])
+        vl = e.matvec(body.E, _vadd(e, vl, _cross(e, w, body.r)))
+        w = e.matvec(body.E, w)
+        al = e.matvec(body.E, _vadd(e, al, _cross(e, aw, body.r)))
+        aw = e.matvec(body.E, aw)
+        uqd, uqdd = _scale(e, body.u, qd), _scale(e, body.u, qdd)
+        if body.revolute:                                   # S = [0; u]; v × (S q̇) = [vl × u q̇; ω × u q̇]
+            w = _vadd(e, w, uqd)
+            al = _vadd(e, al, _cross(e, vl, uqd))
+            aw = _vadd(e, aw, uqdd, _cross(e, w, uqd))
+        else:                                               # S = [u; 0]; v × (S q̇) = [ω × u q̇; 0]
+            vl = _vadd(e, vl, uqd)
+            al = _vadd(e, al, uqdd, _cross(e, w, uqd))
+        V[b], A[b] = (vl, w), (al, aw)
+        F[b] = _body_force(e, body, vl, w, al, aw)
+    tau = [0.0] * n_v
+    for b in range(len(bodies) - 1, 0, -1):
+        body = bodies[b]
+        f, n = F[b]
+        tau[body.column] = e.add(tau[body.column], e.mul(body.scale, _joint_dot(e, body, f, n)))
+        if body.parent:
+            fp, np_ = _to_parent(e, body, f, n)
+            pf, pn = F[body.parent]
+            F[body.parent] = (_vadd(e, pf, fp), _vadd(e, pn, np_))
+    return tau
+
+
+def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
+    """Emit CRBA; return the entries of ``M`` row-major (symmetric, both triangles)."""
+    IC = {b: (body.mass, list(body.h), list(body.I_o)) for b, body in enumerate(bodies) if body is not None}
+    for b in range(len(bodies) - 1, 0, -1):                 # composite inertias, body frames
+        body = bodies[b]
+        if not body.parent:
+            continue
+        m, h, I = IC[b]
+        R, r = _transpose(body.E), body.r
+        hh = e.matvec(R, h)
+        RI = [_sym_apply(e, I, [R[k][0], R[k][1], R[k][2]]) for k in range(3)]   # rows of R I
+        two_hr_mrr = e.add(e.mul(2.0, e.dot(hh, r)), e.mul(m, e.dot(r, r)))
+        shifted = []
+        for i, k in _SYM:
+            x = e.dot(RI[i], R[k])                                               # (R I Rᵀ)[i, k]
+            outer = e.add(e.mul(hh[i], r[k]), e.mul(r[i], hh[k]), e.mul(m, e.mul(r[i], r[k])))
+            shifted.append(e.sub(e.add(x, two_hr_mrr) if i == k else x, outer))
+        pm, ph, pI = IC[body.parent]
+        IC[body.parent] = (pm + m, _vadd(e, ph, hh, _scale(e, r, m)), _vadd(e, pI, shifted))
+    entries: dict[tuple[int, int], object] = {}
+    for i in range(1, len(bodies)):
+        body = bodies[i]
+        m, h, I = IC[i]
+        u = body.u
+        if body.revolute:                                   # I [0; u] = [-h × u; I_o u]
+            f, n = [e.mul(-1.0, x) for x in _cross(e, h, u)], _sym_apply(e, I, u)
+        else:                                               # I [u; 0] = [m u; h × u]
+            f, n = _scale(e, u, m), _cross(e, h, u)
+        j, other = i, body
+        while True:
+            value = e.mul(body.scale * other.scale, _joint_dot(e, other, f, n))
+            row, col = max(body.column, other.column), min(body.column, other.column)
+            if j != i and row == col:                       # two mimic columns of one coordinate
+                value = e.mul(2.0, value)
+            entries[row, col] = e.add(entries.get((row, col), 0.0), value)
+            if not other.parent:
+                break
+            f, n = _to_parent(e, other, f, n)
+            j = other.parent
+            other = bodies[j]
+    values = [0.0] * (n_v * n_v)
+    for (row, col), value in entries.items():
+        values[row * n_v + col] = values[col * n_v + row] = value
+    return values
+
+
+def _solve_values(e: _SignedEmitter, M: list, b: list) -> list:
+    """Emit the solution ``x`` of ``M x = b`` for a symmetric positive definite ``M`` (row-major
+    symbols) by the factorisation ``M = Lᵀ D L`` (L unit lower triangular), eliminating the
+    last coordinate first. On a tree in topological order this creates no fill-in and touches
+    only the non-zero entries (Featherstone, Rigid Body Dynamics Algorithms, §6.5); zeros of
+    ``M`` are constants, so the emitter skips them."""
+    n = len(b)
+    H = [[M[i * n + j] for j in range(i + 1)] for i in range(n)]    # lower triangle, overwritten by L
+    inv_d = [0.0] * n
+    for k in range(n - 1, -1, -1):
+        inv_d[k] = e._new(f"1.0 / {e.plain(H[k][k])}")
+        for i in range(k - 1, -1, -1):
+            if H[k][i] == 0.0:
+                continue
+            a = e.mul(H[k][i], inv_d[k])
+            for j in range(i + 1):
+                H[i][j] = e.sub(H[i][j], e.mul(a, H[k][j]))
+            H[k][i] = a
+    x = list(b)
+    for i in range(n - 1, -1, -1):                                   # Lᵀ y = b
+        for j in range(i):
+            x[j] = e.sub(x[j], e.mul(H[i][j], x[i]))
+    x = [e.mul(xi, d) for xi, d in zip(x, inv_d)]                    # D z = y
+    for i in range(n):                                               # L x = z
+        x[i] = e.sub(x[i], e.dot(H[i][:i], x[:i]))
+    return x
+
+
+# ---------------------------------------------------------------------------------------- registers
+_TEMP = re.compile(r"\bt\d+\b")
+
+
+def _allocate_registers(e: _Emitter, values: list) -> list:
+    """Drop dead assignments and rename temporaries onto reusable registers, in place.
+
+    A register is reused once its value has been read for the last time, so on numpy batches
+    each intermediate array is freed (and its memory recycled) as soon as it is dead. Returns
+    ``values`` renamed.
+    """
+    parsed = []
+    for line in e.lines:
+        target, expr = line.strip().split(" = ", 1)
+        parsed.append((target, expr, _TEMP.findall(expr)))
+    live = {x for x in values if isinstance(x, str)}
+    kept = []
+    for target, expr, uses in reversed(parsed):
+        if target in live:
+            kept.append((target, expr, uses))
+            live.update(uses)
+    kept.reverse()
+    last = {name: k for k, (_, _, uses) in enumerate(kept) for name in uses}
+    last.update((x, math.inf) for x in values if isinstance(x, str))
+    register, free, count, lines = {}, [], 0, []
+    for k, (target, expr, uses) in enumerate(kept):
+        expr = _TEMP.sub(lambda m: register[m.group(0)], expr)
+        for name in set(uses):
+            if last[name] == k:
+                free.append(register[name])
+        if free:
+            register[target] = free.pop()
+        else:
+            register[target], count = f"r{count}", count + 1
+        lines.append(f"    {register[target]} = {expr}")
+    e.lines = lines
+    return [register[x] if isinstance(x, str) else x for x in values]
+
+
+# ---------------------------------------------------------------------------------------- compiled kernels
+class CompiledDynamics:
+    """A generated dynamics kernel callable on one configuration or a batch.
+
+    ``single(*inputs)`` takes 1-D arrays (``q``, then the kernel's other inputs) and returns an
+    array of shape :attr:`shape`; ``batch(*inputs)`` takes ``(B, k)`` arrays and returns
+    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input.
+    """
+
+    def __init__(self, model: RobotModel, e: _SignedEmitter, values: list, shape: tuple, label: str,
+                 gravity_input: bool = False):
+        values = _allocate_registers(e, [e.plain(x) for x in values])
+        names, slots, template = _outputs(values, np.zeros(shape))
+        self.generated = _generated(e, values, names, slots, template)
+        namespace: dict = {}
+        exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
+        self._batch, self._single = namespace["fk"], namespace["fk_all"]
+        self.shape, self.gravity_input = shape, gravity_input
+        self._size = template.size
+        # Batched results are assembled from the non-zero entries only (variables and non-zero
+        # constants, in flat order), copied as runs of consecutive entries.
+        flat = template.reshape(-1)
+        nonzero = np.union1d(slots, np.flatnonzero(flat)).astype(np.int64)
+        self._rows = np.searchsorted(nonzero, slots)           # row of each returned entry
+        self._constants = [(k, flat[s]) for k, s in enumerate(nonzero) if s not in set(slots.tolist())]
+        cuts = np.flatnonzero(np.diff(nonzero) != 1) + 1
+        starts, stops = np.r_[0, cuts], np.r_[cuts, nonzero.size]
+        self._runs = [(int(nonzero[a]), int(a), int(b - a)) for a, b in zip(starts, stops) if b > a]
+        self._n_nonzero = nonzero.size
+        self._dense = nonzero.size == self._size
+
+    def single(self, *inputs: np.ndarray) -> np.ndarray:
+        """Kernel output for one configuration (1-D inputs)."""
+        return self.single_flat([x for a in inputs for x in a.tolist()])
+
+    def single_flat(self, inputs: list) -> np.ndarray:
+        """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
+        return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
+
+    def batch(self, *inputs: np.ndarray) -> np.ndarray:
+        """Kernel outputs ``(B,) + shape`` for ``(B, k)`` inputs, in chunks of :data:`CHUNK`."""
+        B = inputs[0].shape[0]
+        out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
+        scratch = np.empty((self._n_nonzero, min(B, CHUNK)))
+        for k, value in self._constants:
+            scratch[k] = value
+        for start in range(0, B, CHUNK):
+            stop = min(B, start + CHUNK)
+            view = scratch[:, :stop - start]
+            x = np.concatenate([a[start:stop].T for a in inputs])   # (n inputs, chunk), component-first
+            for row, entry in zip(self._rows, self._batch(x, np.cos, np.sin)):
+                view[row] = entry
+            if self._dense:
+                out[start:stop] = view.T
+            else:
+                block, entries = out[start:stop], view.T.copy()
+                for first, k, length in self._runs:
+                    block[:, first:first + length] = entries[:, k:k + length]
+        return out.reshape((B,) + self.shape)
+
+
+def _cached(model: RobotModel, key, build):
+    per_model = _COMPILED.setdefault(model, {})
+    if key not in per_model:
+        per_model[key] = build() if _supported(model) else None
+    return per_model[key]
+
+
+def _constant_gravity(gravity: np.ndarray):
+    """``gravity`` as a tuple when it is folded into the generated code, else None (an input)."""
+    g = tuple(gravity.tolist())
+    return g if g in _CONSTANT_GRAVITIES else None
+
+
+def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> CompiledDynamics | None:
+    """The generated RNEA of ``model`` (None for models with floating or planar joints).
+
+    Args:
+        with_v, with_a: whether ``v`` / ``a`` are inputs (else zero: gravity torques are
+            ``with_v = with_a = False``, nonlinear effects ``with_a = False``).
+        gravity: ``(3,)``; standard and zero gravity are folded in, any other vector is a
+            further input (pass it after ``q``, ``v``, ``a``).
+
+    Returns:
+        The kernel; its inputs are ``q``, then ``v`` and ``a`` when present, then the gravity
+        vector when it is not folded; its output is ``tau (n_v,)``.
+    """
+    constant = _constant_gravity(gravity)
+
+    def build():
+        e = _SignedEmitter()
+        bodies, inputs, zeros = _bodies(model, e), _Inputs(e, model), [0.0] * model.n_v
+        v = inputs.read(model.n_v) if with_v else zeros
+        a = inputs.read(model.n_v) if with_a else zeros
+        tau = _rnea_values(e, bodies, model.n_v, v, a, _gravity_symbols(inputs, constant))
+        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}",
+                                gravity_input=constant is None)
+
+    return _cached(model, ("rnea", with_v, with_a, constant), build)
+
+
+def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
+    """The generated CRBA of ``model``: ``q -> M (n_v, n_v)`` (None for floating / planar joints)."""
+
+    def build():
+        e = _SignedEmitter()
+        return CompiledDynamics(model, e, _crba_values(e, _bodies(model, e), model.n_v), (model.n_v, model.n_v),
+                                "crba")
+
+    return _cached(model, "crba", build)
+
+
+def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | None:
+    """The generated forward dynamics of ``model``: ``(q, v, tau[, gravity]) -> a (n_v,)``
+    solving ``M a = tau - h`` with the generated CRBA, RNEA and a sparse ``Lᵀ D L``
+    factorisation, in one function sharing the joint transforms (None for floating / planar
+    joints). ``gravity`` as in :func:`compiled_rnea`."""
+    constant = _constant_gravity(gravity)
+
+    def build():
+        e = _SignedEmitter()
+        bodies, inputs = _bodies(model, e), _Inputs(e, model)
+        v, tau = inputs.read(model.n_v), inputs.read(model.n_v)
+        h = _rnea_values(e, bodies, model.n_v, v, [0.0] * model.n_v, _gravity_symbols(inputs, constant))
+        M = _crba_values(e, bodies, model.n_v)
+        a = _solve_values(e, M, [e.sub(t, x) for t, x in zip(tau, h)])
+        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}",
+                                gravity_input=constant is None)
+
+    return _cached(model, ("forward dynamics", constant), build)
