@@ -1,35 +1,63 @@
-"""Inverse kinematics: batched Levenberg–Marquardt on the SE(3) pose error.
+"""Inverse kinematics: Levenberg–Marquardt on the SE(3) pose error, within the joint limits.
 
-Joint limits hold coordinates at their bounds, random restarts run as extra rows, and every
-operation is vectorised over problems × seeds.
+A few problems (the ``/compute_ik`` case) iterate one at a time in plain Python floats on the
+robot's generated kernel (:mod:`robokin_ros.codegen`: ``fk_all`` on a list), where a numpy call
+would cost more than the arithmetic it does; the damped step is straight-line code generated
+per system size. Many problems iterate together, stacked: the kernel's batched output is a
+``(size, B)`` array and every operation covers all rows (the small normal systems are solved
+by a straight-line Cholesky factorisation whose entries are ``(B,)`` arrays). Finished problems
+make room for waiting ones; the last few finish in floats. Models the generator does not handle
+(floating, planar joints) use the generic FK and Jacobians, stacked.
 
-Notation: a *problem* is one target set (a pose per tip) with one seed; a *row* is one
-iterate of one problem (its seed, or a random restart). ``x`` are the problem's free
-coordinates (the ``v`` coordinates of the joints allowed to move), ``e (6,)`` a tip's error
-twist [linear; angular] in the target's axes: ``-[R_tᵀ (p_c - p_t); log(R_tᵀ R_c)]``, the motion
-still to make, which pairs with the target-axes Jacobian ``blockdiag(R_tᵀ, R_tᵀ) J_LWA``.
+Notation: a *problem* is one target set (a pose per tip) with one seed; a *row* is one iterate
+of one problem (its seed, or a random restart). ``x`` are the problem's free coordinates (the
+``v`` coordinates of the joints allowed to move). A tip's error twist [linear; angular] is
+``d = [R_tᵀ (p - p_t); log(R_tᵀ R)]`` in the target's axes; when every axis counts alike (no
+dead band, no free axis) the step is computed in the world axes instead, with
+``[p - p_t; log(R R_tᵀ)]`` (the same vector rotated by ``R_t``, so the same least squares) and
+the kernel's LOCAL_WORLD_ALIGNED Jacobian as it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import weakref
+from operator import itemgetter, mul
 from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
+from . import kinematics
+from .codegen import compiled_frames
 from .errors import JointLimitError, NonFiniteError, RobokinError, ShapeError
 from .jacobians import LOCAL_WORLD_ALIGNED, jacobian
 from .kinematics import forward_kinematics
 from .model import SCALAR_TYPES, JointType, RobotModel
-from .spatial import inverse_transform, log_so3, quat_xyzw_to_matrix, skew
+from .spatial import log_so3, quat_xyzw_to_matrix
 
 Array = NDArray[np.float64]
 
 #: Values of :attr:`IKResult.status`.
 CONVERGED, MAX_ITERATIONS, TIMEOUT, NO_FREE_JOINTS = "converged", "max_iterations", "timeout", "no_free_joints"
+
+#: Levenberg–Marquardt damping ``λ = DAMPING_COST · ½‖r‖² + DAMPING_FLOOR`` (Sugihara 2011).
+DAMPING_COST, DAMPING_FLOOR = 0.1, 1e-6
+#: A row whose cost has not dropped by ``STALL_PROGRESS`` (relative) for ``STALL_ITERATIONS``
+#: iterations restarts at random.
+STALL_ITERATIONS, STALL_PROGRESS = 5, 0.1
+#: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
+BATCH_ROWS = 2048
+#: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
+#: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
+#: 40-100 µs (measured: floats 2x faster for 10 problems, even at ~50).
+SCALAR_ROWS = 16
+#: A batch's last problems (this many) finish one by one in floats too.
+TAIL_PROBLEMS = 4
+#: Random rows added to a problem whose only row stalls once no problem waits for a row.
+EXTRA_ROWS = 7
 
 
 class IKOptionError(RobokinError, ValueError):
@@ -109,181 +137,175 @@ def _quat_multiply(a: Array, b: Array) -> Array:
     return out / np.linalg.norm(out, axis=-1, keepdims=True)
 
 
-def _wrap(angle: Array) -> Array:
-    """Angles wrapped into (-π, π]."""
-    return np.pi - np.mod(np.pi - angle, 2.0 * np.pi)
+def _wrap(angle):
+    """Angles wrapped into (-π, π] (floats or arrays)."""
+    return math.pi - (math.pi - angle) % (2.0 * math.pi)
 
 
 # ---------------------------------------------------------------------------------------------
-# Kernels: tip poses and Jacobians in the target frames. Component-first, batch-last layout
-# (rotations ``(3, 3, k, B)``, vectors ``(3, k, B)``) so each operation runs over whole batches.
-
-#: Below this many rows, world poses are composed by pointer jumping (ceil(log2 depth) batched
-#: steps, fewest numpy calls); from it on, level by level (fewest operations).
-JUMP_ROWS = 48
+# One row in Python floats. ``F`` is the generated kernel's flat output (``fk_all``): per tip a
+# block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9 the LOCAL_WORLD_ALIGNED
+# Jacobian (see :func:`robokin_ros.codegen.generate_frames_source`).
 
 
-def _compose(Ra: Array, pa: Array, Rb: Array, pb: Array) -> tuple[Array, Array]:
-    """``T_a ∘ T_b`` component-first: ``R (3, 3, ...)``, ``p (3, ...)`` (broadcasting)."""
-    R = Ra[:, 0, None] * Rb[0, None]
-    R += Ra[:, 1, None] * Rb[1, None]
-    R += Ra[:, 2, None] * Rb[2, None]
-    p = Ra[:, 0] * pb[0]
-    p += Ra[:, 1] * pb[1]
-    p += Ra[:, 2] * pb[2]
-    p += pa
-    return R, p
+def _dot(u, v) -> float:
+    return sum(map(mul, u, v))
 
 
-def _cross(a: Array, b: Array) -> Array:
-    """Cross products ``a × b`` over the first axis."""
-    return np.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+def _tip_error(F: list, o: int, w: int, t: list, world: bool) -> list:
+    """Error twist ``d`` (6 floats) of one tip.
 
-
-class _ChainKernel:
-    """Fast kernel for trees whose moving joints (on the tips' supports) are all scalar.
-
-    Nodes: 0 an identity sentinel, 1 the root link (placed at the target frame for one tip, at
-    the world for several), then the movable links supporting a tip and the tips. A node's pose in its anchor (nearest
-    movable ancestor) is ``R = Rc + A1 sin v + A2 (1 - cos v)``, ``p = pc + (Rc u) v_prismatic``.
+    Args:
+        F: flat kernel output; the tip's pose rows start at ``o``, ``w`` values apart.
+        t: the target's 12 components in the world: rotation row-major, then position.
+        world: world axes ``[p - p_t; log(R R_tᵀ)]``, else target axes ``[R_tᵀ (p - p_t); log(R_tᵀ R)]``.
     """
-
-    def __init__(self, model: RobotModel, tips: Sequence[int], free_v: Array):
-        n = model.n_links
-        movable = np.zeros(n, bool)
-        movable[1:] = ~model.is_fixed
-        anchor, C = np.zeros(n, np.int64), np.tile(np.eye(4), (n, 1, 1))
-        for i in range(1, n):  # placement of each link's joint frame in its anchor link
-            p = model.link_parents[i]
-            anchor[i], C[i] = (p, model.joint_origins[i - 1]) if p == 0 or movable[p] else \
-                (anchor[p], C[p] @ model.joint_origins[i - 1])
-        links = np.union1d(np.flatnonzero(model.support_mask[list(tips)].any(axis=0) & movable), tips)
-        links = np.union1d(links, [0])
-        # Node 0 is an identity sentinel, node 1 the root link (placed in the target frame for one
-        # tip), nodes 2... the links; a finished pointer rests on the sentinel.
-        node = {int(link): k + 1 for k, link in enumerate(links)}
-        m = len(links) + 1
-        self.tip_nodes = np.array([node[t] for t in tips])
-        anc = np.array([0, 0] + [node[int(anchor[link])] for link in links[1:]])
-        depth = np.zeros(m, np.int64)
-        for k in range(1, m):
-            depth[k] = depth[anc[k]] + 1
-        self.anchor = anc
-        self.levels = [np.flatnonzero(depth == d) for d in range(2, depth.max() + 1)]
-        self.jumps = []  # pointer jumping: pose in ptr(k) <- pose of ptr(k) in ptr(ptr(k)) ∘ pose in ptr(k)
-        for _ in range(int(np.ceil(np.log2(max(depth.max(), 1))))):
-            self.jumps.append(anc)
-            anc = anc[anc]
-        Cn = np.concatenate([np.eye(4)[None], C[links]])  # the root link's C is the identity
-        self.q_index = np.zeros(m, np.int64)
-        self.mult, self.offset = np.zeros((m, 1)), np.zeros((m, 1))
-        axes, revolute, prismatic = np.zeros((m, 3)), np.zeros(m, bool), np.zeros(m, bool)
-        columns = []  # (node, free coordinate, scale)
-        free_index = {int(k): c for c, k in enumerate(free_v)}
-        for k, link in enumerate(links, start=1):
-            j = link - 1
-            if link == 0 or model.is_fixed[j]:
-                continue
-            src = model.mimic_source[j] if model.is_mimic[j] else j
-            self.q_index[k] = model.joint_q_index[src]
-            self.mult[k], self.offset[k] = model.mimic_multiplier[j], model.mimic_offset[j]
-            axes[k] = model.joint_axes[j]
-            prismatic[k] = model.joint_types[j] == JointType.PRISMATIC
-            revolute[k] = not prismatic[k]
-            if model.joint_v_index[src] in free_index:
-                columns.append((k, free_index[model.joint_v_index[src]], model.mimic_multiplier[j] if model.is_mimic[j] else 1.0))
-        K = skew(axes) * revolute[:, None, None]
-        Rc = Cn[:, :3, :3]
-        batch_last = lambda a: np.moveaxis(a, 0, -1)[..., None]  # noqa: E731  (m, ...) -> (..., m, 1)
-        self.Rc, self.A1, self.A2 = batch_last(Rc), batch_last(Rc @ K), batch_last(Rc @ K @ K)
-        self.pc = batch_last(Cn[:, :3, 3])
-        self.Rc_u = batch_last(np.einsum("kij,kj->ki", Rc, axes) * prismatic[:, None])
-        self.has_prismatic = bool(prismatic.any())
-        # The same local poses as homogeneous (m, 4, 4) terms, for the few-row path.
-        K4, E4 = np.zeros((m, 4, 4)), np.zeros((m, 4, 4))
-        K4[:, :3, :3], E4[:, :3, 3] = K, axes * prismatic[:, None]
-        self.H0, self.H1, self.H2, self.H3 = Cn, Cn @ K4, Cn @ K4 @ K4, Cn @ E4
-        self.col_node = np.array([c[0] for c in columns], np.int64)
-        self.col_axis = axes[self.col_node].T[:, :, None]                             # (3, nc, 1)
-        self.col_revolute = revolute[self.col_node]
-        # (n_tips, nc, 1) masks: column moves the tip, and is revolute / prismatic.
-        sup = model.support_mask[np.ix_(list(tips), links[self.col_node - 1])] if columns else np.zeros((len(tips), 0), bool)
-        self.rev_mask = (sup & self.col_revolute)[..., None].astype(float)
-        self.pris_mask = (sup & ~self.col_revolute)[..., None].astype(float)
-        select = np.zeros((len(columns), len(free_v)))
-        select[np.arange(len(columns)), [c[1] for c in columns]] = [c[2] for c in columns]
-        self.select = None if len(columns) == len(free_v) and np.array_equal(select, np.eye(len(free_v))) else select
-
-    def evaluate(self, q: Array, Tinv: tuple[Array, Array]) -> tuple[Array, Array, Array]:
-        """Tip poses in their target frames and the target-axes Jacobians.
-
-        Args:
-            q: ``(B, n_q)`` configurations.
-            Tinv: target poses inverted, ``R (3, 3, n_tips, B)``, ``p (3, n_tips, B)`` (in the world).
-
-        Returns:
-            ``E_R (3, 3, n_tips, B)``, ``E_p (3, n_tips, B)`` (pose of each tip in its target frame)
-            and ``J (6, n_tips, n_free, B)`` ([linear; angular], target axes, at the tip).
-        """
-        B = q.shape[0]
-        single = Tinv[0].shape[2] == 1  # then the root is placed in the target frame
-        if B < JUMP_ROWS:  # homogeneous (B, m, 4, 4) poses, pointer jumping: fewest numpy calls
-            v = (q[:, self.q_index] * self.mult[:, 0] + self.offset[:, 0])[..., None, None]   # (B, m, 1, 1)
-            P = self.H0 + self.H1 * np.sin(v) + self.H2 * (1.0 - np.cos(v))
-            if self.has_prismatic:
-                P += self.H3 * v
-            if single:
-                P[:, 1, :3, :3], P[:, 1, :3, 3] = Tinv[0][:, :, 0].transpose(2, 0, 1), Tinv[1][:, 0].T
-            for anc in self.jumps:
-                P = P[:, anc] @ P
-            R, p = P[..., :3, :3].transpose(2, 3, 1, 0), P[..., :3, 3].transpose(2, 1, 0)
-        else:  # component-first, level by level: fewest operations
-            v = q[:, self.q_index].T * self.mult + self.offset                     # (m, B)
-            R = self.Rc + self.A1 * np.sin(v) + self.A2 * (1.0 - np.cos(v))        # (3, 3, m, B)
-            p = self.pc + self.Rc_u * v if self.has_prismatic else np.repeat(self.pc, B, axis=-1)
-            if single:
-                R[:, :, 1], p[:, 1] = Tinv[0][:, :, 0], Tinv[1][:, 0]
-            for level in self.levels:
-                a = self.anchor[level]
-                R[:, :, level], p[:, level] = _compose(R[:, :, a], p[:, a], R[:, :, level], p[:, level])
-        ER, Ep = R[:, :, self.tip_nodes], p[:, self.tip_nodes]                   # (3, 3, nt, B), (3, nt, B)
-        Rc, o = R[:, :, self.col_node], p[:, self.col_node]
-        w = (Rc * self.col_axis).sum(axis=1)                                       # (3, nc, B)
-        if single:
-            w, r = w[:, None], Ep[:, :, None] - o[:, None]                         # (3, 1, nc, B)
-        else:  # tips and columns from the world into each target frame
-            ER, Ep = _compose(Tinv[0], Tinv[1], ER, Ep)
-            TR = Tinv[0][:, :, :, None]
-            w = TR[:, 0] * w[0, None] + TR[:, 1] * w[1, None] + TR[:, 2] * w[2, None]
-            r = Ep[:, :, None] - (TR[:, 0] * o[0, None] + TR[:, 1] * o[1, None] + TR[:, 2] * o[2, None] + Tinv[1][:, :, None])
-        lin = _cross(w, r) * self.rev_mask
-        if self.has_prismatic:
-            lin += w * self.pris_mask
-        J = np.concatenate([lin, np.broadcast_to(w * self.rev_mask, lin.shape)])  # (6, nt, nc, B)
-        if self.select is not None:
-            J = np.einsum("atcb,cf->atfb", J, self.select)
-        return ER, Ep, J
+    a00, a01, a02, p0 = F[o:o + 4]
+    a10, a11, a12, p1 = F[o + w:o + w + 4]
+    a20, a21, a22, p2 = F[o + 2 * w:o + 2 * w + 4]
+    b00, b01, b02, b10, b11, b12, b20, b21, b22, u0, u1, u2 = t
+    e0, e1, e2 = p0 - u0, p1 - u1, p2 - u2
+    trace = a00 * b00 + a01 * b01 + a02 * b02 + a10 * b10 + a11 * b11 + a12 * b12 + a20 * b20 + a21 * b21 + a22 * b22
+    A, B = ((a00, a01, a02), (a10, a11, a12), (a20, a21, a22)), ((b00, b01, b02), (b10, b11, b12), (b20, b21, b22))
+    if world:  # E = R R_tᵀ, E_ij = Σ_k a_ik b_jk
+        vee = (a20 * b10 + a21 * b11 + a22 * b12 - a10 * b20 - a11 * b21 - a12 * b22,
+               a00 * b20 + a01 * b21 + a02 * b22 - a20 * b00 - a21 * b01 - a22 * b02,
+               a10 * b00 + a11 * b01 + a12 * b02 - a00 * b10 - a01 * b11 - a02 * b12)
+        return [e0, e1, e2, *_rotation_vector(trace, vee, lambda: [[_dot(x, y) for y in B] for x in A])]
+    # E = R_tᵀ R, E_ij = Σ_k b_ki a_kj
+    vee = (b02 * a01 + b12 * a11 + b22 * a21 - b01 * a02 - b11 * a12 - b21 * a22,
+           b00 * a02 + b10 * a12 + b20 * a22 - b02 * a00 - b12 * a10 - b22 * a20,
+           b01 * a00 + b11 * a10 + b21 * a20 - b00 * a01 - b10 * a11 - b20 * a21)
+    return [b00 * e0 + b10 * e1 + b20 * e2, b01 * e0 + b11 * e1 + b21 * e2, b02 * e0 + b12 * e1 + b22 * e2,
+            *_rotation_vector(trace, vee, lambda: [[_dot(x, y) for y in zip(*A)] for x in zip(*B)])]
 
 
-class _GenericKernel:
-    """Any joint type (floating, planar): the public FK and Jacobian functions."""
+def _rotation_vector(trace: float, vee, matrix) -> list:
+    """Rotation vector of a rotation E given by its trace and ``(E21 - E12, E02 - E20, E10 - E01)``;
+    ``matrix()`` gives E itself, needed near π only."""
+    c = 0.5 * (trace - 1.0)
+    theta = math.acos(min(1.0, max(-1.0, c)))
+    if theta < 1e-4:
+        f = 0.5 + theta * theta / 12.0
+    elif theta > math.pi - 1e-3:  # the antisymmetric part vanishes: read the axis elsewhere
+        return log_so3(np.array(matrix())).tolist()
+    else:
+        f = theta / (2.0 * math.sqrt(1.0 - c * c))
+    return [f * vee[0], f * vee[1], f * vee[2]]
 
-    def __init__(self, model: RobotModel, tips: Sequence[int], free_v: Array):
-        self.model, self.tips, self.free_v = model, list(tips), free_v
 
-    def evaluate(self, q: Array, Tinv: tuple[Array, Array]) -> tuple[Array, Array, Array]:
-        """See :meth:`_ChainKernel.evaluate`."""
-        T = forward_kinematics(self.model, q)
-        J = np.stack([jacobian(self.model, q, self.model.link_names[t], LOCAL_WORLD_ALIGNED, poses=T)[..., self.free_v]
-                      for t in self.tips])                                           # (nt, B, 6, nf)
-        J = J.transpose(2, 0, 3, 1)                                                   # (6, nt, nf, B)
-        W = T[:, self.tips]                                                           # (B, nt, 4, 4)
-        ER, Ep = _compose(Tinv[0], Tinv[1], W[..., :3, :3].transpose(2, 3, 1, 0), W[..., :3, 3].transpose(2, 1, 0))
-        TR = Tinv[0][:, :, :, None]
-        lin, ang = J[:3], J[3:]
-        J = np.concatenate([TR[:, 0] * lin[0, None] + TR[:, 1] * lin[1, None] + TR[:, 2] * lin[2, None],
-                            TR[:, 0] * ang[0, None] + TR[:, 1] * ang[1, None] + TR[:, 2] * ang[2, None]])
-        return ER, Ep, J
+def _cholesky_lines(size: int, entry, rhs: list, floats: bool) -> list:
+    """Straight-line solve of ``G x = b`` (``G`` symmetric positive definite, entries
+    ``entry(i, k)`` for ``k <= i``, right-hand side ``rhs``): Cholesky factor, then the two
+    triangular solves, leaving ``x0, x1, ...``. Pivots are floored at 1e-300 (they are
+    positive in exact arithmetic; rounding could break that for huge weights)."""
+    terms = lambda items: " + ".join(items)  # noqa: E731
+    minus = lambda expr, items: f"({expr} - ({terms(items)}))" if items else f"({expr})"  # noqa: E731
+    lines = []
+    for i in range(size):
+        for k in range(i):
+            lines.append(f"    l{i}_{k} = {minus(entry(i, k), [f'l{i}_{c} * l{k}_{c}' for c in range(k)])} * v{k}")
+        lines.append(f"    s{i} = {minus(entry(i, i), [f'l{i}_{c} * l{i}_{c}' for c in range(i)])}")
+        floor = f"s{i} if s{i} > 1e-300 else 1e-300" if floats else f"maximum(s{i}, 1e-300)"
+        lines.append(f"    v{i} = 1.0 / sqrt({floor})")
+    for i in range(size):
+        lines.append(f"    y{i} = {minus(rhs[i], [f'l{i}_{c} * y{c}' for c in range(i)])} * v{i}")
+    for i in reversed(range(size)):
+        lines.append(f"    x{i} = {minus(f'y{i}', [f'l{c}_{i} * x{c}' for c in range(i + 1, size)])} * v{i}")
+    return lines
+
+
+def _lm_source(m: int, n: int) -> str:
+    """Straight-line float code of :func:`_lm_step` for ``m`` rows and ``n`` columns: the
+    normal matrix of the smaller system, then its Cholesky solve."""
+    lines = ["def lm(J, r, damping):"]
+    lines += [f"    {''.join(f'j{a}_{c}, ' for c in range(n))}= J[{a}]" for a in range(m)]
+    lines.append(f"    {''.join(f'r{a}, ' for a in range(m))}= r")
+    if m <= n:  # (J Jᵀ + λ) y = r, dx = -Jᵀ y
+        entry = lambda i, k: " + ".join(f"j{i}_{c} * j{k}_{c}" for c in range(n)) + (" + damping" if i == k else "")  # noqa: E731
+        lines += _cholesky_lines(m, entry, [f"r{i}" for i in range(m)], True)
+        lines.append(f"    return [{', '.join('-(' + ' + '.join(f'j{a}_{c} * x{a}' for a in range(m)) + ')' for c in range(n))}]")
+    else:       # (Jᵀ J + λ) dx = -Jᵀ r
+        entry = lambda i, k: " + ".join(f"j{a}_{i} * j{a}_{k}" for a in range(m)) + (" + damping" if i == k else "")  # noqa: E731
+        lines += _cholesky_lines(n, entry, [" + ".join(f"j{a}_{i} * r{a}" for a in range(m)) for i in range(n)], True)
+        lines.append(f"    return [{', '.join(f'-x{i}' for i in range(n))}]")
+    return "\n".join(lines) + "\n"
+
+
+def _solve_source(size: int) -> str:
+    """Straight-line Cholesky solve ``G x = b`` for ``G (size, size, B)``, ``b (size, B)``,
+    component-first: every operation covers the batch."""
+    lines = ["def solve(G, b):"] + _cholesky_lines(size, lambda i, k: f"G[{i}, {k}]", [f"b[{i}]" for i in range(size)], False)
+    return "\n".join(lines + [f"    return [{', '.join(f'x{i}' for i in range(size))}]"]) + "\n"
+
+
+_GENERATED: dict = {}
+
+
+def _generated(kind: str, *sizes: int):
+    """Generated solver ``kind`` ("lm" on floats, "solve" on arrays) for ``sizes``, cached."""
+    key = (kind,) + sizes
+    if key not in _GENERATED:
+        namespace: dict = {"sqrt": math.sqrt} if kind == "lm" else {"sqrt": np.sqrt, "maximum": np.maximum}
+        source = _lm_source(*sizes) if kind == "lm" else _solve_source(*sizes)
+        exec(compile(source, f"<robokin ik {key}>", "exec"), namespace)  # noqa: S102
+        _GENERATED[key] = namespace[kind]
+    return _GENERATED[key]
+
+
+def _lm_step(J: list, r: list, damping: float) -> list:
+    """``dx`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` for ``J`` given as ``m`` rows of ``n``
+    floats, through the smaller normal system (``(J Jᵀ + λ I) y = r, dx = -Jᵀ y`` when ``m <= n``)."""
+    return _generated("lm", len(J), len(J[0]))(J, r, damping)
+
+
+# ---------------------------------------------------------------------------------------------
+# Many rows, stacked: the kernel output as ``(size, B)``, one operation per array over the batch.
+
+
+def _errors_stacked(P: Array, target: Array, world: bool) -> Array:
+    """:func:`_tip_error` of every tip and row: ``d (n_tips, 6, B)`` from the tips' poses
+    ``P (n_tips, 12, B)`` and targets ``(n_tips, 12, B)`` (rotation row-major, then position)."""
+    nt, B = P.shape[0], P.shape[2]
+    R, Rt = P[:, :9].reshape(nt, 3, 3, B), target[:, :9].reshape(nt, 3, 3, B)
+    e = P[:, 9:] - target[:, 9:]
+    if world:
+        E = np.einsum("tikb,tjkb->tijb", R, Rt)                        # R R_tᵀ
+    else:
+        E = np.einsum("tkib,tkjb->tijb", Rt, R)                        # R_tᵀ R
+        e = np.einsum("tkib,tkb->tib", Rt, e)
+    c = np.clip(0.5 * (E[:, 0, 0] + E[:, 1, 1] + E[:, 2, 2] - 1.0), -1.0, 1.0)
+    theta = np.arccos(c)
+    f = np.where(theta < 1e-4, 0.5 + theta * theta / 12.0, theta / (2.0 * np.sqrt(np.maximum(1.0 - c * c, 1e-300))))
+    w = f[:, None] * (E[:, [2, 0, 1], [1, 2, 0]] - E[:, [1, 2, 0], [2, 0, 1]])
+    near_pi = theta > np.pi - 1e-3  # the antisymmetric part vanishes: read the axis elsewhere
+    if near_pi.any():
+        tip, row = np.nonzero(near_pi)
+        w[tip, :, row] = log_so3(E[tip, :, :, row])
+    return np.concatenate([e, w], axis=1)
+
+
+def _lm_step_arrays(J: Array, r: Array, damping: Array) -> Array:
+    """:func:`_lm_step` for ``J (m, n, B)``, ``r (m, B)``, ``damping (B,)``: ``dx (n, B)``."""
+    m, n = J.shape[:2]
+    if m <= n:
+        G = np.einsum("acs,bcs->abs", J, J)
+        G[range(m), range(m)] += damping
+        return -np.einsum("acs,as->cs", J, np.array(_generated("solve", m)(G, r)))
+    G = np.einsum("acs,ads->cds", J, J)
+    G[range(n), range(n)] += damping
+    return -np.array(_generated("solve", n)(G, np.einsum("acs,as->cs", J, r)))
+
+
+def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
+    """The generated kernel's batched output ``(B, n_tips, 10, width)`` by the generic FK and
+    Jacobians, for ``q (B, n_q)`` (models the generator does not handle: floating, planar joints)."""
+    T = forward_kinematics(model, q)
+    out = np.zeros((q.shape[0], len(tips), 10, width))
+    for k, tip in enumerate(tips):
+        out[:, k, :4, :4] = T[:, tip]
+        out[:, k, 4:, :model.n_v] = jacobian(model, q, model.link_names[tip], LOCAL_WORLD_ALIGNED, poses=T)
+    return out
 
 
 class _Plan:
@@ -305,8 +327,6 @@ class _Plan:
                                 for k in range(model.joint_nv[j])], np.int64)
         on_tips = [j for j in range(model.n_joints) if tip_support[j + 1] and not model.is_fixed[j]]
         self.scalar = all(JointType(model.joint_types[j]) in SCALAR_TYPES for j in on_tips)
-        kernel = _ChainKernel if self.scalar else _GenericKernel
-        self.kernel = kernel(model, tips, self.free_v)
         # Free q coordinates that wrap (continuous, planar θ) and that restarts redraw (not floating).
         periodic, randomised = np.zeros(model.n_q, bool), np.zeros(model.n_q, bool)
         for j in self.free_joints:
@@ -316,8 +336,16 @@ class _Plan:
             randomised[i:i + model.joint_nq[j]] = t != JointType.FLOATING
         self.periodic = periodic[self.free_q]
         self.randomised = randomised[self.free_q]
+        # Free columns with a q twin (all but floating joints' v): bounds that can hold a step.
+        self.bounded_v, self.bounded_q = [], []
+        for j in self.free_joints:
+            if model.joint_types[j] != JointType.FLOATING:
+                for k in range(model.joint_nv[j]):
+                    self.bounded_v.append(int(np.flatnonzero(self.free_v == model.joint_v_index[j] + k)[0]))
+                    self.bounded_q.append(int(model.joint_q_index[j] + k))
         self.base_moves = bool(np.any(~model.is_fixed[np.flatnonzero(base_support[1:])]))
         self.T_world_base = forward_kinematics(model, model.home_configuration())[base]
+        self.solvers: dict = {}  # (options, kernel) -> _Solver, see _solver()
 
 
 _PLANS: "weakref.WeakKeyDictionary[RobotModel, dict]" = weakref.WeakKeyDictionary()
@@ -334,11 +362,6 @@ def _plan(model: RobotModel, tips: tuple[int, ...], base: int, active: tuple[int
 # ---------------------------------------------------------------------------------------------
 # The solver
 
-#: Levenberg–Marquardt damping ``λ = DAMPING_COST · ½‖r‖² + DAMPING_FLOOR`` (Sugihara 2011).
-DAMPING_COST, DAMPING_FLOOR = 0.1, 1e-6
-#: A row whose cost has not dropped by 0.1 % for this many iterations restarts at random.
-STALL_ITERATIONS = 10
-
 
 def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = None,
              position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5,
@@ -347,9 +370,13 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
              restarts: int | None = None, rng=None) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
-    Every problem (target set, seed) of the batch is solved together with its random restarts
-    in one vectorised Levenberg–Marquardt loop; a problem stops as soon as one of its rows meets
-    the tolerances (several rows at once: the one closest to the seed wins).
+    Damped least squares (Levenberg–Marquardt) from each seed; a row whose cost stops dropping
+    restarts at a random configuration; a problem stops as soon as one of its rows meets the
+    tolerances (several rows at once: the one closest to the seed wins). Up to
+    :data:`SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
+    larger batch iterates vectorised (stalled problems get :data:`EXTRA_ROWS` extra random rows
+    once every problem is under way, so results of a batch and of single calls agree exactly
+    only for problems that need no restart).
 
     Args:
         model: the robot.
@@ -377,10 +404,10 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         timeout: [s] time budget per problem, pooled over the batch (the call stops iterating
             after ``timeout × number of problems``); None: no time limit.
         max_iterations: iterations per problem (restarts included).
-        restarts: extra rows per problem started at random configurations alongside the seed;
-            None: 3 when the call has at most ``JUMP_ROWS // 4`` problems (extra rows are almost
-            free there and cut the mean time), else 0. Independently of it, a row whose cost has
-            not dropped for ``STALL_ITERATIONS`` iterations restarts at random.
+        restarts: extra rows per problem started at random configurations alongside the seed
+            (all iterated together, vectorised, even for one problem); None or 0: the seed row
+            only. Independently of it, a row whose cost has not dropped by ``STALL_PROGRESS``
+            (10 %) for ``STALL_ITERATIONS`` (5) iterations restarts at random.
         rng: seed or ``numpy.random.Generator`` for the restarts (fixed: deterministic results).
 
     Returns:
@@ -411,6 +438,26 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     tail = (4, 4) if single else (nt, 4, 4)
     if T.ndim < len(tail) or T.shape[T.ndim - len(tail):] != tail:
         raise ShapeError("targets", "(..., 4, 4)" if single else f"(..., {nt}, 4, 4)", T.shape)
+    tol = _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
+    if timeout is not None and not timeout > 0:
+        raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+    compiled = compiled_frames(model, tip_names) if kinematics.use_generated_kernels else None
+    if (T.ndim == len(tail) and (seed is None or np.ndim(seed) == 1) and compiled is not None
+            and tol.restarts == 0 and not plan.base_moves):
+        # One problem (the /compute_ik case): validated and solved on Python floats.
+        flat = T.reshape(nt, 16).tolist()
+        if not all(map(math.isfinite, (x for row in flat for x in row))):
+            raise NonFiniteError("targets", [()])
+        seed_list = model.home_configuration().tolist() if seed is None else np.asarray(seed, float).tolist()
+        if len(seed_list) != model.n_q or not all(map(math.isfinite, seed_list)):
+            model.check_q(seed, "seed")  # raises the named error
+        solver = _solver(model, plan, *_bounds(model, lower, upper), tol, compiled)
+        seed_list = [min(h, max(lo, x)) for x, lo, h in zip(seed_list, solver.q_lower, solver.q_upper)]
+        if base_idx:
+            flat = (plan.T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
+        target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
+        return solver.solve_one(seed_list, target, _Budget(timeout, 1, rng))
+
     T = T.reshape(T.shape[:T.ndim - len(tail)] + (nt, 4, 4))
     finite = np.isfinite(T).all(axis=(-3, -2, -1))
     if not finite.all():
@@ -422,23 +469,27 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     except ValueError:
         raise ShapeError("seed", f"(..., {model.n_q}) broadcastable to the targets' batch {batch}", seed_q.shape) from None
     lo, hi = _bounds(model, lower, upper)
-    tol = _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, timeout, max_iterations, restarts)
 
-    n = int(np.prod(batch))
+    n = math.prod(batch)
     T = np.broadcast_to(T, batch + (nt, 4, 4)).reshape(n, nt, 4, 4)
-    seeds = np.clip(np.broadcast_to(seed_q, batch + (model.n_q,)).reshape(n, model.n_q), lo, hi)
+    seeds = np.minimum(np.maximum(np.broadcast_to(seed_q, batch + (model.n_q,)).reshape(n, model.n_q), lo), hi)
     for s in model.quaternion_slices:
         seeds[:, s] /= np.linalg.norm(seeds[:, s], axis=-1, keepdims=True)
     if plan.base_moves:
         T = forward_kinematics(model, seeds)[:, None, base_idx] @ T
     elif base_idx:
         T = plan.T_world_base @ T
-    result = _Solver(model, plan, lo, hi, tol, np.random.default_rng(rng)).run(T, seeds)
+    # Target components (n, n_tips * 12): per tip its rotation row-major, then its position.
+    targets_flat = np.concatenate([T[..., :3, :3].reshape(n, nt, 9), T[..., :3, 3]], axis=-1).reshape(n, nt * 12)
+    solver = _solver(model, plan, lo, hi, tol, compiled)
+    result = solver.solve(targets_flat, seeds, _Outcome(seeds, _Budget(timeout, n, rng)))
     return IKResult(*(a.reshape(batch + a.shape[1:]) for a in result))
 
 
 def _bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
     """Effective ``(n_q,)`` bounds: the model's limits intersected with the overrides."""
+    if lower is None and upper is None and not model.quaternion_slices:
+        return model.q_lower, model.q_upper
     lo, hi = model.q_lower.copy(), model.q_upper.copy()
     for name, given, pick in (("lower", lower, np.maximum), ("upper", upper, np.minimum)):
         if given is None:
@@ -467,227 +518,438 @@ def _bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
 class _Tolerances:
     position: float
     rotation: float
-    box: Array | None          # (6, n_tips, 1) dead band of the error twist; None: none
-    mask: Array | None         # (6, n_tips, 1) 1 on constrained axes, 0 on free ones; None: all constrained
-    sqrt_weight: Array | None  # (6 * n_tips, 1) √weight (0 on free axes); None: all ones
-    timeout: float | None
+    rows: tuple[tuple[int, int, float, float], ...]  # constrained axes: (tip, axis 0-5, √weight, dead band)
+    world: bool                                      # no dead band, no free axis: step in world axes
     max_iterations: int
-    restarts: int | None
+    restarts: int
 
 
-def _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, timeout, max_iterations,
+def _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, max_iterations,
              restarts) -> _Tolerances:
-    """Validate the options."""
+    """Validate the options (but the timeout)."""
     for name, value in (("position_tolerance", position_tolerance), ("rotation_tolerance", rotation_tolerance)):
-        if not np.isfinite(value) or value < 0:
+        if not math.isfinite(value) or value < 0:
             raise IKOptionError(f"{name} must be finite and >= 0, got {value!r}")
-    if timeout is not None and not timeout > 0:
-        raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
     if int(max_iterations) != max_iterations or max_iterations < 1:
         raise IKOptionError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
     if restarts is not None and (int(restarts) != restarts or restarts < 0):
         raise IKOptionError(f"restarts must be an integer >= 0, got {restarts!r}")
-    box = mask = sqrt_w = None
+    box = [[0.0] * 6] * nt
     if axis_tolerances is not None:
-        box = np.asarray(axis_tolerances, dtype=float)
-        if box.shape not in ((6,), (nt, 6)):
-            raise ShapeError("axis_tolerances", f"(6,) or ({nt}, 6)", box.shape)
-        if np.isnan(box).any() or (box < 0).any():
-            raise IKOptionError(f"axis_tolerances must be >= 0 (inf frees an axis), got {box.tolist()}")
-        box = np.broadcast_to(box, (nt, 6))
-        mask = np.isfinite(box).astype(float)
-        box = np.where(np.isfinite(box), box, 0.0) if box[np.isfinite(box)].any() else None
-        if mask.all():
-            mask = None
+        given = np.asarray(axis_tolerances, dtype=float)
+        if given.shape not in ((6,), (nt, 6)):
+            raise ShapeError("axis_tolerances", f"(6,) or ({nt}, 6)", given.shape)
+        if np.isnan(given).any() or (given < 0).any():
+            raise IKOptionError(f"axis_tolerances must be >= 0 (inf frees an axis), got {given.tolist()}")
+        box = np.broadcast_to(given, (nt, 6)).tolist()
+    sqrt_w = [1.0] * nt
     if weights is not None:
         w = np.asarray(weights, dtype=float)
         if w.shape != (nt,):
             raise ShapeError("weights", f"({nt},)", w.shape)
         if not np.isfinite(w).all() or (w < 0).any():
             raise IKOptionError(f"weights must be finite and >= 0, got {w.tolist()}")
-        sqrt_w = np.sqrt(w)[:, None] * np.ones((nt, 6))
-    if mask is not None:
-        sqrt_w = mask if sqrt_w is None else sqrt_w * mask
-    col = lambda a: None if a is None else np.ascontiguousarray(a.T)[..., None]  # noqa: E731  (nt, 6) -> (6, nt, 1)
-    return _Tolerances(float(position_tolerance), float(rotation_tolerance), col(box), col(mask),
-                       None if sqrt_w is None else col(sqrt_w).reshape(-1, 1), timeout, int(max_iterations),
-                       None if restarts is None else int(restarts))
+        sqrt_w = np.sqrt(w).tolist()
+    rows = tuple((k, i, sqrt_w[k], box[k][i]) for k in range(nt) for i in range(6) if math.isfinite(box[k][i]))
+    return _Tolerances(float(position_tolerance), float(rotation_tolerance), rows,
+                       not any(any(b) for b in box), int(max_iterations), 0 if restarts is None else int(restarts))
 
 
-def _log_rotation(R: Array) -> Array:
-    """Rotation vectors ``(3, ...)`` of rotations ``R (3, 3, ...)`` (component-first ``log_so3``)."""
-    cos = np.clip((R[0, 0] + R[1, 1] + R[2, 2] - 1.0) * 0.5, -1.0, 1.0)
-    theta = np.arccos(cos)
-    sin = np.sqrt(1.0 - cos * cos)
-    factor = np.where(theta < 1e-4, 0.5 + theta * theta / 12.0, theta / (2.0 * np.maximum(sin, 1e-300)))
-    out = factor * np.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    near_pi = theta > np.pi - 1e-3  # the antisymmetric part vanishes: read the axis elsewhere
-    if near_pi.any():
-        out[:, near_pi] = log_so3(np.moveaxis(R[:, :, near_pi], -1, 0)).T
-    return out
+class _Budget:
+    """Per-call time budget and random generator (made on first use: most calls never restart)."""
+
+    def __init__(self, timeout: float | None, n: int, rng):
+        self.deadline = None if timeout is None else time.perf_counter() + timeout * n
+        self._rng = rng
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if not isinstance(self._rng, np.random.Generator):
+            self._rng = np.random.default_rng(self._rng)
+        return self._rng
+
+    def timed_out(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+
+class _Outcome:
+    """Per-call results of a batch, filled as problems finish."""
+
+    def __init__(self, seeds: Array, budget: _Budget):
+        n = len(seeds)
+        self.q, self.success = seeds.copy(), np.zeros(n, bool)
+        self.position_error, self.rotation_error = np.zeros(n), np.zeros(n)
+        self.iterations = np.zeros(n, np.int64)
+        self.status = np.full(n, MAX_ITERATIONS, dtype="<U14")
+        self.unfinished = np.ones(n, bool)  # errors still to evaluate at q
+        self.budget = budget
+
+
+@dataclasses.dataclass
+class _Rows:
+    """State of the rows of a vectorised pass, one column (last axis) per row."""
+
+    q: Array          # (n_q, B)
+    target: Array     # (n_tips * 12, B)
+    problem: Array    # (B,) index of the row's problem
+    iteration: Array  # (B,) iterations of the row's problem
+    best_cost: Array  # (B,)
+    best_q: Array     # (n_q, B)
+    stall: Array      # (B,) iterations since the last progress
+    reference: Array  # (B,) cost at the last progress
+
+    def select(self, keep) -> "_Rows":
+        return _Rows(*(getattr(self, f.name)[..., keep] for f in dataclasses.fields(self)))
+
+    def extend(self, other: "_Rows") -> "_Rows":
+        return _Rows(*(np.concatenate([getattr(self, f.name), getattr(other, f.name)], axis=-1)
+                       for f in dataclasses.fields(self)))
+
+
+def _solver(model: RobotModel, plan: _Plan, lo: Array, hi: Array, tol: _Tolerances, compiled) -> "_Solver":
+    """The solver of a plan, options, bounds and kernel, cached on the plan (a few dozen)."""
+    default = lo is model.q_lower and hi is model.q_upper
+    key = (tol, id(compiled), None if default else (lo.tobytes(), hi.tobytes()))
+    if key not in plan.solvers:
+        if len(plan.solvers) >= 32:
+            plan.solvers.clear()
+        plan.solvers[key] = _Solver(model, plan, lo, hi, tol, compiled)
+    return plan.solvers[key]
+
+
+def _pick(problem: Array, key: Array, rows: Array) -> Array:
+    """Among ``rows``, the one with the smallest ``key`` for each problem they belong to."""
+    if rows.size == 0:
+        return rows
+    order = rows[np.lexsort((key[rows], problem[rows]))]
+    p = problem[order]
+    return order[np.concatenate([[True], p[1:] != p[:-1]])]
 
 
 class _Solver:
-    """The Levenberg–Marquardt loop over the rows (problems × seeds) of one call."""
+    """The Levenberg–Marquardt iterations for one plan, options and bounds (no per-call state)."""
 
-    def __init__(self, model: RobotModel, plan: _Plan, lo: Array, hi: Array, tol: _Tolerances, rng):
-        self.model, self.plan, self.tol, self.rng = model, plan, tol, rng
+    def __init__(self, model: RobotModel, plan: _Plan, lo: Array, hi: Array, tol: _Tolerances, compiled):
+        self.model, self.plan, self.tol, self.compiled = model, plan, tol, compiled
         fq = plan.free_q
         self.lo, self.hi = lo[fq], hi[fq]
+        self.q_lower, self.q_upper = lo.tolist(), hi.tolist()
         finite = np.isfinite(self.lo) & np.isfinite(self.hi)
         periodic = plan.periodic & ~np.isfinite(self.lo) & ~np.isfinite(self.hi)
         self.wrap = np.flatnonzero(periodic)
         self.random = plan.randomised & (finite | periodic)
         self.random_lo = np.where(finite, self.lo, -np.pi)
         self.random_hi = np.where(finite, self.hi, np.pi)
-        # Coordinates with a q twin (all but floating joints' v): bounds that can hold a step.
-        bounded_v, bounded_q = [], []
-        for j in plan.free_joints:
-            if model.joint_types[j] != JointType.FLOATING:
-                for k in range(model.joint_nv[j]):
-                    bounded_v.append(int(np.flatnonzero(plan.free_v == model.joint_v_index[j] + k)[0]))
-                    bounded_q.append(model.joint_q_index[j] + k)
-        self.bounded_v, self.bounded_q = np.array(bounded_v, np.int64), np.array(bounded_q, np.int64)
+        self.bounded_v = np.array(plan.bounded_v, np.int64)
+        self.bounded_q = np.array(plan.bounded_q, np.int64)
         self.bounded_lo, self.bounded_hi = lo[self.bounded_q][:, None], hi[self.bounded_q][:, None]
+        nt, w = len(plan.tips), max(4, model.n_v)
+        self.n_tips, self.width = nt, w
+        rows = tol.rows
+        self.lm_rows = [k for k, row in enumerate(rows) if row[2] > 0.0]  # rows in the least squares
+        self.weights = [rows[k][2] for k in self.lm_rows]
+        self.unit_weights = len(self.lm_rows) == len(rows) and all(s == 1.0 for s in self.weights)
+        self.free = list(enumerate(zip(fq.tolist(), self.lo.tolist(), self.hi.tolist())))
+        # Indices into the flat kernel output: the tips' poses, the Jacobian rows (world axes)
+        # of the weighted constrained axes, and every Jacobian row of every tip.
+        columns = plan.free_v.tolist()
+        self.jacobian_index = [[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in (rows[j] for j in self.lm_rows)]
+        self.jacobian_array = np.array(self.jacobian_index, np.int64).reshape(len(self.lm_rows), len(columns))
+        self.pose_index = np.array([[10 * w * k + r * w + c for r in range(3) for c in range(3)] +
+                                    [10 * w * k + r * w + 3 for r in range(3)] for k in range(nt)])
+        self.tip_jacobian_index = np.array([[[10 * w * k + (4 + a) * w + c for c in columns] for a in range(6)]
+                                            for k in range(nt)]).reshape(nt, 6, len(columns))
+        self.row_index = np.array([6 * k + i for k, i, _, _ in rows], np.int64)
+        self.box = np.array([b for _, _, _, b in rows])[:, None]
+        self.sqrt_weight = np.array(self.weights)[:, None, None]
+        self.linear = np.array([[row[0] == k and row[1] < 3 for row in rows] for k in range(nt)], float)
+        self.angular = np.array([[row[0] == k and row[1] >= 3 for row in rows] for k in range(nt)], float)
 
-    def restart(self, q: Array) -> Array:
-        """Rows ``q (k, n_q)`` with their free coordinates redrawn uniformly within the bounds."""
-        x = q[:, self.plan.free_q]
-        draw = self.rng.uniform(self.random_lo, self.random_hi, size=x.shape)
-        q[:, self.plan.free_q] = np.where(self.random, draw, x)
-        return q
-
-    def step(self, q: Array, dx: Array) -> Array:
-        """``q (B, n_q)`` moved by ``dx (B, n_free)``, clamped into the bounds, angles wrapped."""
-        fq = self.plan.free_q
-        if self.plan.scalar:
-            x = q[:, fq] + dx
+    # ------------------------------------------------------------------ driver
+    def solve(self, target: Array, seeds: Array, out: _Outcome):
+        """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``."""
+        n = len(seeds)
+        if self.compiled is not None and self.tol.restarts == 0 and n <= SCALAR_ROWS:
+            for p in range(n):
+                (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
+                 out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget)
+            out.unfinished[:] = False
+        elif len(self.plan.free_q) == 0:
+            out.status[:] = NO_FREE_JOINTS
         else:
-            dv = np.zeros((q.shape[0], self.model.n_v))
-            dv[:, self.plan.free_v] = dx
-            x = integrate(self.model, q, dv)[:, fq]
-        x = np.clip(x, self.lo, self.hi)
-        if self.wrap.size:
-            x[:, self.wrap] = _wrap(x[:, self.wrap])
-        q[:, fq] = x
+            self.vectorised(out, target, seeds)
+        left = np.flatnonzero(out.unfinished)
+        if left.size:
+            d = self.errors(self.frames(out.q[left]), target[left].T)
+            ok = self.residual(d)[1]
+            self.record_errors(out, left, d)
+            out.success[left] = ok
+            out.status[left[ok & (out.status[left] == NO_FREE_JOINTS)]] = CONVERGED
+        if self.wrap.size:  # continuous joints: the equivalent angle nearest the seed
+            cols = self.plan.free_q[self.wrap]
+            out.q[:, cols] = seeds[:, cols] + _wrap(out.q[:, cols] - seeds[:, cols])
+        return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
+
+    def solve_one(self, seed: list, target: list, budget: _Budget) -> IKResult:
+        """:meth:`solve` for one problem (``seed``, ``target`` as lists), with few numpy calls."""
+        q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
+        for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
+            i = self.free[c][1][0]
+            q[i] = seed[i] + _wrap(q[i] - seed[i])
+        return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
+                        np.array(it, np.int64), np.array(status, "<U14"))
+
+    # ------------------------------------------------------------------ one problem in floats
+    def residual_floats(self, F: list, target: list) -> tuple[list, list, bool]:
+        """Error twists ``d`` (per tip, 6 floats), the residual of each constrained row (its part
+        outside the dead band) and whether every tip is within tolerance."""
+        tol, w = self.tol, self.width
+        d = [_tip_error(F, 10 * w * k, w, target[12 * k:12 * k + 12], tol.world) for k in range(self.n_tips)]
+        p2, r2 = tol.position ** 2, tol.rotation ** 2
+        if tol.world:  # every axis constrained, no dead band
+            return d, [x for dk in d for x in dk], all(
+                d0 * d0 + d1 * d1 + d2 * d2 <= p2 and d3 * d3 + d4 * d4 + d5 * d5 <= r2 for d0, d1, d2, d3, d4, d5 in d)
+        r = [d[k][i] - min(b, max(-b, d[k][i])) for k, i, _, b in tol.rows]
+        lin, ang = [0.0] * self.n_tips, [0.0] * self.n_tips
+        for (k, i, _, _), x in zip(tol.rows, r):
+            if i < 3:
+                lin[k] += x * x
+            else:
+                ang[k] += x * x
+        return d, r, max(lin) <= p2 and max(ang) <= r2
+
+    def jacobian_floats(self, F: list, target: list) -> list:
+        """Weighted Jacobian rows (in the axes of the residual) over the free columns."""
+        out = []
+        for j, s, index in zip(self.lm_rows, self.weights, self.jacobian_index):
+            k, i = self.tol.rows[j][:2]
+            if self.tol.world:
+                row = list(itemgetter(*index)(F)) if len(index) > 1 else [F[index[0]]]
+            else:  # target axes: column i % 3 of R_t against the three world rows of its kind
+                a, b, c = target[12 * k + i % 3], target[12 * k + 3 + i % 3], target[12 * k + 6 + i % 3]
+                w = self.width * (i % 3)
+                row = [a * F[e - w] + b * F[e - w + self.width] + c * F[e - w + 2 * self.width] for e in index]
+            out.append(row if s == 1.0 else [s * x for x in row])
+        return out
+
+    def scalar(self, q: list, target: list, budget: _Budget, it: int = 0, stall: int = 0, best_cost: float = math.inf,
+               reference: float = math.inf, best_q: list | None = None) -> tuple:
+        """Solve one problem alone in Python floats on the generated kernel (every free
+        coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
+        A row of a vectorised pass continues from its state (``it`` ... ``best_q``).
+
+        Returns:
+            ``(q, status, iterations, position error, rotation error, success)``.
+        """
+        tol, fk, free = self.tol, self.compiled._fk_all, self.free
+        best_q = q[:] if best_q is None else best_q
+        wrap = bool(self.wrap.size)
+        while True:
+            F = fk(q, math.cos, math.sin)
+            d, r, ok = self.residual_floats(F, target)
+            if ok or not free:
+                status = CONVERGED if ok else NO_FREE_JOINTS
+                break
+            rw = r if self.unit_weights else [r[k] * s for k, s in zip(self.lm_rows, self.weights)]
+            cost = 0.5 * _dot(rw, rw)
+            if cost < best_cost:
+                best_cost, best_q = cost, q[:]
+            if cost < reference * (1.0 - STALL_PROGRESS):
+                reference, stall = cost, 0
+            else:
+                stall += 1
+            timed_out = budget.timed_out()
+            if it >= tol.max_iterations or timed_out:
+                q, status = best_q, TIMEOUT if timed_out else MAX_ITERATIONS
+                d, _, ok = self.residual_floats(fk(q, math.cos, math.sin), target)
+                break
+            J = self.jacobian_floats(F, target)
+            if J:  # else every weight is zero
+                for c, (i, lo, hi) in free:  # hold a coordinate at a bound the gradient pushes outwards
+                    x = q[i]
+                    if x <= lo or x >= hi:
+                        g = sum(row[c] * v for row, v in zip(J, rw))
+                        if (x <= lo and g > 0) or (x >= hi and g < 0):
+                            for row in J:
+                                row[c] = 0.0
+                dx = _lm_step(J, rw, DAMPING_COST * cost + DAMPING_FLOOR)
+                for (_, (i, lo, hi)), v in zip(free, dx):
+                    x = q[i] + v
+                    q[i] = lo if x < lo else hi if x > hi else x
+                if wrap:
+                    for c in self.wrap.tolist():
+                        q[free[c][1][0]] = _wrap(q[free[c][1][0]])
+            if stall >= STALL_ITERATIONS:
+                draw = budget.rng.uniform(self.random_lo, self.random_hi).tolist()
+                for c in np.flatnonzero(self.random).tolist():
+                    q[free[c][1][0]] = draw[c]
+                stall, reference = 0, math.inf
+            it += 1
+        return (q, status, it, max(math.sqrt(dk[0] ** 2 + dk[1] ** 2 + dk[2] ** 2) for dk in d),
+                max(math.sqrt(dk[3] ** 2 + dk[4] ** 2 + dk[5] ** 2) for dk in d), ok)
+
+    # ------------------------------------------------------------------ many problems, stacked
+    def frames(self, q: Array) -> Array:
+        """Kernel output of configurations ``q (B, n_q)`` as ``(size, B)``."""
+        B = q.shape[0]
+        if self.compiled is None:
+            return _generic_frames(self.model, self.plan.tips, self.width, q).reshape(B, -1).T
+        return self.compiled.batch(q).reshape(B, -1).T
+
+    def errors(self, F: Array, target: Array) -> Array:
+        """Error twists ``(n_tips, 6, B)`` from the kernel output ``F (size, B)`` and target
+        components ``(n_tips * 12, B)``."""
+        return _errors_stacked(F[self.pose_index], target.reshape(self.n_tips, 12, -1), self.tol.world)
+
+    def residual(self, d: Array) -> tuple[Array, Array]:
+        """Residual rows ``(n_rows, B)`` of the error twists and whether every tip is within tolerance."""
+        r = d.reshape(-1, d.shape[-1])
+        if not self.tol.world:
+            r = r[self.row_index]
+            r = r - np.clip(r, -self.box, self.box)
+        sq = r * r
+        ok = ((self.linear @ sq <= self.tol.position ** 2) & (self.angular @ sq <= self.tol.rotation ** 2)).all(axis=0)
+        return r, ok
+
+    def jacobian(self, F: Array, target: Array) -> Array:
+        """Weighted Jacobian rows ``(n_lm_rows, n_free, B)`` in the axes of the residual."""
+        if self.tol.world:
+            J = F[self.jacobian_array]
+        else:
+            Jw = F[self.tip_jacobian_index]                                          # (n_tips, 6, n_free, B)
+            Rt = target.reshape(self.n_tips, 12, -1)[:, :9].reshape(self.n_tips, 3, 3, -1)
+            J = np.concatenate([np.einsum("tkib,tkcb->ticb", Rt, Jw[:, :3]), np.einsum("tkib,tkcb->ticb", Rt, Jw[:, 3:])],
+                               axis=1).reshape(6 * self.n_tips, Jw.shape[2], -1)[self.row_index[self.lm_rows]]
+        return J if self.unit_weights else J * self.sqrt_weight
+
+    @staticmethod
+    def record_errors(out: _Outcome, problems, d: Array) -> None:
+        """Worst raw position and rotation error over the tips of ``d (n_tips, 6, k)``."""
+        out.position_error[problems] = np.sqrt((d[:, :3] ** 2).sum(axis=1)).max(axis=0)
+        out.rotation_error[problems] = np.sqrt((d[:, 3:] ** 2).sum(axis=1)).max(axis=0)
+
+    def restart(self, q: Array, rng) -> Array:
+        """Rows ``q (n_q, k)`` with their free coordinates redrawn uniformly within the bounds."""
+        fq = self.plan.free_q
+        draw = rng.uniform(self.random_lo, self.random_hi, size=(q.shape[1], len(fq))).T
+        q[fq] = np.where(self.random[:, None], draw, q[fq])
         return q
 
-    def residual(self, ER: Array, Ep: Array) -> tuple[Array, Array, Array]:
-        """Pose error ``d = [R_tᵀ (p_c - p_t); log(R_tᵀ R_c)]`` ``(6, n_tips, B)``, its part outside
-        the tolerance box ``r`` (same shape) and whether every tip is within tolerance ``(B,)``."""
-        d = np.concatenate([Ep, _log_rotation(ER)])
-        tol = self.tol
-        r = d if tol.box is None else d - np.clip(d, -tol.box, tol.box)
-        if tol.mask is not None:
-            r = r * tol.mask
-        sq = r * r
-        ok = ((sq[0] + sq[1] + sq[2] <= tol.position ** 2) & (sq[3] + sq[4] + sq[5] <= tol.rotation ** 2)).all(axis=0)
-        return d, r, ok
-
-    def lm_step(self, q: Array, J: Array, r: Array) -> tuple[Array, Array]:
-        """Damped Gauss–Newton step ``dx (B, n_free)`` at ``q (B, n_q)`` for ``J (6, nt, n_free, B)``,
-        ``r (6, nt, B)``; also the cost ``½‖W r‖² (B,)``. A coordinate at a bound that the
-        gradient pushes outwards is held (its column dropped), so the others still make progress."""
-        n_rows, nf, B = 6 * J.shape[1], J.shape[2], J.shape[3]
-        J, r = J.reshape(n_rows, nf, B), r.reshape(n_rows, B)
-        if self.tol.sqrt_weight is not None:
-            J, r = J * self.tol.sqrt_weight[..., None], r * self.tol.sqrt_weight
-        x = q[:, self.bounded_q].T
-        g = (J * r[:, None]).sum(axis=0)                                             # Jᵀ r (nf, B)
-        gb = g[self.bounded_v]
-        held = ((x <= self.bounded_lo) & (gb > 0)) | ((x >= self.bounded_hi) & (gb < 0))
-        if held.any():
-            if len(self.bounded_v) < nf:
-                held = np.zeros((nf, B), bool)
-                held[self.bounded_v] = ((x <= self.bounded_lo) & (gb > 0)) | ((x >= self.bounded_hi) & (gb < 0))
-            J = J * ~held
-            g = g * ~held
-        cost = 0.5 * (r * r).sum(axis=0)
-        damping = DAMPING_COST * cost + DAMPING_FLOOR
-        if n_rows <= nf:  # (J Jᵀ + λ) y = r, dx = Jᵀ y: the smaller system
-            G = (J[:, None] * J[None]).sum(axis=2)
-            G[np.arange(n_rows), np.arange(n_rows)] += damping
-            y = np.linalg.solve(G.transpose(2, 0, 1), r.T[..., None])[..., 0].T
-            dx = (J * y[:, None]).sum(axis=0)
-        else:             # (Jᵀ J + λ) dx = Jᵀ r
-            G = (J[:, :, None] * J[:, None]).sum(axis=0)
-            G[np.arange(nf), np.arange(nf)] += damping
-            dx = np.linalg.solve(G.transpose(2, 0, 1), g.T[..., None])[..., 0].T
-        return -dx.T, cost
-
-    def run(self, T: Array, seeds: Array):
-        """Solve ``n`` problems: world targets ``T (n, nt, 4, 4)`` from ``seeds (n, n_q)``."""
-        plan, tol = self.plan, self.tol
-        n, nf = T.shape[0], len(plan.free_q)
-        R = 1 + (tol.restarts if tol.restarts is not None else 3 if 4 * n <= JUMP_ROWS else 0)
-        q_out, success = seeds.copy(), np.zeros(n, bool)
-        pos_err, rot_err = np.zeros(n), np.zeros(n)
-        iterations = np.zeros(n, np.int64)
-        status = np.full(n, MAX_ITERATIONS if nf else NO_FREE_JOINTS, dtype="<U14")
-        Ti = inverse_transform(T)                                                   # (n, nt, 4, 4)
-        Tinv_all = (Ti[..., :3, :3].transpose(2, 3, 1, 0), Ti[..., :3, 3].transpose(2, 1, 0))
-        Tinv = tuple(np.repeat(a, R, axis=-1) for a in Tinv_all) if R > 1 else Tinv_all
-        q = np.repeat(seeds, R, axis=0)
+    def load(self, out: _Outcome, target: Array, seeds: Array, start: int, stop: int) -> _Rows:
+        """Rows of problems ``start:stop``: each seed, then ``restarts`` random rows."""
+        R = 1 + self.tol.restarts
+        q = np.repeat(seeds[start:stop].T, R, axis=1)
         if R > 1:
-            restart_rows = np.arange(n * R) % R > 0
-            q[restart_rows] = self.restart(q[restart_rows])
-        seed_x = np.repeat(seeds[:, plan.free_q], R, axis=0)
-        best_cost, best_q, stall = np.full(n * R, np.inf), q.copy(), np.zeros(n * R, np.int64)
-        reference = best_cost.copy()  # cost at the last real progress of each row
-        problem = np.arange(n)
-        deadline = None if tol.timeout is None else time.perf_counter() + tol.timeout * n
-        it = 0
-        while True:
-            ER, Ep, J = plan.kernel.evaluate(q, Tinv)
-            d, r, ok = self.residual(ER, Ep)
-            if ok.any():
-                ok = ok.reshape(-1, R)
-                done = ok.any(axis=1)
-                pick = 0
-                if R > 1:
-                    diff = q[:, plan.free_q] - seed_x
-                    diff[:, self.wrap] = _wrap(diff[:, self.wrap])
-                    pick = np.where(ok, (diff * diff).sum(axis=1).reshape(-1, R), np.inf).argmin(axis=1)[done]
-                rows, pid = np.flatnonzero(done) * R + pick, problem[done]
-                q_out[pid], iterations[pid], status[pid], success[pid] = q[rows], it, CONVERGED, True
-                pos_err[pid] = np.sqrt((d[:3, :, rows] ** 2).sum(axis=0)).max(axis=0)
-                rot_err[pid] = np.sqrt((d[3:, :, rows] ** 2).sum(axis=0)).max(axis=0)
-                if done.all():
-                    break
-                keep = np.repeat(~done, R)
-                problem = problem[~done]
-                q, seed_x, best_cost, best_q, stall, reference = (
-                    a[keep] for a in (q, seed_x, best_cost, best_q, stall, reference))
-                Tinv, J, r = (Tinv[0][..., keep], Tinv[1][..., keep]), J[..., keep], r[..., keep]
-            if nf == 0:
-                break
-            dx, cost = self.lm_step(q, J, r)
-            improved = cost < best_cost
-            best_cost = np.where(improved, cost, best_cost)
-            best_q[improved] = q[improved]
-            progress = cost < reference * (1.0 - 1e-3)
-            reference = np.where(progress, cost, reference)
-            stall = np.where(progress, 0, stall + 1)
-            if it >= tol.max_iterations or (deadline is not None and time.perf_counter() > deadline):
-                break
-            q = self.step(q, dx)
-            stuck = stall >= STALL_ITERATIONS
-            if stuck.any():
-                q[stuck] = self.restart(q[stuck])
-                stall[stuck], reference[stuck] = 0, np.inf
-            it += 1
-        left = status != CONVERGED
-        if left.any() and nf:
-            best = best_cost.reshape(-1, R).argmin(axis=1) + np.arange(len(problem)) * R
-            q_out[problem] = best_q[best]
-            iterations[problem] = it
-            status[problem] = MAX_ITERATIONS if it >= tol.max_iterations else TIMEOUT
-        if left.any():
-            d, r, ok = self.residual(*plan.kernel.evaluate(q_out[left], (Tinv_all[0][..., left], Tinv_all[1][..., left]))[:2])
-            pos_err[left] = np.sqrt((d[:3] ** 2).sum(axis=0)).max(axis=0)
-            rot_err[left] = np.sqrt((d[3:] ** 2).sum(axis=0)).max(axis=0)
-            success[left] = ok
-        if self.wrap.size:  # continuous joints: the equivalent angle nearest the seed
-            cols = plan.free_q[self.wrap]
-            q_out[:, cols] = seeds[:, cols] + _wrap(q_out[:, cols] - seeds[:, cols])
-        return q_out, success, pos_err, rot_err, iterations, status
+            extra = np.arange(q.shape[1]) % R > 0
+            q[:, extra] = self.restart(q[:, extra], out.budget.rng)
+        inf, zero = np.full(q.shape[1], np.inf), np.zeros(q.shape[1], np.int64)
+        return _Rows(q, np.repeat(target[start:stop].T, R, axis=1), np.repeat(np.arange(start, stop), R),
+                     zero, inf, q.copy(), zero.copy(), inf.copy())
+
+    def vectorised(self, out: _Outcome, target: Array, seeds: Array) -> None:
+        """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
+        problems make room for waiting ones; once none wait, a problem whose only row stalls
+        gets :data:`EXTRA_ROWS` more random rows (the capacity is idle then, and the slowest
+        problems decide how long the call takes)."""
+        tol, plan, n, R = self.tol, self.plan, len(seeds), 1 + self.tol.restarts
+        loaded = min(n, max(1, BATCH_ROWS // R))
+        rows = self.load(out, target, seeds, 0, loaded)
+        several = R > 1  # some problem has several rows
+        while rows.problem.size:
+            if loaded == n and R == 1 and self.compiled is not None and len(np.unique(rows.problem)) <= TAIL_PROBLEMS:
+                self.finish_in_floats(out, rows)
+                return
+            F = self.frames(rows.q.T)
+            d = self.errors(F, rows.target)
+            r, ok = self.residual(d)
+            rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
+            cost = 0.5 * (rw * rw).sum(axis=0)
+            improved = cost < rows.best_cost
+            rows.best_cost = np.where(improved, cost, rows.best_cost)
+            rows.best_q[:, improved] = rows.q[:, improved]
+            progress = cost < rows.reference * (1.0 - STALL_PROGRESS)
+            rows.reference = np.where(progress, cost, rows.reference)
+            rows.stall = np.where(progress, 0, rows.stall + 1)
+            finished = []
+            if ok.any():  # converged: per problem, the converged row closest to its seed
+                ok_rows = np.flatnonzero(ok)
+                if several:
+                    diff = rows.q[plan.free_q][:, ok_rows] - seeds[rows.problem[ok_rows]][:, plan.free_q].T
+                    diff[self.wrap] = _wrap(diff[self.wrap])
+                    distance = np.zeros(ok.shape)
+                    distance[ok_rows] = (diff * diff).sum(axis=0)
+                    ok_rows = _pick(rows.problem, distance, ok_rows)
+                problems = rows.problem[ok_rows]
+                out.q[problems], out.status[problems] = rows.q[:, ok_rows].T, CONVERGED
+                out.iterations[problems] = rows.iteration[ok_rows]
+                self.record_errors(out, problems, d[..., ok_rows])
+                out.success[problems], out.unfinished[problems] = True, False
+                finished.append(problems)
+            timed_out = out.budget.timed_out()
+            spent = rows.iteration >= tol.max_iterations
+            if timed_out or spent.any():  # not converged: per problem, its best iterate
+                candidates = (timed_out | spent) & ~np.isin(rows.problem, finished[0] if finished else [])
+                best = _pick(rows.problem, rows.best_cost, np.flatnonzero(candidates))
+                problems = rows.problem[best]
+                out.q[problems], out.iterations[problems] = rows.best_q[:, best].T, rows.iteration[best]
+                out.status[problems] = TIMEOUT if timed_out else MAX_ITERATIONS
+                finished.append(problems)
+            if timed_out:
+                out.status[loaded:], out.iterations[loaded:] = TIMEOUT, 0
+                return
+            stuck = self.step(out, rows, F, rows.target, r, cost)
+            rows.iteration += 1
+            if loaded == n and stuck.size and rows.problem.size < BATCH_ROWS:  # idle capacity: company
+                alone = stuck[np.bincount(rows.problem, minlength=n)[rows.problem[stuck]] == 1]
+                alone = alone[:(BATCH_ROWS - rows.problem.size) // EXTRA_ROWS]
+                if alone.size:
+                    company = rows.select(np.repeat(alone, EXTRA_ROWS))
+                    company.q = self.restart(company.q, out.budget.rng)
+                    company.best_cost[:] = np.inf
+                    rows, several = rows.extend(company), True
+            if finished:
+                rows = rows.select(~np.isin(rows.problem, np.concatenate(finished)))
+            if loaded < n and rows.problem.size <= BATCH_ROWS - R:
+                more = min(n, loaded + (BATCH_ROWS - rows.problem.size) // R)
+                rows, loaded = rows.extend(self.load(out, target, seeds, loaded, more)), more
+
+    def finish_in_floats(self, out: _Outcome, rows: _Rows) -> None:
+        """Finish the last problems one by one in floats (a vectorised iteration costs more than
+        a few rows' float iterations), each from its row with the lowest cost so far."""
+        for j in _pick(rows.problem, rows.best_cost, np.arange(rows.problem.size)).tolist():
+            p = int(rows.problem[j])
+            (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
+             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget,
+                                           int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
+                                           float(rows.reference[j]), rows.best_q[:, j].tolist())
+            out.unfinished[p] = False
+
+    def step(self, out: _Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> Array:
+        """One damped step of every row (in place), coordinates held at a bound the gradient
+        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart.
+        Returns the restarted rows."""
+        plan = self.plan
+        if self.lm_rows:  # else every weight is zero
+            J = self.jacobian(F, target)
+            rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
+            x = rows.q[self.bounded_q]
+            at_lo, at_hi = x <= self.bounded_lo, x >= self.bounded_hi
+            if at_lo.any() or at_hi.any():
+                g = np.einsum("acb,ab->cb", J[:, self.bounded_v], rw)
+                J[:, self.bounded_v] *= ~((at_lo & (g > 0)) | (at_hi & (g < 0)))
+            dx = _lm_step_arrays(J, rw, DAMPING_COST * cost + DAMPING_FLOOR)
+            fq = plan.free_q
+            if plan.scalar:
+                x = rows.q[fq] + dx
+            else:
+                dv = np.zeros((self.model.n_v, dx.shape[1]))
+                dv[plan.free_v] = dx
+                x = integrate(self.model, rows.q.T, dv.T).T[fq]
+            x = np.minimum(np.maximum(x, self.lo[:, None]), self.hi[:, None])
+            x[self.wrap] = _wrap(x[self.wrap])
+            rows.q[fq] = x
+        stuck = np.flatnonzero(rows.stall >= STALL_ITERATIONS)
+        if stuck.size:
+            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out.budget.rng)
+            rows.stall[stuck], rows.reference[stuck] = 0, np.inf
+        return stuck

@@ -3,15 +3,18 @@ FK/Jacobian, and every error path."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 import pytest
 
 from robokin_ros import (JointLimitError, NonFiniteError, RobotModel, ShapeError, UnknownJointError,
-                         UnknownLinkError, forward_kinematics, frame_transform, jacobian)
-from robokin_ros.ik import (_GenericKernel, _log_rotation, _plan, IKOptionError, IKResult, integrate,
-                            solve_ik)
+                         UnknownLinkError, frame_transform, jacobian)
+from robokin_ros import ik, kinematics
+from robokin_ros.codegen import compiled_frames
+from robokin_ros.ik import (IKOptionError, IKResult, _errors_stacked, _generic_frames, _lm_step, _lm_step_arrays,
+                            _options, _plan, _Solver, _tip_error, integrate, solve_ik)
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,55 +50,139 @@ def targets_of(model, tip, n, rng, active=None, seed=None):
     return q, frame_transform(model, q, model.root_link, tip)
 
 
-# ------------------------------------------------------------------------------------------ kernels
-@pytest.mark.parametrize("tips", [("left_tool0",), ("left_tool0", "right_tool0"), ("camera_optical_frame",)])
-@pytest.mark.parametrize("rows", [3, 60])  # pointer jumping and level-by-level composition
-def test_chain_kernel_matches_public_fk_and_jacobian(tips, rows):
-    model = robot("twin_arm_torso")
+# ---------------------------------------------------------------------------- kernels and arithmetic
+def solver(model, tips, **options):
+    """The solver of one call (default options unless given), with the generated kernel if any."""
     index = tuple(model.link_index(t) for t in tips)
     plan = _plan(model, index, 0, tuple(int(j) for j in model.active_joints))
-    assert plan.scalar
-    generic = _GenericKernel(model, index, plan.free_v)
-    rng = np.random.default_rng(0)
-    q = model.random_configuration(rows, rng)
-    Ti = inverse_transform(np.stack([frame_transform(model, model.random_configuration(rows, rng), model.root_link, t)
-                                     for t in tips], axis=1))
-    Tinv = (Ti[..., :3, :3].transpose(2, 3, 1, 0), Ti[..., :3, 3].transpose(2, 1, 0))
-    for fast, slow in zip(plan.kernel.evaluate(q, Tinv), generic.evaluate(q, Tinv)):
-        np.testing.assert_allclose(fast, slow, atol=1e-12)
+    args = dict(position_tolerance=1e-5, rotation_tolerance=1e-5, axis_tolerances=None, weights=None,
+                max_iterations=200, restarts=None)
+    args.update(options)
+    return _Solver(model, plan, model.q_lower, model.q_upper, _options(len(tips), **args), compiled_frames(model, tips))
 
 
-def test_error_jacobian_matches_finite_differences_near_the_target():
-    """Near the target the error d = [R_tᵀ(p - p_t); log(R_tᵀ R)] moves as J (target axes)."""
-    model = robot("panda")
-    tip = model.link_index("panda_hand_tcp")
-    plan = _plan(model, (tip,), 0, tuple(int(j) for j in model.active_joints))
-    q = model.random_configuration(4, np.random.default_rng(1))
-    T = forward_kinematics(model, q)[:, tip] @ transform(exp_so3(np.array([1e-7, -2e-7, 1e-7])), [1e-7, 0, 2e-7])
-    Ti = inverse_transform(T[:, None])
-    Tinv = (Ti[..., :3, :3].transpose(2, 3, 1, 0), Ti[..., :3, 3].transpose(2, 1, 0))
-
-    def error(qq):
-        ER, Ep, _ = plan.kernel.evaluate(qq, Tinv)
-        return np.concatenate([Ep, _log_rotation(ER)])
-
-    J = plan.kernel.evaluate(q, Tinv)[2]
-    h = 1e-6
-    for c, i in enumerate(plan.free_q):
-        dq = np.zeros(model.n_q)
-        dq[i] = h
-        fd = (error(q + dq) - error(q - dq)) / (2 * h)
-        np.testing.assert_allclose(fd, J[:, :, c], atol=1e-6)
+def flat_target(T):
+    """Target components (12,) or (12, B) of poses (4, 4) or (B, 4, 4): rotation row-major, position."""
+    return np.concatenate([T[..., :3, :3].reshape(T.shape[:-2] + (9,)), T[..., :3, 3]], axis=-1).T
 
 
-def test_log_rotation_matches_spatial_log_including_near_pi():
+@pytest.mark.parametrize("world", [True, False])
+def test_tip_errors_match_log_so3_in_floats_and_stacked(world):
+    """d = [p - p_t; log(R R_tᵀ)] (world axes) or [R_tᵀ (p - p_t); log(R_tᵀ R)] (target axes),
+    including tiny angles and angles near π."""
     rng = np.random.default_rng(2)
-    vectors = rng.normal(size=(50, 3))
-    vectors *= (rng.uniform(0, np.pi, 50) / np.linalg.norm(vectors, axis=1))[:, None]
+    n = 40
+    vectors = rng.normal(size=(n, 3))
+    vectors *= (rng.uniform(0, np.pi, n) / np.linalg.norm(vectors, axis=1))[:, None]
     vectors[:5] *= 1e-9
     vectors[5:10] *= (np.pi - 1e-5) / np.linalg.norm(vectors[5:10], axis=1)[:, None]
-    R = exp_so3(vectors)
-    np.testing.assert_allclose(_log_rotation(np.moveaxis(R, 0, -1)).T, log_so3(R), atol=1e-9)
+    Rt = exp_so3(rng.normal(size=(n, 3)))
+    R = (Rt @ exp_so3(vectors)) if not world else (exp_so3(vectors) @ Rt)
+    p, pt = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    if world:
+        expected = np.concatenate([p - pt, log_so3(R @ np.swapaxes(Rt, -1, -2))], axis=-1)
+    else:
+        expected = np.concatenate([np.einsum("nji,nj->ni", Rt, p - pt), log_so3(np.swapaxes(Rt, -1, -2) @ R)], axis=-1)
+    np.testing.assert_allclose(expected[:, 3:], vectors, atol=1e-9)
+    F = np.zeros((n, 10, 4))  # the kernel layout of one frame, row width 4
+    F[:, :3, :3], F[:, :3, 3] = R, p
+    T = np.tile(np.eye(4), (n, 1, 1))
+    T[:, :3, :3], T[:, :3, 3] = Rt, pt
+    t = flat_target(T)
+    for k in range(n):
+        np.testing.assert_allclose(_tip_error(F[k].reshape(-1).tolist(), 0, 4, t[:, k].tolist(), world), expected[k], atol=1e-9)
+    P = np.concatenate([R.reshape(n, 9), p], axis=1).T[None]  # (1 tip, 12, n)
+    np.testing.assert_allclose(_errors_stacked(P, t[None], world)[0].T, expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("axis_tolerances", [None, [0, 0, 0, 0, 0, np.inf]])  # world / target axes
+def test_error_jacobian_matches_finite_differences_near_the_target(axis_tolerances):
+    """Near the target the error d moves as the solver's Jacobian rows (in d's axes), floats
+    and stacked alike."""
+    model = robot("panda")
+    tip = "panda_hand_tcp"
+    s = solver(model, (tip,), axis_tolerances=axis_tolerances)
+    assert s.tol.world == (axis_tolerances is None)
+    rng = np.random.default_rng(1)
+    qs = model.random_configuration(3, rng)
+    T = frame_transform(model, qs, model.root_link, tip) @ transform(exp_so3(rng.normal(size=(3, 3)) * 1e-7), [1e-7, 0, 2e-7])
+    stacked = s.jacobian(s.frames(qs), flat_target(T))
+    axes = [row[1] for row in s.tol.rows]
+    for k, q in enumerate(qs):
+        t = flat_target(T[k]).tolist()
+
+        def error(qq):
+            return np.array(_tip_error(s.compiled._fk_all(qq.tolist(), math.cos, math.sin), 0, s.width, t, s.tol.world))
+
+        J = np.array(s.jacobian_floats(s.compiled._fk_all(q.tolist(), math.cos, math.sin), t))
+        np.testing.assert_allclose(stacked[..., k], J, atol=1e-12)
+        h = 1e-6
+        for c, i in enumerate(s.plan.free_q):
+            dq = np.zeros(model.n_q)
+            dq[i] = h
+            np.testing.assert_allclose((error(q + dq) - error(q - dq))[axes] / (2 * h), J[:, c], atol=1e-6)
+
+
+@pytest.mark.parametrize("m, n", [(6, 7), (6, 4), (12, 9), (1, 1)])
+def test_damped_steps_match_numpy_in_floats_and_arrays(m, n):
+    rng = np.random.default_rng(3)
+    B = 5
+    J, r, damping = rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.uniform(1e-6, 1e-1, B)
+    A = np.swapaxes(J, 1, 2) @ J + damping[:, None, None] * np.eye(n)
+    expected = -np.linalg.solve(A, np.swapaxes(J, 1, 2) @ r[..., None])[..., 0]
+    for b in range(B):
+        np.testing.assert_allclose(_lm_step(J[b].tolist(), r[b].tolist(), damping[b]), expected[b], atol=1e-10)
+    np.testing.assert_allclose(_lm_step_arrays(J.transpose(1, 2, 0), r.T, damping).T, expected, atol=1e-10)
+
+
+def test_generic_frames_match_the_generated_kernel():
+    model = robot("twin_arm_torso")
+    tips = ("left_tool0", "right_tool0", "camera_optical_frame")
+    q = model.random_configuration(7, np.random.default_rng(4))
+    generic = _generic_frames(model, [model.link_index(t) for t in tips], max(4, model.n_v), q)
+    np.testing.assert_allclose(generic, compiled_frames(model, tips).batch(q), atol=1e-12)
+
+
+def near_seed_problems(model, tip, n, seed):
+    """Targets a small motion away from random seeds: they converge without a restart."""
+    rng = np.random.default_rng(seed)
+    seeds = model.random_configuration(n, rng)
+    lo, hi = model.q_lower, model.q_upper
+    q = np.clip(seeds + rng.normal(scale=0.05, size=seeds.shape), lo, hi)
+    return seeds, frame_transform(model, q, model.root_link, tip)
+
+
+@pytest.mark.parametrize("options", [{}, {"axis_tolerances": [1e-3, 1e-3, 0, 0, 0, np.inf]},
+                                     {"axis_tolerances": [0, 0, 0, np.inf, np.inf, np.inf]}])
+def test_float_path_equals_vectorised_path(monkeypatch, options):
+    model = robot("panda")
+    seeds, T = near_seed_problems(model, "panda_hand_tcp", 12, 5)
+    monkeypatch.setattr(ik, "SCALAR_ROWS", 0)
+    monkeypatch.setattr(ik, "TAIL_PROBLEMS", 0)
+    vectorised = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
+    monkeypatch.setattr(ik, "TAIL_PROBLEMS", 5)  # the batch's last problems finish in floats
+    mixed = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
+    monkeypatch.setattr(ik, "SCALAR_ROWS", 10**9)
+    floats = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
+    assert vectorised.success.all() and floats.success.all()
+    for other in (floats, mixed):
+        np.testing.assert_allclose(other.q, vectorised.q, atol=1e-9)
+        np.testing.assert_array_equal(other.iterations, vectorised.iterations)
+        np.testing.assert_allclose(other.position_error, vectorised.position_error, atol=1e-12)
+        np.testing.assert_allclose(other.rotation_error, vectorised.rotation_error, atol=1e-12)
+
+
+def test_generated_and_generic_kernels_give_the_same_solutions(monkeypatch):
+    model = robot("ur5e")
+    seeds, T = near_seed_problems(model, "tool0", 6, 6)
+    generated = solve_ik(model, T, "tool0", seeds, rng=0)
+    monkeypatch.setattr(kinematics, "use_generated_kernels", False)
+    generic = solve_ik(model, T, "tool0", seeds, rng=0)
+    assert generated.success.all() and generic.success.all()
+    np.testing.assert_allclose(generic.q, generated.q, atol=1e-9)
+    np.testing.assert_array_equal(generic.iterations, generated.iterations)
+    single = solve_ik(model, T[0], "tool0", seeds[0], rng=0)  # the generic kernel, one problem
+    np.testing.assert_allclose(single.q, generated.q[0], atol=1e-9)
 
 
 def test_integrate_floating_matches_the_jacobian():
@@ -287,6 +374,9 @@ def test_bound_overrides_are_honoured():
     assert result.success.mean() >= 0.9
     assert np.all((result.q[:, 0] >= 0.2) & (result.q[:, 0] <= 0.5))
     assert model.within_limits(result.q).all()
+    for k in range(3):  # single requests (the float path) too
+        single = solve_ik(model, T[k], "panda_hand_tcp", lower=lower, upper=upper, rng=0)
+        assert single.success and 0.2 <= single.q[0] <= 0.5 and model.within_limits(single.q)
 
 
 def test_fixed_rng_gives_identical_results():
@@ -302,19 +392,43 @@ def dataclass_values(result):
     return [result.q, result.success, result.position_error, result.rotation_error, result.iterations, result.status]
 
 
-def test_batched_equals_looped():
-    """Targets near their seeds converge without restarts, so each row is independent."""
+@pytest.mark.parametrize("scalar_rows", [0, 10**9])  # batch vectorised / solved one by one in floats
+def test_batched_equals_looped(monkeypatch, scalar_rows):
+    """Targets near their seeds converge without restarts, so each problem is independent; a
+    single request (the float path) gives the batch's answer."""
     model = robot("ur5e")
     rng = np.random.default_rng(20)
     seeds = model.random_configuration(8, rng)
     T = frame_transform(model, seeds + rng.normal(scale=0.05, size=seeds.shape), model.root_link, "tool0")
+    monkeypatch.setattr(ik, "SCALAR_ROWS", scalar_rows)
+    monkeypatch.setattr(ik, "TAIL_PROBLEMS", 0)
     batched = solve_ik(model, T.reshape(2, 4, 4, 4), "tool0", seeds.reshape(2, 4, -1), rng=0)
     assert batched.q.shape == (2, 4, model.n_q) and batched.status.shape == (2, 4)
     for i in range(8):
         single = solve_ik(model, T[i], "tool0", seeds[i], rng=0)
+        assert single.q.shape == (model.n_q,) and single.success.shape == () and single.status.dtype == batched.status.dtype
         np.testing.assert_allclose(single.q, batched.q.reshape(8, -1)[i], atol=1e-9)
+        np.testing.assert_allclose(single.position_error, batched.position_error.reshape(8)[i], atol=1e-12)
         assert single.success == batched.success.reshape(8)[i]
         assert single.iterations == batched.iterations.reshape(8)[i]
+
+
+def test_vectorised_batch_with_restarts_and_company_rows(monkeypatch):
+    """Far targets stall and restart; once every problem is loaded a stalled problem gets extra
+    rows (several rows per problem). Answers stay exact, within limits, and honest."""
+    model = robot("panda")
+    monkeypatch.setattr(ik, "SCALAR_ROWS", 0)
+    monkeypatch.setattr(ik, "TAIL_PROBLEMS", 0)
+    monkeypatch.setattr(ik, "BATCH_ROWS", 64)  # problems wait for room, then rows get company
+    q_true, T = targets_of(model, "panda_hand_tcp", 120, np.random.default_rng(24))
+    seed = np.where(np.isfinite(model.q_lower), 0.5 * (model.q_lower + model.q_upper), 0.0)
+    result = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
+    dp, dr = pose_errors(model, result.q, "panda_hand_tcp", T)
+    assert result.success.mean() >= 0.98 and model.within_limits(result.q).all()
+    assert np.all(dp[result.success] <= 1e-5 + 1e-12) and np.all(dr[result.success] <= 1e-5 + 1e-12)
+    np.testing.assert_allclose(result.position_error, dp, atol=1e-12)
+    np.testing.assert_allclose(result.rotation_error, dr, atol=1e-9)
+    assert result.iterations.max() > ik.STALL_ITERATIONS  # some problems did restart
 
 
 def test_one_seed_broadcasts_over_the_targets():
