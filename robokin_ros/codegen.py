@@ -122,8 +122,10 @@ def _rotation_symbols(e: _Emitter, axis, c: str, s: str):
     return R
 
 
-def _supported(model: RobotModel) -> bool:
-    return not np.any(np.isin(model.joint_types, (JointType.FLOATING, JointType.PLANAR)))
+def _supported(model: RobotModel, links=None) -> bool:
+    """True when no joint moving ``links`` (default: every link) is floating or planar."""
+    joints = model.joint_types if links is None else model.joint_types[[int(i) - 1 for i in links if i > 0]]
+    return not np.any(np.isin(joints, (JointType.FLOATING, JointType.PLANAR)))
 
 
 def _emit_poses(model: RobotModel, e: _Emitter, links) -> tuple[dict, dict]:
@@ -215,12 +217,13 @@ def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> "Gener
     """Generated poses and LOCAL_WORLD_ALIGNED Jacobians of several frames, sharing their common
     chain. The result has shape ``(n_frames, 10, max(4, n_v))``: per frame, rows 0-3 / columns
     0-3 hold the pose, rows 4-9 / columns 0..n_v-1 the Jacobian. Only the frames' supports are
-    computed."""
-    if not _supported(model):
-        return None
+    computed, so a model with a floating base elsewhere still gets a kernel for its arm frames;
+    None when a floating or planar joint moves one of the frames."""
     ks = [model.link_index(f) for f in frames]
-    e = _Emitter()
     needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
+    if not _supported(model, needed):
+        return None
+    e = _Emitter()
     R, p = _emit_poses(model, e, needed)
     width = max(4, model.n_v)
     values = []
@@ -284,6 +287,11 @@ class CompiledFK:
         self._fk, self._fk_all = namespace["fk"], namespace["fk_all"]
         self._shape = generated.template.shape
         self._flat_template = generated.template.reshape(-1)
+
+    def flat(self, q: list) -> list:
+        """Every entry of the flattened result for one configuration given as a list of floats
+        (pure Python: no numpy call; the inner loop of single-request IK)."""
+        return self._fk_all(q, math.cos, math.sin)
 
     def single(self, q: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration ``q (n_q,)``."""

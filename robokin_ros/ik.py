@@ -741,11 +741,11 @@ class _Solver:
         Returns:
             ``(q, status, iterations, position error, rotation error, success)``.
         """
-        tol, fk, free = self.tol, self.compiled._fk_all, self.free
+        tol, fk, free = self.tol, self.compiled.flat, self.free
         best_q = q[:] if best_q is None else best_q
         wrap = bool(self.wrap.size)
         while True:
-            F = fk(q, math.cos, math.sin)
+            F = fk(q)
             d, r, ok = self.residual_floats(F, target)
             if ok or not free:
                 status = CONVERGED if ok else NO_FREE_JOINTS
@@ -761,7 +761,7 @@ class _Solver:
             timed_out = budget.timed_out()
             if it >= tol.max_iterations or timed_out:
                 q, status = best_q, TIMEOUT if timed_out else MAX_ITERATIONS
-                d, _, ok = self.residual_floats(fk(q, math.cos, math.sin), target)
+                d, _, ok = self.residual_floats(fk(q), target)
                 break
             J = self.jacobian_floats(F, target)
             if J:  # else every weight is zero
