@@ -19,7 +19,8 @@ PANDA = RobotModel.from_urdf(robot_xml('panda'))
 @pytest.fixture(scope='module')
 def node(tmp_path_factory):
     proc = KinNode(tmp_path_factory.mktemp('load'), params={
-        'robot_description': robot_xml('panda'), 'ignore_timestamp': True})
+        'robot_description': robot_xml('panda'), 'ignore_timestamp': True,
+        'ik_max_iterations': 1_000_000_000})  # the long IK call below must end on its timeout
     yield proc
     proc.stop()
 
