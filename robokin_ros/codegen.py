@@ -11,8 +11,10 @@ oracle; models with floating or planar joints use the generic kernel.
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import math
+import re
 import weakref
 
 import numpy as np
@@ -31,11 +33,16 @@ class _Emitter:
     def __init__(self):
         self.lines: list[str] = []
         self.count = 0
+        self._seen: dict[str, str] = {}   # expression -> the name that already holds it (CSE)
 
     def _new(self, expr: str) -> str:
+        known = self._seen.get(expr)
+        if known is not None:
+            return known
         name = f"t{self.count}"
         self.count += 1
         self.lines.append(f"    {name} = {expr}")
+        self._seen[expr] = name
         return name
 
     @staticmethod
@@ -85,6 +92,116 @@ class _Emitter:
 
     def matvec(self, A, v):
         return [self.dot(A[r], v) for r in range(3)]
+
+
+class _SignedEmitter(_Emitter):
+    """An :class:`_Emitter` that carries signs instead of emitting negations.
+
+    A symbol may be ``"-tN"`` (the negation of ``tN``, never written as a line): products take
+    the sign of their factors and sums turn negative terms into subtractions. :meth:`plain`
+    writes a negation out where a bare name is needed (function arguments, results).
+    """
+
+    @staticmethod
+    def _split(x) -> tuple[float, str]:
+        return (-1.0, x[1:]) if x.startswith("-") else (1.0, x)
+
+    @staticmethod
+    def _signed(sign: float, name: str) -> str:
+        return name if sign > 0 else f"-{name}"
+
+    def neg(self, x):
+        if self._const(x):
+            return -x
+        return x[1:] if x.startswith("-") else f"-{x}"
+
+    def plain(self, x):
+        """``x`` as a constant or a bare variable name."""
+        if self._const(x) or not x.startswith("-"):
+            return x
+        return self._new(x)
+
+    def mul(self, a, b):
+        if self._const(a) and self._const(b):
+            return a * b
+        if self._const(b):
+            a, b = b, a
+        if self._const(a):
+            if abs(a) < _TOL:
+                return 0.0
+            sign, name = self._split(b)
+            sign *= math.copysign(1.0, a)
+            if abs(a) == 1.0:
+                return self._signed(sign, name)
+            return self._signed(sign, self._new(f"{abs(a)!r} * {name}"))
+        (sa, na), (sb, nb) = self._split(a), self._split(b)
+        return self._signed(sa * sb, self._new(f"{na} * {nb}"))
+
+    def add(self, *terms):
+        const = float(sum(t for t in terms if self._const(t)))
+        names = [self._split(t) for t in terms if not self._const(t)]
+        pos = [n for sign, n in names if sign > 0]
+        neg = [n for sign, n in names if sign < 0]
+        if not names:
+            return const
+        if abs(const) <= _TOL:
+            if len(names) == 1:
+                return self._signed(*names[0])
+            const = 0.0
+        if not pos:                                    # -(n1 + n2 + ... - const)
+            return self.neg(self._sum(neg, [], -const))
+        return self._sum(pos, neg, const)
+
+    def _sum(self, pos, neg, const):
+        if len(pos) == 1 and not neg and const == 0.0:
+            return pos[0]
+        expr = " + ".join(pos) + "".join(f" - {n}" for n in neg)
+        if const > 0.0:
+            expr += f" + {const!r}"
+        elif const < 0.0:
+            expr += f" - {-const!r}"
+        return self._new(expr)
+
+    def sub(self, a, b):
+        return self.add(a, self.neg(b))
+
+
+_TEMP = re.compile(r"\bt\d+\b")
+
+
+def _allocate_registers(e: _Emitter, values: list) -> list:
+    """Drop dead assignments and rename temporaries onto reusable registers, in place.
+
+    A register is reused once its value has been read for the last time, so on numpy batches
+    each intermediate array is freed (and its memory recycled) as soon as it is dead. Returns
+    ``values`` renamed.
+    """
+    parsed = []
+    for line in e.lines:
+        target, expr = line.strip().split(" = ", 1)
+        parsed.append((target, expr, _TEMP.findall(expr)))
+    live = {x for x in values if isinstance(x, str)}
+    kept = []
+    for target, expr, uses in reversed(parsed):
+        if target in live:
+            kept.append((target, expr, uses))
+            live.update(uses)
+    kept.reverse()
+    last = {name: k for k, (_, _, uses) in enumerate(kept) for name in uses}
+    last.update((x, math.inf) for x in values if isinstance(x, str))
+    register, free, count, lines = {}, [], 0, []
+    for k, (target, expr, uses) in enumerate(kept):
+        expr = _TEMP.sub(lambda m: register[m.group(0)], expr)
+        for name in set(uses):
+            if last[name] == k:
+                free.append(register[name])
+        if free:
+            register[target] = free.pop()
+        else:
+            register[target], count = f"r{count}", count + 1
+        lines.append(f"    {register[target]} = {expr}")
+    e.lines = lines
+    return [register[x] if isinstance(x, str) else x for x in values]
 
 
 def _clean(x: float) -> float:
@@ -191,7 +308,7 @@ def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
     not handle (floating, planar)."""
     if not _supported(model):
         return None
-    e = _Emitter()
+    e = _SignedEmitter()
     n = model.n_links
     R, p = _emit_poses(model, e, range(n))
     values = []
@@ -199,7 +316,13 @@ def generate_fk_source(model: RobotModel) -> "GeneratedFK | None":
         for r in range(3):
             values += [R[i][r][0], R[i][r][1], R[i][r][2], p[i][r]]
         values += [0.0, 0.0, 0.0, 1.0]
-    names, slots, template = _outputs(values, np.zeros((n, 4, 4)))
+    return _finish(e, values, np.zeros((n, 4, 4)))
+
+
+def _finish(e: "_SignedEmitter", values: list, template: np.ndarray) -> "GeneratedFK":
+    """Outputs as plain names, dead lines dropped, temporaries on reusable registers."""
+    values = _allocate_registers(e, [e.plain(x) for x in values])
+    names, slots, template = _outputs(values, template)
     return _generated(e, values, names, slots, template)
 
 
@@ -223,7 +346,7 @@ def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> "Gener
     needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
     if not _supported(model, needed):
         return None
-    e = _Emitter()
+    e = _SignedEmitter()
     R, p = _emit_poses(model, e, needed)
     width = max(4, model.n_v)
     values = []
@@ -253,8 +376,7 @@ def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> "Gener
         values += [0.0, 0.0, 0.0, 1.0] + [0.0] * (width - 4)
         for row in J:
             values += row + [0.0] * (width - model.n_v)
-    names, slots, template = _outputs(values, np.zeros((len(ks), 10, width)))
-    return _generated(e, values, names, slots, template)
+    return _finish(e, values, np.zeros((len(ks), 10, width)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -295,8 +417,11 @@ class CompiledFK:
 
     def single(self, q: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration ``q (n_q,)``."""
-        return np.fromiter(self._fk_all(q.tolist(), math.cos, math.sin), np.float64,
-                           self._flat_template.size).reshape(self._shape)
+        return self.from_flat(self._fk_all(q.tolist(), math.cos, math.sin))
+
+    def from_flat(self, values: list) -> np.ndarray:
+        """The result array of :meth:`flat`'s list (array.array is the cheapest list -> ndarray)."""
+        return np.frombuffer(array.array("d", values), np.float64).reshape(self._shape)
 
     def batch(self, qb: np.ndarray) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``.

@@ -18,19 +18,19 @@ Models with floating or planar joints get no generated kernel (the generic kerne
 from __future__ import annotations
 
 import math
-import re
 import weakref
 
 import numpy as np
 
 from .codegen import (
-    _TOL,
+    _allocate_registers,
     _clean,
     _const_matrix,
     _Emitter,
     _generated,
     _outputs,
     _rotation_symbols,
+    _SignedEmitter,
     _supported,
 )
 from .model import JointType, RobotModel
@@ -46,78 +46,6 @@ _COMPILED: weakref.WeakKeyDictionary[RobotModel, dict] = weakref.WeakKeyDictiona
 
 
 # ---------------------------------------------------------------------------------------- symbolic helpers
-class _SignedEmitter(_Emitter):
-    """An :class:`_Emitter` that carries signs instead of emitting negations.
-
-    A symbol may be ``"-tN"`` (the negation of ``tN``, never written as a line): products take
-    the sign of their factors and sums turn negative terms into subtractions. :meth:`plain`
-    writes a negation out where a bare name is needed (function arguments, results).
-    """
-
-    @staticmethod
-    def _split(x) -> tuple[float, str]:
-        return (-1.0, x[1:]) if x.startswith("-") else (1.0, x)
-
-    @staticmethod
-    def _signed(sign: float, name: str) -> str:
-        return name if sign > 0 else f"-{name}"
-
-    def neg(self, x):
-        if self._const(x):
-            return -x
-        return x[1:] if x.startswith("-") else f"-{x}"
-
-    def plain(self, x):
-        """``x`` as a constant or a bare variable name."""
-        if self._const(x) or not x.startswith("-"):
-            return x
-        return self._new(x)
-
-    def mul(self, a, b):
-        if self._const(a) and self._const(b):
-            return a * b
-        if self._const(b):
-            a, b = b, a
-        if self._const(a):
-            if abs(a) < _TOL:
-                return 0.0
-            sign, name = self._split(b)
-            sign *= math.copysign(1.0, a)
-            if abs(a) == 1.0:
-                return self._signed(sign, name)
-            return self._signed(sign, self._new(f"{abs(a)!r} * {name}"))
-        (sa, na), (sb, nb) = self._split(a), self._split(b)
-        return self._signed(sa * sb, self._new(f"{na} * {nb}"))
-
-    def add(self, *terms):
-        const = float(sum(t for t in terms if self._const(t)))
-        names = [self._split(t) for t in terms if not self._const(t)]
-        pos = [n for sign, n in names if sign > 0]
-        neg = [n for sign, n in names if sign < 0]
-        if not names:
-            return const
-        if abs(const) <= _TOL:
-            if len(names) == 1:
-                return self._signed(*names[0])
-            const = 0.0
-        if not pos:                                    # -(n1 + n2 + ... - const)
-            return self.neg(self._sum(neg, [], -const))
-        return self._sum(pos, neg, const)
-
-    def _sum(self, pos, neg, const):
-        if len(pos) == 1 and not neg and const == 0.0:
-            return pos[0]
-        expr = " + ".join(pos) + "".join(f" - {n}" for n in neg)
-        if const > 0.0:
-            expr += f" + {const!r}"
-        elif const < 0.0:
-            expr += f" - {-const!r}"
-        return self._new(expr)
-
-    def sub(self, a, b):
-        return self.add(a, self.neg(b))
-
-
 def _cross(e: _Emitter, a, b) -> list:
     return [e.sub(e.mul(a[1], b[2]), e.mul(a[2], b[1])),
             e.sub(e.mul(a[2], b[0]), e.mul(a[0], b[2])),
@@ -366,45 +294,6 @@ def _solve_values(e: _SignedEmitter, M: list, b: list) -> list:
     for i in range(n):                                               # L x = z
         x[i] = e.sub(x[i], e.dot(H[i][:i], x[:i]))
     return x
-
-
-# ---------------------------------------------------------------------------------------- registers
-_TEMP = re.compile(r"\bt\d+\b")
-
-
-def _allocate_registers(e: _Emitter, values: list) -> list:
-    """Drop dead assignments and rename temporaries onto reusable registers, in place.
-
-    A register is reused once its value has been read for the last time, so on numpy batches
-    each intermediate array is freed (and its memory recycled) as soon as it is dead. Returns
-    ``values`` renamed.
-    """
-    parsed = []
-    for line in e.lines:
-        target, expr = line.strip().split(" = ", 1)
-        parsed.append((target, expr, _TEMP.findall(expr)))
-    live = {x for x in values if isinstance(x, str)}
-    kept = []
-    for target, expr, uses in reversed(parsed):
-        if target in live:
-            kept.append((target, expr, uses))
-            live.update(uses)
-    kept.reverse()
-    last = {name: k for k, (_, _, uses) in enumerate(kept) for name in uses}
-    last.update((x, math.inf) for x in values if isinstance(x, str))
-    register, free, count, lines = {}, [], 0, []
-    for k, (target, expr, uses) in enumerate(kept):
-        expr = _TEMP.sub(lambda m: register[m.group(0)], expr)
-        for name in set(uses):
-            if last[name] == k:
-                free.append(register[name])
-        if free:
-            register[target] = free.pop()
-        else:
-            register[target], count = f"r{count}", count + 1
-        lines.append(f"    {register[target]} = {expr}")
-    e.lines = lines
-    return [register[x] if isinstance(x, str) else x for x in values]
 
 
 # ---------------------------------------------------------------------------------------- compiled kernels

@@ -179,14 +179,18 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
     """
     reference = Reference.parse(reference)
     k = model.link_index(frame)
-    q = model.check_q(q)
     if point is not None:
         point = np.asarray(point, float)
         if point.shape != (3,):
             raise ShapeError("point", "(3,)", point.shape)
     compiled = compiled_frames(model, (frame,)) if poses is None and kinematics.use_generated_kernels else None
+    values = None if compiled is None else kinematics.finite_single(model, q)
+    if values is None:
+        q = model.check_q(q)
     if compiled is not None:
-        if q.ndim == 1:
+        if values is not None:
+            out = compiled.from_flat(compiled.flat(values))[0]
+        elif q.ndim == 1:
             out = compiled.single(q)[0]
         else:
             out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))[:, 0]

@@ -156,6 +156,16 @@ def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
     return q.reshape(math.prod(q.shape[:-1]), model.n_q), q.shape[:-1]
 
 
+def finite_single(model: RobotModel, q) -> list | None:
+    """``q`` as a list of floats when it is one finite float64 configuration ``(n_q,)``, else
+    None (then the caller runs the full checks of :meth:`RobotModel.check_q`)."""
+    if type(q) is np.ndarray and q.shape == (model.n_q,) and q.dtype == np.float64:
+        values = q.tolist()
+        if math.isfinite(sum(values)):
+            return values
+    return None
+
+
 #: Use the per-robot generated kernel (:mod:`robokin_ros.codegen`) where the model allows it.
 use_generated_kernels = True
 
@@ -177,6 +187,11 @@ def forward_kinematics(model: RobotModel, q) -> Array:
         ShapeError: ``q`` does not end in ``n_q``.
         NonFiniteError: ``q`` has NaN or inf entries (named).
     """
+    values = finite_single(model, q) if use_generated_kernels else None
+    if values is not None:  # the node's per-message path: no numpy call before the kernel
+        compiled = compiled_fk(model)
+        if compiled is not None:
+            return compiled.from_flat(compiled.flat(values))
     q = model.check_q(q)
     if use_generated_kernels:
         compiled = compiled_fk(model)
