@@ -379,6 +379,51 @@ def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> "Gener
     return _finish(e, values, np.zeros((len(ks), 10, width)))
 
 
+def generate_joint_poses_source(model: RobotModel) -> "GeneratedFK":
+    """Generated pose of every 1-DOF joint's child link in its parent link (what
+    robot_state_publisher sends on /tf), as ``(n_scalar_joints, 7)`` rows
+    ``[x, y, z, qx, qy, qz, qw]`` in ``model.scalar_joints`` order, with ``w >= 0`` not enforced.
+
+    Revolute: ``q_origin ⊗ (u sin(θ/2), cos(θ/2))``, translation the origin's; prismatic: the
+    origin's rotation, translation ``p_origin + R_origin u d``. Other joints do not matter, so
+    every model has this kernel.
+    """
+    from .spatial import matrix_to_quat_xyzw
+
+    e = _SignedEmitter()
+    values = []
+    value_of_q: dict[int, str] = {}
+    for j in scalar_joints(model):
+        src = model.mimic_source[j] if model.is_mimic[j] else j
+        qi = int(model.joint_q_index[src])
+        if qi not in value_of_q:
+            value_of_q[qi] = e._new(f"q[{qi}]")
+        value = e.add(e.mul(float(model.mimic_multiplier[j]), value_of_q[qi]), float(model.mimic_offset[j]))
+        origin = model.joint_origins[j]
+        p = [_clean(x) for x in origin[:3, 3]]
+        ax, ay, az, aw = (_clean(x) for x in matrix_to_quat_xyzw(origin[:3, :3]))
+        u = [_clean(x) for x in model.joint_axes[j]]
+        if model.joint_types[j] == JointType.PRISMATIC:
+            R = _const_matrix(origin[:3, :3])
+            shift = e.matvec(R, u)
+            values += [e.add(pk, e.mul(sk, value)) for pk, sk in zip(p, shift)] + [ax, ay, az, aw]
+            continue
+        half = e.mul(0.5, value)
+        c, s_ = e._new(f"cos({e.plain(half)})"), e._new(f"sin({e.plain(half)})")
+        bx, by, bz, bw = e.mul(u[0], s_), e.mul(u[1], s_), e.mul(u[2], s_), c
+        values += p + [
+            e.add(e.mul(aw, bx), e.mul(ax, bw), e.mul(ay, bz), e.neg(e.mul(az, by))),
+            e.add(e.mul(aw, by), e.neg(e.mul(ax, bz)), e.mul(ay, bw), e.mul(az, bx)),
+            e.add(e.mul(aw, bz), e.mul(ax, by), e.neg(e.mul(ay, bx)), e.mul(az, bw)),
+            e.add(e.mul(aw, bw), e.neg(e.mul(ax, bx)), e.neg(e.mul(ay, by)), e.neg(e.mul(az, bz)))]
+    return _finish(e, values, np.zeros((len(scalar_joints(model)), 7)))
+
+
+def scalar_joints(model: RobotModel) -> np.ndarray:
+    """Indices of the revolute, continuous and prismatic joints (mimic ones included)."""
+    return np.flatnonzero(np.isin(model.joint_types, (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)))
+
+
 @dataclasses.dataclass(frozen=True)
 class GeneratedFK:
     """Generated source and how its outputs fill the result.
@@ -461,6 +506,11 @@ def _cached(model: RobotModel, key, build):
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
     """The model's generated FK of every link (built on first use, cached per model), or None."""
     return _cached(model, "fk", lambda: generate_fk_source(model))
+
+
+def compiled_joint_poses(model: RobotModel) -> CompiledFK:
+    """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
+    return _cached(model, "joint poses", lambda: generate_joint_poses_source(model))
 
 
 def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:

@@ -148,7 +148,7 @@ def _fk_components(model: RobotModel, qb: Array):
     return R, p
 
 
-from .codegen import compiled_fk  # codegen imports _plan from this module lazily
+from .codegen import compiled_fk, compiled_joint_poses  # codegen imports _plan from this module lazily
 
 
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
@@ -200,6 +200,28 @@ def forward_kinematics(model: RobotModel, q) -> Array:
                 return compiled.single(q)
             return compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + (model.n_links, 4, 4))
     return forward_kinematics_generic(model, q)
+
+
+def joint_poses(model: RobotModel, q) -> Array:
+    """Pose of each 1-DOF joint's child link in its parent link — what robot_state_publisher
+    sends on /tf — as rows ``[x, y, z, qx, qy, qz, qw]`` (the ROS order).
+
+    Args:
+        q: configurations ``(..., n_q)``.
+
+    Returns:
+        ``(..., n_scalar, 7)``, rows in the order of the model's revolute, continuous and
+        prismatic joints (mimic joints included, computed from their source). Quaternion signs
+        are not normalised.
+    """
+    compiled = compiled_joint_poses(model)
+    values = finite_single(model, q)
+    if values is not None:
+        return compiled.from_flat(compiled.flat(values))
+    q = model.check_q(q)
+    if q.ndim == 1:
+        return compiled.single(q)
+    return compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
 
 
 def forward_kinematics_generic(model: RobotModel, q) -> Array:

@@ -162,16 +162,21 @@ class TFMessageEncoder:
         self._templates[key] = hit
         return hit
 
-    def encode(self, rows: np.ndarray, T: np.ndarray, stamp: Time) -> bytes:
-        """Bytes of the TFMessage of rows ``rows`` with transforms ``T (len(rows), 4, 4)``, stamped ``stamp``."""
+    def encode(self, rows: np.ndarray, poses: np.ndarray, stamp: Time) -> bytes:
+        """Bytes of the TFMessage of rows ``rows`` with poses ``(len(rows), 7)``
+        ``[x, y, z, qx, qy, qz, qw]`` (sent with w >= 0), stamped ``stamp``."""
         template, stamp_at, numbers_at = self._template(rows)
-        values = np.empty((len(rows), 7), "<f8")
-        values[:, :3] = T[:, :3, 3]
-        values[:, 3:] = matrix_to_quat_xyzw(T[:, :3, :3])
+        values = np.array(poses, "<f8")
+        values[:, 3:] *= np.where(values[:, 6:7] < 0.0, -1.0, 1.0)
         buf = np.frombuffer(bytearray(template), np.uint8)
         buf[numbers_at] = values.view(np.uint8).reshape(len(rows), 56)
         buf[stamp_at] = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), np.uint8)
         return buf.tobytes()
+
+
+def poses_xyz_quat(T: np.ndarray) -> np.ndarray:
+    """Transforms ``(n, 4, 4)`` as rows ``(n, 7)`` ``[x, y, z, qx, qy, qz, qw]``."""
+    return np.concatenate([T[:, :3, 3], matrix_to_quat_xyzw(T[:, :3, :3])], axis=-1)
 
 
 class TransformBatch:

@@ -31,9 +31,8 @@ from tf2_msgs.msg import TFMessage
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..jacobians import Reference, jacobian
-from ..kinematics import forward_kinematics
+from ..kinematics import forward_kinematics, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
-from ..spatial import inverse_transform
 from . import services
 from .conversions import (JointStateMap, TFMessageEncoder, TransformBatch, jacobian_layout, jacobian_to_msg,
                           ns_to_stamp, stamp_to_ns, topic_token)
@@ -340,7 +339,7 @@ class KinematicsNode(Node):
         """Run the kernels once, so the first joint state is not delayed by building their plans."""
         model, q = robot.model, robot.q
         T = forward_kinematics(model, q)
-        robot.encoder.encode(np.arange(robot.tf_joints.size), T[robot.tf_children], ns_to_stamp(0))
+        robot.encoder.encode(np.arange(robot.tf_joints.size), joint_poses(model, q), ns_to_stamp(0))
         for leaf in model.leaf_links:
             jacobian(model, q, leaf, self._reference, poses=T)
         if model.link_has_inertial.any():
@@ -434,15 +433,16 @@ class KinematicsNode(Node):
 
     def _publish(self, robot: LiveRobot, q: np.ndarray, rows: np.ndarray, stamp) -> None:
         model = robot.model
-        T = forward_kinematics(model, q)
-        if rows.size:
-            T_parent_child = inverse_transform(T[robot.tf_parents[rows]]) @ T[robot.tf_children[rows]]
-            self._tf_pub.publish(robot.encoder.encode(rows, T_parent_child, stamp))
+        if rows.size:  # tf rows are the model's 1-DOF joints, in joint_poses' order
+            self._tf_pub.publish(robot.encoder.encode(rows, joint_poses(model, q)[rows], stamp))
             self._counts["tf"] += 1
         if not robot.complete:
             return
+        T = None
         for name, pub, layout in self._jacobian_frames:
             if pub.get_subscription_count():
+                if T is None:
+                    T = forward_kinematics(model, q)
                 J = jacobian(model, q, name, self._reference, poses=T)
                 pub.publish(jacobian_to_msg(J, layout))
         if self._publish_gravity and model.link_has_inertial.any() and self._gravity_pub.get_subscription_count():

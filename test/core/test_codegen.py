@@ -100,3 +100,22 @@ def test_several_frames_in_one_kernel_equal_one_kernel_each():
         T, J = frame_pose_and_jacobian(model, q, frame)
         np.testing.assert_allclose(both[:, i, :4, :4], T, atol=1e-12, rtol=0)
         np.testing.assert_allclose(both[:, i, 4:, :model.n_v], J, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("which", list(_models()) + [pytest.param(os.path.join(HERE, "..", "fixtures", "floating.urdf"), id="floating")])
+def test_joint_poses_are_the_child_in_parent_transforms_of_forward_kinematics(which):
+    from robokin_ros import joint_poses
+    from robokin_ros.codegen import scalar_joints
+    from robokin_ros.spatial import inverse_transform, quat_xyzw_to_matrix
+
+    model = _load(which)
+    joints = scalar_joints(model)
+    q = model.random_configuration(6, rng=4).reshape(2, 3, model.n_q)
+    T = forward_kinematics_generic(model, q)
+    expected = inverse_transform(T[..., model.link_parents[joints + 1], :, :]) @ T[..., joints + 1, :, :]
+    poses = joint_poses(model, q)
+    assert poses.shape == (2, 3, joints.size, 7)
+    np.testing.assert_allclose(poses[..., :3], expected[..., :3, 3], atol=1e-12, rtol=0)
+    np.testing.assert_allclose(quat_xyzw_to_matrix(poses[..., 3:]), expected[..., :3, :3], atol=1e-12, rtol=0)
+    np.testing.assert_allclose(np.linalg.norm(poses[..., 3:], axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(joint_poses(model, q[1, 2]), poses[1, 2], atol=1e-15, rtol=0)

@@ -182,7 +182,7 @@ def test_tf_encoder_bytes_decode_to_the_message_rclpy_would_send(rows):
     encoder = cv.TFMessageEncoder(parents, children)
     expected = TFMessage(transforms=cv.TransformBatch(parents, children).fill(rows, T[rows], stamp))
     for _ in range(2):  # the second call uses the cached template
-        data = encoder.encode(rows, T[rows], stamp)
+        data = encoder.encode(rows, cv.poses_xyz_quat(T[rows]), stamp)
         # same size as rclpy's serialisation (which leaves alignment padding uninitialised: its
         # bytes may differ there), and decodes to exactly the expected message
         assert len(data) == len(serialize_message(expected))
