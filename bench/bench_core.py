@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -26,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration  # noqa: E402
+from timing import best_of, per_call_us  # noqa: E402
 from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian  # noqa: E402
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")
@@ -38,24 +38,6 @@ CASES = [
     ("ERD xarm7", "xarm7", "link_eef"),
     ("ERD talos", "talos", "gripper_left_fingertip_1_link"),
 ]
-
-
-def best_of(fn, repeats: int) -> float:
-    """Smallest wall time [s] of ``repeats`` calls of ``fn``."""
-    best = np.inf
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def per_call_us(fn, args_list, repeats: int) -> float:
-    """Best-of-``repeats`` mean time [µs] of ``fn(*args)`` over ``args_list`` (a Python loop)."""
-    def loop():
-        for args in args_list:
-            fn(*args)
-    return best_of(loop, repeats) / len(args_list) * 1e6
 
 
 def urdf_path(source: str, erd_base: str | None) -> str | None:

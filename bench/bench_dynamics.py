@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -20,19 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
+from timing import best_of
 
 from robokin_ros import RobotModel, kinematics
 from robokin_ros.dynamics import aba, crba, gravity_torques, rnea
-
-
-def best_of(fn, repeats: int) -> float:
-    """Smallest wall time [s] of ``repeats`` calls of ``fn``."""
-    best = np.inf
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def time_ours(fn, model, inputs, batch: int, repeats: int, n_single: int, generated: bool) -> tuple[float, float]:

@@ -14,15 +14,11 @@ from hypothesis import strategies as st
 from robokin_ros import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, NonFiniteError, Reference, RobotModel, ShapeError,
                          UnknownLinkError, forward_kinematics, jacobian, jacobians)
 
-from robokin_ros import kinematics
 from robokin_ros.jacobians import frame_pose_and_jacobian
 
 from reference import fd_jacobians, random_tree
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
-MODEL_FILES = sorted(ROBOTS.glob("*.urdf")) + [p for p in sorted(FIXTURES.glob("*.urdf"))
-                                               if not p.name.startswith("bad_") and p.stem != "good_minimal"]
 REFERENCES = [WORLD, LOCAL, LOCAL_WORLD_ALIGNED]
 FD_ATOL = 1e-7  # central differences with h = 1e-6: truncation ~1e-12, round-off ~1e-10
 RNG = np.random.default_rng(99)
@@ -30,18 +26,6 @@ RNG = np.random.default_rng(99)
 
 def fixture(name: str) -> RobotModel:
     return RobotModel.from_urdf_file(FIXTURES / f"{name}.urdf")
-
-
-@pytest.fixture(scope="module", params=MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
-def model(request):
-    return RobotModel.from_urdf_file(request.param)
-
-
-@pytest.fixture(params=["generated", "generic"])
-def kernel(request, monkeypatch):
-    """Run a test with the per-robot generated kernels and again with the generic kernel."""
-    monkeypatch.setattr(kinematics, "use_generated_kernels", request.param == "generated")
-    return request.param
 
 
 @pytest.mark.parametrize("reference", REFERENCES, ids=lambda r: r.name)

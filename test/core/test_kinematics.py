@@ -13,16 +13,12 @@ from hypothesis import strategies as st
 
 from robokin_ros import (NonFiniteError, RobotModel, ShapeError, UnknownLinkError, forward_kinematics,
                          frame_transform)
-from robokin_ros import kinematics
 from robokin_ros.kinematics import plane_frame
 from robokin_ros.spatial import inverse_transform
 
 from reference import random_tree, reference_fk
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
-MODEL_FILES = sorted(ROBOTS.glob("*.urdf")) + [p for p in sorted(FIXTURES.glob("*.urdf"))
-                                               if not p.name.startswith("bad_") and p.stem != "good_minimal"]
 RNG = np.random.default_rng(2024)
 
 
@@ -158,18 +154,6 @@ def test_minimal_model_without_coordinates(kernel):
 
 
 # ---------------------------------------------------------------------------- reference and batching
-@pytest.fixture(scope="module", params=MODEL_FILES, ids=[p.stem for p in MODEL_FILES])
-def model(request):
-    return RobotModel.from_urdf_file(request.param)
-
-
-@pytest.fixture(params=["generated", "generic"])
-def kernel(request, monkeypatch):
-    """Run a test with the per-robot generated kernels and again with the generic kernel."""
-    monkeypatch.setattr(kinematics, "use_generated_kernels", request.param == "generated")
-    return request.param
-
-
 def test_equals_reference_implementation(model, kernel):
     wild = model.random_configuration(5, rng=RNG)  # far outside the limits: FK does not care
     scaled = np.ones(model.n_q, bool)

@@ -1,0 +1,25 @@
+"""Timing helpers shared by the benchmarks: best of several repeats (the machines are noisy)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def best_of(fn, repeats: int) -> float:
+    """Smallest wall time [s] of ``repeats`` calls of ``fn``."""
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def per_call_us(fn, args_list, repeats: int) -> float:
+    """Best-of-``repeats`` mean time [µs] of ``fn(*args)`` over ``args_list`` (a Python loop)."""
+    def loop():
+        for args in args_list:
+            fn(*args)
+    return best_of(loop, repeats) / len(args_list) * 1e6
