@@ -152,7 +152,11 @@ def main() -> int:
             ok &= worst < 1e-9
 
             # 3. Jacobian and gravity torques published with /tf
-            demo.spin_until(lambda: demo.jacobians and demo.torques, 'a Jacobian and gravity torques')
+            # both are published with the /tf of each joint state: wait for those of the last one
+            demo.spin_until(lambda: demo.torques and demo.torques[-1].header.stamp == last_stamp,
+                            'the gravity torques of the last joint state')
+            settle = time.monotonic() + 0.2
+            demo.spin_until(lambda: demo.jacobians and time.monotonic() > settle, 'the Jacobian of the last joint state')
             jac = parse_jacobian_msg(demo.jacobians[-1])
             torques = demo.torques[-1]
             q_t = model.q_from_dict(dict(zip(model.joint_names, q)))
