@@ -189,7 +189,7 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         q = model.check_q(q)
     if compiled is not None:
         if values is not None:
-            out = compiled.from_flat(compiled.flat(values))[0]
+            out = compiled.single(q, values)[0]
         elif q.ndim == 1:
             out = compiled.single(q)[0]
         else:

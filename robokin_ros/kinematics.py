@@ -191,7 +191,7 @@ def forward_kinematics(model: RobotModel, q) -> Array:
     if values is not None:  # the node's per-message path: no numpy call before the kernel
         compiled = compiled_fk(model)
         if compiled is not None:
-            return compiled.from_flat(compiled.flat(values))
+            return compiled.single(q, values)
     q = model.check_q(q)
     if use_generated_kernels:
         compiled = compiled_fk(model)
@@ -217,7 +217,7 @@ def joint_poses(model: RobotModel, q) -> Array:
     compiled = compiled_joint_poses(model)
     values = finite_single(model, q)
     if values is not None:
-        return compiled.from_flat(compiled.flat(values))
+        return compiled.single(q, values)
     q = model.check_q(q)
     if q.ndim == 1:
         return compiled.single(q)

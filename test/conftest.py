@@ -24,6 +24,8 @@ if not os.environ.get('ROS_LOG_DIR'):
     os.environ['ROS_LOG_DIR'] = tempfile.mkdtemp(prefix='pytest.', dir=_log_root)
 if not os.environ.get('AMENT_PREFIX_PATH'):
     os.environ['AMENT_PREFIX_PATH'] = sys.prefix
+# Compiled numba kernels (robokin_ros.accel) go inside the project, not into ~/.cache.
+os.environ.setdefault('ROBOKIN_CACHE_DIR', str(ROOT / '.build' / 'robokin-cache'))
 _profile = ROOT / 'tools' / 'fastdds_fast_discovery.xml'
 if _profile.is_file():
     os.environ.setdefault('FASTRTPS_DEFAULT_PROFILES_FILE', str(_profile))
