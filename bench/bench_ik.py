@@ -157,7 +157,7 @@ def main() -> None:
         model = RobotModel.from_urdf_file(path)
         joints = joints or [j for j in model.joint_names if "finger" not in j]
         seed, _, T = problems(model, tip, joints, n, np.random.default_rng(12345))
-        solve_ik(model, T[:2], tip, seed, active_joints=joints)  # build the kernels and caches
+        solve_ik(model, T, tip, seed, active_joints=joints)  # build the kernels and caches (batched ones too)
         solve_ik(model, T[0], tip, seed, active_joints=joints)
         ours = bench_ours(model, tip, joints, seed, T)
         peer = None if args.no_peers else bench_rtb(path, tip, joints, model, T)

@@ -1,16 +1,20 @@
 """Inverse kinematics: Levenberg–Marquardt on the SE(3) pose error, within the joint limits.
 
-A few problems (the ``/compute_ik`` case) iterate one at a time in plain Python floats on the
-robot's generated kernel (:mod:`robokin_ros.codegen`: ``fk_all`` on a list), where a numpy call
-would cost more than the arithmetic it does; the damped step is straight-line code generated
-per system size. Many problems iterate together, stacked: the kernel's batched output is a
-``(size, B)`` array and every operation covers all rows (the small normal systems are solved
-by a straight-line Cholesky factorisation whose entries are ``(B,)`` arrays). Finished problems
-make room for waiting ones; the last few finish in floats. Models the generator does not handle
-(floating, planar joints) use the generic FK and Jacobians, stacked.
+A few problems (the ``/compute_ik`` case) iterate one at a time in plain Python floats: each
+solver generates one straight-line function doing a whole iteration on the robot's generated
+kernel output (:mod:`robokin_ros.codegen`: ``flat`` on a list) — error twists, tolerance test,
+weighted Jacobian rows, bound handling, the normal equations' Cholesky solve and the clamped
+step — with the tips, tolerances, weights, free joints and bounds folded in as constants,
+where a numpy call would cost more than the arithmetic it does. Many problems iterate together,
+stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
+rows (the small normal systems are solved by a straight-line Cholesky factorisation whose
+entries are ``(B,)`` arrays). Finished problems make room for waiting ones; the last few
+finish in floats. Models the generator does not handle (floating, planar joints) use the
+generic FK and Jacobians, stacked. Stalled rows restart at the next points of a
+low-discrepancy (R2) sequence of configurations within the bounds.
 
 Notation: a *problem* is one target set (a pose per tip) with one seed; a *row* is one iterate
-of one problem (its seed, or a random restart). ``x`` are the problem's free coordinates (the
+of one problem (its seed, or a restart). ``x`` are the problem's free coordinates (the
 ``v`` coordinates of the joints allowed to move). A tip's error twist [linear; angular] is
 ``d = [R_tᵀ (p - p_t); log(R_tᵀ R)]`` in the target's axes; when every axis counts alike (no
 dead band, no free axis) the step is computed in the world axes instead, with
@@ -24,7 +28,6 @@ import dataclasses
 import math
 import time
 import weakref
-from operator import itemgetter, mul
 from typing import Sequence
 
 import numpy as np
@@ -46,17 +49,28 @@ CONVERGED, MAX_ITERATIONS, TIMEOUT, NO_FREE_JOINTS = "converged", "max_iteration
 #: Levenberg–Marquardt damping ``λ = DAMPING_COST · ½‖r‖² + DAMPING_FLOOR`` (Sugihara 2011).
 DAMPING_COST, DAMPING_FLOOR = 0.1, 1e-6
 #: A row whose cost has not dropped by ``STALL_PROGRESS`` (relative) for ``STALL_ITERATIONS``
-#: iterations restarts at random.
-STALL_ITERATIONS, STALL_PROGRESS = 5, 0.1
+#: iterations restarts elsewhere (measured on the benchmark arms: 3 needs fewer iterations in
+#: all than 5 or 7; a stalled row rarely recovers).
+STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
+#: Factor on the position rows [m] against the rotation rows [rad] in the least squares (a 1 cm
+#: error weighs as 0.03 rad). Tolerances are unaffected. Measured on the benchmark arms: 3 needs
+#: ~10 % fewer iterations and restarts than 1; 0.5 needs more.
+POSITION_WEIGHT = 3.0
+#: Restarts of a call take consecutive points of an R2 low-discrepancy sequence (Roberts 2018)
+#: from a random start among this many: consecutive restarts cover the bounds evenly and cost
+#: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
+#: as an iteration).
+RESTART_OFFSETS = 1 << 20
 #: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
 BATCH_ROWS = 2048
 #: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
 #: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
-#: 40-100 µs (measured: floats 2x faster for 10 problems, even at ~50).
-SCALAR_ROWS = 16
+#: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
+#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256).
+SCALAR_ROWS = 64
 #: A batch's last problems (this many) finish one by one in floats too.
 TAIL_PROBLEMS = 4
-#: Random rows added to a problem whose only row stalls once no problem waits for a row.
+#: Restarted rows added to a problem whose only row stalls once no problem waits for a row.
 EXTRA_ROWS = 7
 
 
@@ -143,55 +157,43 @@ def _wrap(angle):
 
 
 # ---------------------------------------------------------------------------------------------
-# One row in Python floats. ``F`` is the generated kernel's flat output (``fk_all``): per tip a
-# block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9 the LOCAL_WORLD_ALIGNED
-# Jacobian (see :func:`robokin_ros.codegen.generate_frames_source`).
+# One row in Python floats: a straight-line function generated per solver (tips, tolerances,
+# weights, free joints and bounds folded in as constants) reads the kernel's flat output
+# (``fk_all``: per tip a block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9
+# the LOCAL_WORLD_ALIGNED Jacobian, see :func:`robokin_ros.codegen.generate_frames_source`).
 
 
-def _dot(u, v) -> float:
-    return sum(map(mul, u, v))
+def _log_near_pi(*E: float) -> list:
+    """Rotation vector of a rotation within 1e-3 rad of π given row-major (its antisymmetric
+    part vanishes: :func:`log_so3` reads the axis from the symmetric part)."""
+    return log_so3(np.array(E).reshape(3, 3)).tolist()
 
 
-def _tip_error(F: list, o: int, w: int, t: list, world: bool) -> list:
-    """Error twist ``d`` (6 floats) of one tip.
-
-    Args:
-        F: flat kernel output; the tip's pose rows start at ``o``, ``w`` values apart.
-        t: the target's 12 components in the world: rotation row-major, then position.
-        world: world axes ``[p - p_t; log(R R_tᵀ)]``, else target axes ``[R_tᵀ (p - p_t); log(R_tᵀ R)]``.
-    """
-    a00, a01, a02, p0 = F[o:o + 4]
-    a10, a11, a12, p1 = F[o + w:o + w + 4]
-    a20, a21, a22, p2 = F[o + 2 * w:o + 2 * w + 4]
-    b00, b01, b02, b10, b11, b12, b20, b21, b22, u0, u1, u2 = t
-    e0, e1, e2 = p0 - u0, p1 - u1, p2 - u2
-    trace = a00 * b00 + a01 * b01 + a02 * b02 + a10 * b10 + a11 * b11 + a12 * b12 + a20 * b20 + a21 * b21 + a22 * b22
-    A, B = ((a00, a01, a02), (a10, a11, a12), (a20, a21, a22)), ((b00, b01, b02), (b10, b11, b12), (b20, b21, b22))
-    if world:  # E = R R_tᵀ, E_ij = Σ_k a_ik b_jk
-        vee = (a20 * b10 + a21 * b11 + a22 * b12 - a10 * b20 - a11 * b21 - a12 * b22,
-               a00 * b20 + a01 * b21 + a02 * b22 - a20 * b00 - a21 * b01 - a22 * b02,
-               a10 * b00 + a11 * b01 + a12 * b02 - a00 * b10 - a01 * b11 - a02 * b12)
-        return [e0, e1, e2, *_rotation_vector(trace, vee, lambda: [[_dot(x, y) for y in B] for x in A])]
-    # E = R_tᵀ R, E_ij = Σ_k b_ki a_kj
-    vee = (b02 * a01 + b12 * a11 + b22 * a21 - b01 * a02 - b11 * a12 - b21 * a22,
-           b00 * a02 + b10 * a12 + b20 * a22 - b02 * a00 - b12 * a10 - b22 * a20,
-           b01 * a00 + b11 * a10 + b21 * a20 - b00 * a01 - b10 * a11 - b20 * a21)
-    return [b00 * e0 + b10 * e1 + b20 * e2, b01 * e0 + b11 * e1 + b21 * e2, b02 * e0 + b12 * e1 + b22 * e2,
-            *_rotation_vector(trace, vee, lambda: [[_dot(x, y) for y in zip(*A)] for x in zip(*B)])]
-
-
-def _rotation_vector(trace: float, vee, matrix) -> list:
-    """Rotation vector of a rotation E given by its trace and ``(E21 - E12, E02 - E20, E10 - E01)``;
-    ``matrix()`` gives E itself, needed near π only."""
-    c = 0.5 * (trace - 1.0)
-    theta = math.acos(min(1.0, max(-1.0, c)))
-    if theta < 1e-4:
-        f = 0.5 + theta * theta / 12.0
-    elif theta > math.pi - 1e-3:  # the antisymmetric part vanishes: read the axis elsewhere
-        return log_so3(np.array(matrix())).tolist()
-    else:
-        f = theta / (2.0 * math.sqrt(1.0 - c * c))
-    return [f * vee[0], f * vee[1], f * vee[2]]
+def _twist_lines(k: int, w: int, world: bool) -> list:
+    """Lines computing tip ``k``'s error twist ``d{k}_0 .. d{k}_5`` from its pose in ``F`` and
+    its target ``b{k}_ij`` (rotation), ``u{k}_i`` (position): world axes ``[p - p_t; log(R R_tᵀ)]``,
+    else target axes ``[R_tᵀ (p - p_t); log(R_tᵀ R)]``."""
+    o = 10 * w * k
+    a = [[f"a{k}_{i}{j}" for j in range(3)] for i in range(3)]
+    b = [[f"b{k}_{i}{j}" for j in range(3)] for i in range(3)]
+    lines = [f"    {', '.join(a[i] + [f'p{k}_{i}'])} = F[{o + i * w}:{o + i * w + 4}]" for i in range(3)]
+    lines += [f"    e{k}_{i} = p{k}_{i} - u{k}_{i}" for i in range(3)]
+    if world:   # E = R R_tᵀ: E_ij = Σ_l a_il b_jl
+        E = [[" + ".join(f"{a[i][m]} * {b[j][m]}" for m in range(3)) for j in range(3)] for i in range(3)]
+        lines += [f"    d{k}_{i} = e{k}_{i}" for i in range(3)]
+    else:       # E = R_tᵀ R: E_ij = Σ_l b_li a_lj
+        E = [[" + ".join(f"{b[m][i]} * {a[m][j]}" for m in range(3)) for j in range(3)] for i in range(3)]
+        lines += [f"    d{k}_{i} = " + " + ".join(f"{b[m][i]} * e{k}_{m}" for m in range(3)) for i in range(3)]
+    trace = " + ".join(f"{a[i][j]} * {b[i][j]}" for i in range(3) for j in range(3))
+    vee = [(E[2][1], E[1][2]), (E[0][2], E[2][0]), (E[1][0], E[0][1])]
+    lines += [f"    c = 0.5 * ({trace} - 1.0)",
+              f"    if c > {math.cos(math.pi - 1e-3)!r}:",
+              "        theta = acos(c) if c < 1.0 else 0.0",
+              "        f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * sqrt(1.0 - c * c))",
+              *(f"        d{k}_{3 + i} = f * ({x} - ({y}))" for i, (x, y) in enumerate(vee)),
+              "    else:",
+              f"        d{k}_3, d{k}_4, d{k}_5 = _log_near_pi({', '.join(e for row in E for e in row)})"]
+    return lines
 
 
 def _cholesky_lines(size: int, entry, rhs: list, floats: bool) -> list:
@@ -215,21 +217,17 @@ def _cholesky_lines(size: int, entry, rhs: list, floats: bool) -> list:
     return lines
 
 
-def _lm_source(m: int, n: int) -> str:
-    """Straight-line float code of :func:`_lm_step` for ``m`` rows and ``n`` columns: the
-    normal matrix of the smaller system, then its Cholesky solve."""
-    lines = ["def lm(J, r, damping):"]
-    lines += [f"    {''.join(f'j{a}_{c}, ' for c in range(n))}= J[{a}]" for a in range(m)]
-    lines.append(f"    {''.join(f'r{a}, ' for a in range(m))}= r")
-    if m <= n:  # (J Jᵀ + λ) y = r, dx = -Jᵀ y
+def _damped_step_lines(m: int, n: int) -> list:
+    """Lines solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` for ``J`` given as ``j{a}_{c}`` (``m`` rows,
+    ``n`` columns), ``r`` as ``rw{a}`` and ``λ`` as ``damping``, leaving ``dx0, dx1, ...``:
+    through the smaller normal system (``(J Jᵀ + λ I) y = r, dx = -Jᵀ y`` when ``m <= n``)."""
+    if m <= n:
         entry = lambda i, k: " + ".join(f"j{i}_{c} * j{k}_{c}" for c in range(n)) + (" + damping" if i == k else "")  # noqa: E731
-        lines += _cholesky_lines(m, entry, [f"r{i}" for i in range(m)], True)
-        lines.append(f"    return [{', '.join('-(' + ' + '.join(f'j{a}_{c} * x{a}' for a in range(m)) + ')' for c in range(n))}]")
-    else:       # (Jᵀ J + λ) dx = -Jᵀ r
-        entry = lambda i, k: " + ".join(f"j{a}_{i} * j{a}_{k}" for a in range(m)) + (" + damping" if i == k else "")  # noqa: E731
-        lines += _cholesky_lines(n, entry, [" + ".join(f"j{a}_{i} * r{a}" for a in range(m)) for i in range(n)], True)
-        lines.append(f"    return [{', '.join(f'-x{i}' for i in range(n))}]")
-    return "\n".join(lines) + "\n"
+        lines = _cholesky_lines(m, entry, [f"rw{i}" for i in range(m)], True)
+        return lines + [f"    dx{c} = -(" + " + ".join(f"j{a}_{c} * x{a}" for a in range(m)) + ")" for c in range(n)]
+    entry = lambda i, k: " + ".join(f"j{a}_{i} * j{a}_{k}" for a in range(m)) + (" + damping" if i == k else "")  # noqa: E731
+    lines = _cholesky_lines(n, entry, [" + ".join(f"j{a}_{i} * rw{a}" for a in range(m)) for i in range(n)], True)
+    return lines + [f"    dx{c} = -x{c}" for c in range(n)]
 
 
 def _solve_source(size: int) -> str:
@@ -239,24 +237,102 @@ def _solve_source(size: int) -> str:
     return "\n".join(lines + [f"    return [{', '.join(f'x{i}' for i in range(size))}]"]) + "\n"
 
 
-_GENERATED: dict = {}
+_SOLVES: dict = {}
 
 
-def _generated(kind: str, *sizes: int):
-    """Generated solver ``kind`` ("lm" on floats, "solve" on arrays) for ``sizes``, cached."""
-    key = (kind,) + sizes
-    if key not in _GENERATED:
-        namespace: dict = {"sqrt": math.sqrt} if kind == "lm" else {"sqrt": np.sqrt, "maximum": np.maximum}
-        source = _lm_source(*sizes) if kind == "lm" else _solve_source(*sizes)
-        exec(compile(source, f"<robokin ik {key}>", "exec"), namespace)  # noqa: S102
-        _GENERATED[key] = namespace[kind]
-    return _GENERATED[key]
+def _array_solve(size: int):
+    """The generated :func:`_solve_source` of ``size``, cached."""
+    if size not in _SOLVES:
+        namespace: dict = {"sqrt": np.sqrt, "maximum": np.maximum}
+        exec(compile(_solve_source(size), f"<robokin ik solve {size}>", "exec"), namespace)  # noqa: S102
+        _SOLVES[size] = namespace["solve"]
+    return _SOLVES[size]
 
 
-def _lm_step(J: list, r: list, damping: float) -> list:
-    """``dx`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` for ``J`` given as ``m`` rows of ``n``
-    floats, through the smaller normal system (``(J Jᵀ + λ I) y = r, dx = -Jᵀ y`` when ``m <= n``)."""
-    return _generated("lm", len(J), len(J[0]))(J, r, damping)
+def _float_source(s: "_Solver") -> str:
+    """Source of ``iteration(q, t, mu)`` and ``report(q, t)`` for one problem of solver ``s`` in
+    Python floats: ``q`` the configuration (list), ``t`` the targets' components (per tip its
+    rotation row-major, then its position).
+
+    ``iteration(q, t, mu)`` returns ``(cost, q_next)``: the weighted cost ``½‖r‖²`` at ``q`` and
+    the configuration after one step damped by ``λ = mu · cost + DAMPING_FLOOR`` (a coordinate at
+    a bound the gradient pushes outwards is held, the others are clamped into the bounds,
+    unbounded continuous ones wrapped); when every tip is within tolerance, ``(None, (position
+    error, rotation error))`` instead. ``report`` returns the worst tip position and rotation
+    errors (raw) and whether every tip is within tolerance.
+    """
+    tol, w, nt, n_q = s.tol, s.width, s.n_tips, s.model.n_q
+    names = [[f"b{k}_{i}{j}" for i in range(3) for j in range(3)] + [f"u{k}_{i}" for i in range(3)] for k in range(nt)]
+    head = ["    F = flat(q)", f"    {''.join(x + ', ' for row in names for x in row)}= t"]
+    for k in range(nt):
+        head += _twist_lines(k, w, tol.world)
+    checks = []
+    for j, (k, i, _, box) in enumerate(tol.rows):  # residual: the part outside the dead band
+        d = f"d{k}_{i}"
+        head.append(f"    r{j} = {d}" if box == 0.0 else
+                    f"    r{j} = {d} - {box!r} if {d} > {box!r} else {d} + {box!r} if {d} < {-box!r} else 0.0")
+    for k in range(nt):
+        for kind, limit in ((range(3), tol.position ** 2), (range(3, 6), tol.rotation ** 2)):
+            rows = [j for j, row in enumerate(tol.rows) if row[0] == k and row[1] in kind]
+            if rows:
+                checks.append("(" + " + ".join(f"r{j} * r{j}" for j in rows) + f") <= {limit!r}")
+    ok = " and ".join(checks) or "True"
+    norm = lambda k, axes: "sqrt(" + " + ".join(f"d{k}_{i} * d{k}_{i}" for i in axes) + ")"  # noqa: E731
+    errors = (f"max({', '.join(norm(k, range(3)) for k in range(nt))}, 0.0), "
+              f"max({', '.join(norm(k, range(3, 6)) for k in range(nt))}, 0.0)")
+    report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
+    lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
+    m, n = len(s.lm_rows), len(s.free)
+    lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}") for a, j in enumerate(s.lm_rows)]
+    lines.append("    cost = 0.5 * (" + (" + ".join(f"rw{a} * rw{a}" for a in range(m)) or "0.0") + ")")
+    if m == 0 or n == 0:  # every weight zero, or nothing moves
+        return "\n".join(report + lines + ["    return cost, q"]) + "\n"
+    lines.append(f"    {''.join(f'q{i}, ' for i in range(n_q))}= q")
+    columns = s.plan.free_v.tolist()
+    contiguous = columns == list(range(columns[0], columns[0] + n))
+    for a, j in enumerate(s.lm_rows):  # Jacobian rows in the residual's axes, weighted
+        k, i, _, _ = tol.rows[j]
+        o, weight = 10 * w * k, s.weights[a]
+        row = [f"j{a}_{c}" for c in range(n)]
+        if tol.world and contiguous:  # one slice of the kernel's row
+            start = o + (4 + i) * w + columns[0]
+            lines.append(f"    {''.join(x + ', ' for x in row)}= F[{start}:{start + n}]")
+            if weight != 1.0:
+                lines += [f"    {x} *= {weight!r}" for x in row]
+            continue
+        scale = "" if weight == 1.0 else f"{weight!r} * "
+        for c, v in enumerate(columns):
+            if tol.world:
+                lines.append(f"    j{a}_{c} = {scale}F[{o + (4 + i) * w + v}]")
+            else:  # column i % 3 of R_t against the three world rows of its kind
+                top = o + (4 + 3 * (i // 3)) * w + v
+                terms = " + ".join(f"b{k}_{l}{i % 3} * F[{top + l * w}]" for l in range(3))
+                lines.append(f"    j{a}_{c} = {scale}({terms})")
+    for c, (_, (i, lo, hi)) in enumerate(s.free):  # hold a coordinate at a bound the gradient pushes outwards
+        sides = [(at, push) for at, push, bound in ((f"q{i} <= {lo!r}", "g > 0.0", lo), (f"q{i} >= {hi!r}", "g < 0.0", hi))
+                 if math.isfinite(bound)]
+        if not sides:
+            continue
+        lines += [f"    if {' or '.join(at for at, _ in sides)}:",
+                  "        g = " + " + ".join(f"j{a}_{c} * rw{a}" for a in range(m)),
+                  "        if " + " or ".join(f"({at} and {push})" for at, push in sides) + ":",
+                  "            " + " = ".join(f"j{a}_{c}" for a in range(m)) + " = 0.0"]
+    lines.append(f"    damping = mu * cost + {DAMPING_FLOOR!r}")
+    lines += _damped_step_lines(m, n)
+    out = [f"q{i}" for i in range(n_q)]
+    wrap = set(s.wrap.tolist())
+    for c, (_, (i, lo, hi)) in enumerate(s.free):
+        x = f"z{c}"
+        lines.append(f"    {x} = q{i} + dx{c}")
+        if math.isfinite(lo):  # (written so that a NaN step lands on the bound)
+            lines.append(f"    if not {x} >= {lo!r}:\n        {x} = {lo!r}")
+        if math.isfinite(hi):
+            lines.append(f"    if {x} > {hi!r}:\n        {x} = {hi!r}")
+        if c in wrap:
+            lines.append(f"    {x} = {math.pi!r} - ({math.pi!r} - {x}) % {2 * math.pi!r}")
+        out[i] = x
+    lines.append(f"    return cost, [{', '.join(out)}]")
+    return "\n".join(report + lines) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,8 +340,9 @@ def _lm_step(J: list, r: list, damping: float) -> list:
 
 
 def _errors_stacked(P: Array, target: Array, world: bool) -> Array:
-    """:func:`_tip_error` of every tip and row: ``d (n_tips, 6, B)`` from the tips' poses
-    ``P (n_tips, 12, B)`` and targets ``(n_tips, 12, B)`` (rotation row-major, then position)."""
+    """The error twist (see :func:`_twist_lines`) of every tip and row: ``d (n_tips, 6, B)``
+    from the tips' poses ``P (n_tips, 12, B)`` and targets ``(n_tips, 12, B)`` (rotation
+    row-major, then position)."""
     nt, B = P.shape[0], P.shape[2]
     R, Rt = P[:, :9].reshape(nt, 3, 3, B), target[:, :9].reshape(nt, 3, 3, B)
     e = P[:, 9:] - target[:, 9:]
@@ -286,15 +363,16 @@ def _errors_stacked(P: Array, target: Array, world: bool) -> Array:
 
 
 def _lm_step_arrays(J: Array, r: Array, damping: Array) -> Array:
-    """:func:`_lm_step` for ``J (m, n, B)``, ``r (m, B)``, ``damping (B,)``: ``dx (n, B)``."""
+    """``dx (n, B)`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` for ``J (m, n, B)``, ``r (m, B)``,
+    ``λ = damping (B,)``, through the smaller normal system (see :func:`_damped_step_lines`)."""
     m, n = J.shape[:2]
     if m <= n:
         G = np.einsum("acs,bcs->abs", J, J)
         G[range(m), range(m)] += damping
-        return -np.einsum("acs,as->cs", J, np.array(_generated("solve", m)(G, r)))
+        return -np.einsum("acs,as->cs", J, np.array(_array_solve(m)(G, r)))
     G = np.einsum("acs,ads->cds", J, J)
     G[range(n), range(n)] += damping
-    return -np.array(_generated("solve", n)(G, np.einsum("acs,as->cs", J, r)))
+    return -np.array(_array_solve(n)(G, np.einsum("acs,as->cs", J, r)))
 
 
 def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
@@ -327,14 +405,17 @@ class _Plan:
                                 for k in range(model.joint_nv[j])], np.int64)
         on_tips = [j for j in range(model.n_joints) if tip_support[j + 1] and not model.is_fixed[j]]
         self.scalar = all(JointType(model.joint_types[j]) in SCALAR_TYPES for j in on_tips)
-        # Free q coordinates that wrap (continuous, planar θ) and that restarts redraw (not floating).
-        periodic, randomised = np.zeros(model.n_q, bool), np.zeros(model.n_q, bool)
+        # Free q coordinates that wrap (continuous, planar θ), that are revolute and that restarts
+        # redraw (not floating).
+        periodic, revolute, randomised = np.zeros(model.n_q, bool), np.zeros(model.n_q, bool), np.zeros(model.n_q, bool)
         for j in self.free_joints:
             t, i = JointType(model.joint_types[j]), model.joint_q_index[j]
             if t in (JointType.CONTINUOUS, JointType.PLANAR):
                 periodic[i + (2 if t == JointType.PLANAR else 0)] = True
+            revolute[i] = t == JointType.REVOLUTE
             randomised[i:i + model.joint_nq[j]] = t != JointType.FLOATING
         self.periodic = periodic[self.free_q]
+        self.revolute = revolute[self.free_q]
         self.randomised = randomised[self.free_q]
         # Free columns with a q twin (all but floating joints' v): bounds that can hold a step.
         self.bounded_v, self.bounded_q = [], []
@@ -370,13 +451,14 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
              restarts: int | None = None, rng=None) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
-    Damped least squares (Levenberg–Marquardt) from each seed; a row whose cost stops dropping
-    restarts at a random configuration; a problem stops as soon as one of its rows meets the
+    Damped least squares (Levenberg–Marquardt, position rows weighted by
+    :data:`POSITION_WEIGHT`) from each seed; a row whose cost stops dropping restarts at another
+    configuration (see ``restarts``); a problem stops as soon as one of its rows meets the
     tolerances (several rows at once: the one closest to the seed wins). Up to
     :data:`SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
-    larger batch iterates vectorised (stalled problems get :data:`EXTRA_ROWS` extra random rows
-    once every problem is under way, so results of a batch and of single calls agree exactly
-    only for problems that need no restart).
+    larger batch iterates vectorised (stalled problems get :data:`EXTRA_ROWS` extra restarted
+    rows once every problem is under way, so results of a batch and of single calls agree
+    exactly only for problems that need no restart).
 
     Args:
         model: the robot.
@@ -404,11 +486,14 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         timeout: [s] time budget per problem, pooled over the batch (the call stops iterating
             after ``timeout × number of problems``); None: no time limit.
         max_iterations: iterations per problem (restarts included).
-        restarts: extra rows per problem started at random configurations alongside the seed
+        restarts: extra rows per problem started at other configurations alongside the seed
             (all iterated together, vectorised, even for one problem); None or 0: the seed row
             only. Independently of it, a row whose cost has not dropped by ``STALL_PROGRESS``
-            (10 %) for ``STALL_ITERATIONS`` (5) iterations restarts at random.
-        rng: seed or ``numpy.random.Generator`` for the restarts (fixed: deterministic results).
+            (10 %) for ``STALL_ITERATIONS`` (3) iterations restarts elsewhere. Restart
+            configurations are consecutive points of a low-discrepancy (R2) sequence within the
+            bounds, from a point chosen by ``rng``.
+        rng: integer seed, ``numpy.random.Generator`` or anything ``numpy.random.default_rng``
+            takes, choosing where the restarts start (fixed: deterministic results).
 
     Returns:
         :class:`IKResult` with batch shape ``...`` (the broadcast of the targets' and seed's).
@@ -421,38 +506,28 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0.
     """
     single = isinstance(tips, str)
-    tip_names = (tips,) if single else tuple(tips)
-    if not tip_names:
-        raise ShapeError("tips", "one name or a non-empty sequence of names", (0,))
-    tip_idx = tuple(model.link_index(t) for t in tip_names)
-    base_idx = 0 if base is None else model.link_index(base)
-    nt = len(tip_idx)
-    if active_joints is None:
-        active = tuple(int(j) for j in model.active_joints)
-    else:
-        names = [active_joints] if isinstance(active_joints, str) else active_joints
-        active = tuple(sorted({model.joint_index(name) for name in names}))
-    plan = _plan(model, tip_idx, base_idx, active)
-
+    active_names = None if active_joints is None else (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+    request = _request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
+                       rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
+    plan, tol, compiled, nt, base_idx = request.plan, request.tol, request.compiled, request.n_tips, request.base
     T = np.asarray(targets, dtype=float)
     tail = (4, 4) if single else (nt, 4, 4)
     if T.ndim < len(tail) or T.shape[T.ndim - len(tail):] != tail:
         raise ShapeError("targets", "(..., 4, 4)" if single else f"(..., {nt}, 4, 4)", T.shape)
-    tol = _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
     if timeout is not None and not timeout > 0:
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    compiled = compiled_frames(model, tip_names) if kinematics.use_generated_kernels else None
     if (T.ndim == len(tail) and (seed is None or np.ndim(seed) == 1) and compiled is not None
             and tol.restarts == 0 and not plan.base_moves):
         # One problem (the /compute_ik case): validated and solved on Python floats.
         flat = T.reshape(nt, 16).tolist()
-        if not all(map(math.isfinite, (x for row in flat for x in row))):
-            raise NonFiniteError("targets", [()])
+        if not math.isfinite(sum(x for row in flat for x in row)) and not all(math.isfinite(x) for row in flat for x in row):
+            raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
         seed_list = model.home_configuration().tolist() if seed is None else np.asarray(seed, float).tolist()
-        if len(seed_list) != model.n_q or not all(map(math.isfinite, seed_list)):
+        if len(seed_list) != model.n_q or not math.isfinite(sum(seed_list)) and not all(map(math.isfinite, seed_list)):
             model.check_q(seed, "seed")  # raises the named error
-        solver = _solver(model, plan, *_bounds(model, lower, upper), tol, compiled)
-        seed_list = [min(h, max(lo, x)) for x, lo, h in zip(seed_list, solver.q_lower, solver.q_upper)]
+        solver = (request.solver if lower is None and upper is None else
+                  _solver(model, plan, *_bounds(model, lower, upper), tol, compiled))
+        seed_list = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(seed_list, solver.q_lower, solver.q_upper)]
         if base_idx:
             flat = (plan.T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
         target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
@@ -484,6 +559,58 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     solver = _solver(model, plan, lo, hi, tol, compiled)
     result = solver.solve(targets_flat, seeds, _Outcome(seeds, _Budget(timeout, n, rng)))
     return IKResult(*(a.reshape(batch + a.shape[1:]) for a in result))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What a call needs that depends only on its names and options."""
+
+    plan: _Plan
+    tol: "_Tolerances"
+    compiled: object  # the generated kernel of the tips, or None
+    n_tips: int
+    base: int
+    solver: "_Solver"  # for the model's own bounds
+
+
+_REQUESTS: "weakref.WeakKeyDictionary[RobotModel, dict]" = weakref.WeakKeyDictionary()
+
+
+def _request(model: RobotModel, tip_names: tuple, base, active_names: tuple | None, position_tolerance,
+             rotation_tolerance, axis_tolerances, weights, max_iterations, restarts) -> _Request:
+    """Validate a call's names and options into a :class:`_Request`; cached per model when the
+    options are plain scalars (the /compute_ik case, where this would cost as much as a few
+    iterations)."""
+    key = None
+    if axis_tolerances is None and weights is None:
+        key = (tip_names, base, active_names, position_tolerance, rotation_tolerance, max_iterations, restarts,
+               kinematics.use_generated_kernels)
+        try:
+            return _REQUESTS[model][key]
+        except (KeyError, TypeError):  # not seen yet, or an unhashable option (validated below)
+            pass
+    if not tip_names:
+        raise ShapeError("tips", "one name or a non-empty sequence of names", (0,))
+    tip_idx = tuple(model.link_index(t) for t in tip_names)
+    base_idx = 0 if base is None else model.link_index(base)
+    if active_names is None:
+        active = tuple(int(j) for j in model.active_joints)
+    else:
+        active = tuple(sorted({model.joint_index(name) for name in active_names}))
+    tol = _options(len(tip_idx), position_tolerance, rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
+    compiled = compiled_frames(model, tip_names) if kinematics.use_generated_kernels else None
+    plan = _plan(model, tip_idx, base_idx, active)
+    solver = _solver(model, plan, *_bounds(model, None, None), tol, compiled)
+    request = _Request(plan, tol, compiled, len(tip_idx), base_idx, solver)
+    if key is not None:
+        cache = _REQUESTS.setdefault(model, {})
+        if len(cache) >= 64:
+            cache.clear()
+        try:
+            cache[key] = request
+        except TypeError:
+            pass
+    return request
 
 
 def _bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
@@ -556,17 +683,22 @@ def _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weight
 
 
 class _Budget:
-    """Per-call time budget and random generator (made on first use: most calls never restart)."""
+    """Per-call time budget and position in the sequence of restart configurations (drawn
+    from ``rng`` on first use: most calls never restart)."""
 
     def __init__(self, timeout: float | None, n: int, rng):
         self.deadline = None if timeout is None else time.perf_counter() + timeout * n
-        self._rng = rng
+        self._rng, self._next = rng, -1
 
-    @property
-    def rng(self) -> np.random.Generator:
-        if not isinstance(self._rng, np.random.Generator):
-            self._rng = np.random.default_rng(self._rng)
-        return self._rng
+    def take(self, k: int) -> range:
+        """Indices of the call's next ``k`` restarts in the R2 sequence (see :meth:`_Solver.starts`)."""
+        if self._next < 0:
+            if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
+                self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
+            else:
+                self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
+        self._next += k
+        return range(self._next - k, self._next)
 
     def timed_out(self) -> bool:
         return self.deadline is not None and time.perf_counter() > self.deadline
@@ -617,6 +749,15 @@ def _solver(model: RobotModel, plan: _Plan, lo: Array, hi: Array, tol: _Toleranc
     return plan.solvers[key]
 
 
+def _r2_steps(d: int) -> Array:
+    """Steps ``(d,)`` of the R2 sequence ``frac(0.5 + k α)`` in ``d`` dimensions:
+    ``α_j = φ_d^-(j+1)`` with ``φ_d`` the positive root of ``x^(d+1) = x + 1`` (Roberts 2018)."""
+    phi = 2.0
+    for _ in range(64):  # fixed point iteration, a contraction
+        phi = (1.0 + phi) ** (1.0 / (d + 1))
+    return (1.0 / phi) ** np.arange(1, d + 1) % 1.0
+
+
 def _pick(problem: Array, key: Array, rows: Array) -> Array:
     """Among ``rows``, the one with the smallest ``key`` for each problem they belong to."""
     if rows.size == 0:
@@ -637,9 +778,14 @@ class _Solver:
         finite = np.isfinite(self.lo) & np.isfinite(self.hi)
         periodic = plan.periodic & ~np.isfinite(self.lo) & ~np.isfinite(self.hi)
         self.wrap = np.flatnonzero(periodic)
-        self.random = plan.randomised & (finite | periodic)
-        self.random_lo = np.where(finite, self.lo, -np.pi)
-        self.random_hi = np.where(finite, self.hi, np.pi)
+        self.restarted = plan.randomised & (finite | periodic)
+        # Restarts stay within the bounds, and within one turn around the middle of a revolute
+        # joint's range when it is wider (every angle is there; measured on the UR5e's ±2π
+        # joints: 15 % fewer iterations, the 99th percentile 99 -> 63).
+        lo_, hi_ = np.where(finite, self.lo, -np.pi), np.where(finite, self.hi, np.pi)
+        half = np.where(plan.revolute, np.minimum(0.5 * (hi_ - lo_), np.pi), 0.5 * (hi_ - lo_))
+        self.restart_lo, self.restart_hi = np.maximum(0.5 * (lo_ + hi_) - half, lo_), np.minimum(0.5 * (lo_ + hi_) + half, hi_)
+        self.r2_steps = _r2_steps(len(fq))
         self.bounded_v = np.array(plan.bounded_v, np.int64)
         self.bounded_q = np.array(plan.bounded_q, np.int64)
         self.bounded_lo, self.bounded_hi = lo[self.bounded_q][:, None], hi[self.bounded_q][:, None]
@@ -647,14 +793,16 @@ class _Solver:
         self.n_tips, self.width = nt, w
         rows = tol.rows
         self.lm_rows = [k for k, row in enumerate(rows) if row[2] > 0.0]  # rows in the least squares
-        self.weights = [rows[k][2] for k in self.lm_rows]
+        self.weights = [rows[k][2] * (POSITION_WEIGHT if rows[k][1] < 3 else 1.0) for k in self.lm_rows]
         self.unit_weights = len(self.lm_rows) == len(rows) and all(s == 1.0 for s in self.weights)
         self.free = list(enumerate(zip(fq.tolist(), self.lo.tolist(), self.hi.tolist())))
+        self.restart_floats = [(int(fq[c]), float(self.restart_lo[c]), float(self.restart_hi[c] - self.restart_lo[c]),
+                               float(self.r2_steps[c])) for c in np.flatnonzero(self.restarted).tolist()]
         # Indices into the flat kernel output: the tips' poses, the Jacobian rows (world axes)
         # of the weighted constrained axes, and every Jacobian row of every tip.
         columns = plan.free_v.tolist()
-        self.jacobian_index = [[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in (rows[j] for j in self.lm_rows)]
-        self.jacobian_array = np.array(self.jacobian_index, np.int64).reshape(len(self.lm_rows), len(columns))
+        self.jacobian_array = np.array([[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in
+                                        (rows[j] for j in self.lm_rows)], np.int64).reshape(len(self.lm_rows), len(columns))
         self.pose_index = np.array([[10 * w * k + r * w + c for r in range(3) for c in range(3)] +
                                     [10 * w * k + r * w + 3 for r in range(3)] for k in range(nt)])
         self.tip_jacobian_index = np.array([[[10 * w * k + (4 + a) * w + c for c in columns] for a in range(6)]
@@ -664,6 +812,10 @@ class _Solver:
         self.sqrt_weight = np.array(self.weights)[:, None, None]
         self.linear = np.array([[row[0] == k and row[1] < 3 for row in rows] for k in range(nt)], float)
         self.angular = np.array([[row[0] == k and row[1] >= 3 for row in rows] for k in range(nt)], float)
+        if compiled is not None:  # the float path's generated functions, see _float_source
+            namespace = {"flat": compiled.flat, "acos": math.acos, "sqrt": math.sqrt, "_log_near_pi": _log_near_pi}
+            exec(compile(_float_source(self), f"<robokin ik {model.name}>", "exec"), namespace)  # noqa: S102
+            self.iteration, self.report = namespace["iteration"], namespace["report"]
 
     # ------------------------------------------------------------------ driver
     def solve(self, target: Array, seeds: Array, out: _Outcome):
@@ -700,93 +852,42 @@ class _Solver:
                         np.array(it, np.int64), np.array(status, "<U14"))
 
     # ------------------------------------------------------------------ one problem in floats
-    def residual_floats(self, F: list, target: list) -> tuple[list, list, bool]:
-        """Error twists ``d`` (per tip, 6 floats), the residual of each constrained row (its part
-        outside the dead band) and whether every tip is within tolerance."""
-        tol, w = self.tol, self.width
-        d = [_tip_error(F, 10 * w * k, w, target[12 * k:12 * k + 12], tol.world) for k in range(self.n_tips)]
-        p2, r2 = tol.position ** 2, tol.rotation ** 2
-        if tol.world:  # every axis constrained, no dead band
-            return d, [x for dk in d for x in dk], all(
-                d0 * d0 + d1 * d1 + d2 * d2 <= p2 and d3 * d3 + d4 * d4 + d5 * d5 <= r2 for d0, d1, d2, d3, d4, d5 in d)
-        r = [d[k][i] - min(b, max(-b, d[k][i])) for k, i, _, b in tol.rows]
-        lin, ang = [0.0] * self.n_tips, [0.0] * self.n_tips
-        for (k, i, _, _), x in zip(tol.rows, r):
-            if i < 3:
-                lin[k] += x * x
-            else:
-                ang[k] += x * x
-        return d, r, max(lin) <= p2 and max(ang) <= r2
-
-    def jacobian_floats(self, F: list, target: list) -> list:
-        """Weighted Jacobian rows (in the axes of the residual) over the free columns."""
-        out = []
-        for j, s, index in zip(self.lm_rows, self.weights, self.jacobian_index):
-            k, i = self.tol.rows[j][:2]
-            if self.tol.world:
-                row = list(itemgetter(*index)(F)) if len(index) > 1 else [F[index[0]]]
-            else:  # target axes: column i % 3 of R_t against the three world rows of its kind
-                a, b, c = target[12 * k + i % 3], target[12 * k + 3 + i % 3], target[12 * k + 6 + i % 3]
-                w = self.width * (i % 3)
-                row = [a * F[e - w] + b * F[e - w + self.width] + c * F[e - w + 2 * self.width] for e in index]
-            out.append(row if s == 1.0 else [s * x for x in row])
-        return out
-
     def scalar(self, q: list, target: list, budget: _Budget, it: int = 0, stall: int = 0, best_cost: float = math.inf,
                reference: float = math.inf, best_q: list | None = None) -> tuple:
-        """Solve one problem alone in Python floats on the generated kernel (every free
-        coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
+        """Solve one problem alone in Python floats on the generated :meth:`iteration` (every
+        free coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
         A row of a vectorised pass continues from its state (``it`` ... ``best_q``).
 
         Returns:
             ``(q, status, iterations, position error, rotation error, success)``.
         """
-        tol, fk, free = self.tol, self.compiled.flat, self.free
-        best_q = q[:] if best_q is None else best_q
-        wrap = bool(self.wrap.size)
+        iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
+        best_q = q if best_q is None else best_q
         while True:
-            F = fk(q)
-            d, r, ok = self.residual_floats(F, target)
-            if ok or not free:
-                status = CONVERGED if ok else NO_FREE_JOINTS
+            cost, q_next = iteration(q, target, DAMPING_COST)
+            if cost is None:
+                return (q, CONVERGED, it) + q_next + (True,)
+            if not moves:
+                status = NO_FREE_JOINTS
                 break
-            rw = r if self.unit_weights else [r[k] * s for k, s in zip(self.lm_rows, self.weights)]
-            cost = 0.5 * _dot(rw, rw)
             if cost < best_cost:
-                best_cost, best_q = cost, q[:]
+                best_cost, best_q = cost, q
             if cost < reference * (1.0 - STALL_PROGRESS):
                 reference, stall = cost, 0
             else:
                 stall += 1
             timed_out = budget.timed_out()
-            if it >= tol.max_iterations or timed_out:
+            if it >= max_iterations or timed_out:
                 q, status = best_q, TIMEOUT if timed_out else MAX_ITERATIONS
-                d, _, ok = self.residual_floats(fk(q), target)
                 break
-            J = self.jacobian_floats(F, target)
-            if J:  # else every weight is zero
-                for c, (i, lo, hi) in free:  # hold a coordinate at a bound the gradient pushes outwards
-                    x = q[i]
-                    if x <= lo or x >= hi:
-                        g = sum(row[c] * v for row, v in zip(J, rw))
-                        if (x <= lo and g > 0) or (x >= hi and g < 0):
-                            for row in J:
-                                row[c] = 0.0
-                dx = _lm_step(J, rw, DAMPING_COST * cost + DAMPING_FLOOR)
-                for (_, (i, lo, hi)), v in zip(free, dx):
-                    x = q[i] + v
-                    q[i] = lo if x < lo else hi if x > hi else x
-                if wrap:
-                    for c in self.wrap.tolist():
-                        q[free[c][1][0]] = _wrap(q[free[c][1][0]])
+            q = q_next
             if stall >= STALL_ITERATIONS:
-                draw = budget.rng.uniform(self.random_lo, self.random_hi).tolist()
-                for c in np.flatnonzero(self.random).tolist():
-                    q[free[c][1][0]] = draw[c]
+                k, q = budget.take(1)[0], q[:]
+                for i, lo, width, step in self.restart_floats:  # the next configuration of the R2 sequence
+                    q[i] = lo + (0.5 + k * step) % 1.0 * width
                 stall, reference = 0, math.inf
             it += 1
-        return (q, status, it, max(math.sqrt(dk[0] ** 2 + dk[1] ** 2 + dk[2] ** 2) for dk in d),
-                max(math.sqrt(dk[3] ** 2 + dk[4] ** 2 + dk[5] ** 2) for dk in d), ok)
+        return (q, status, it) + self.report(q, target)
 
     # ------------------------------------------------------------------ many problems, stacked
     def frames(self, q: Array) -> Array:
@@ -828,20 +929,22 @@ class _Solver:
         out.position_error[problems] = np.sqrt((d[:, :3] ** 2).sum(axis=1)).max(axis=0)
         out.rotation_error[problems] = np.sqrt((d[:, 3:] ** 2).sum(axis=1)).max(axis=0)
 
-    def restart(self, q: Array, rng) -> Array:
-        """Rows ``q (n_q, k)`` with their free coordinates redrawn uniformly within the bounds."""
+    def restart(self, q: Array, budget: _Budget) -> Array:
+        """Rows ``q (n_q, k)`` with their free coordinates moved to the call's next ``k``
+        configurations of the R2 sequence within the bounds."""
         fq = self.plan.free_q
-        draw = rng.uniform(self.random_lo, self.random_hi, size=(q.shape[1], len(fq))).T
-        q[fq] = np.where(self.random[:, None], draw, q[fq])
+        fraction = (0.5 + np.outer(self.r2_steps, np.array(budget.take(q.shape[1]), float))) % 1.0
+        draw = self.restart_lo[:, None] + fraction * (self.restart_hi - self.restart_lo)[:, None]
+        q[fq] = np.where(self.restarted[:, None], draw, q[fq])
         return q
 
     def load(self, out: _Outcome, target: Array, seeds: Array, start: int, stop: int) -> _Rows:
-        """Rows of problems ``start:stop``: each seed, then ``restarts`` random rows."""
+        """Rows of problems ``start:stop``: each seed, then ``restarts`` restarted rows."""
         R = 1 + self.tol.restarts
         q = np.repeat(seeds[start:stop].T, R, axis=1)
         if R > 1:
             extra = np.arange(q.shape[1]) % R > 0
-            q[:, extra] = self.restart(q[:, extra], out.budget.rng)
+            q[:, extra] = self.restart(q[:, extra], out.budget)
         inf, zero = np.full(q.shape[1], np.inf), np.zeros(q.shape[1], np.int64)
         return _Rows(q, np.repeat(target[start:stop].T, R, axis=1), np.repeat(np.arange(start, stop), R),
                      zero, inf, q.copy(), zero.copy(), inf.copy())
@@ -849,14 +952,15 @@ class _Solver:
     def vectorised(self, out: _Outcome, target: Array, seeds: Array) -> None:
         """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
         problems make room for waiting ones; once none wait, a problem whose only row stalls
-        gets :data:`EXTRA_ROWS` more random rows (the capacity is idle then, and the slowest
+        gets :data:`EXTRA_ROWS` more restarted rows (the capacity is idle then, and the slowest
         problems decide how long the call takes)."""
         tol, plan, n, R = self.tol, self.plan, len(seeds), 1 + self.tol.restarts
         loaded = min(n, max(1, BATCH_ROWS // R))
         rows = self.load(out, target, seeds, 0, loaded)
         several = R > 1  # some problem has several rows
         while rows.problem.size:
-            if loaded == n and R == 1 and self.compiled is not None and len(np.unique(rows.problem)) <= TAIL_PROBLEMS:
+            if (loaded == n and R == 1 and self.compiled is not None  # (a problem has at most 1 + EXTRA_ROWS rows)
+                    and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS) and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):
                 self.finish_in_floats(out, rows)
                 return
             F = self.frames(rows.q.T)
@@ -904,7 +1008,7 @@ class _Solver:
                 alone = alone[:(BATCH_ROWS - rows.problem.size) // EXTRA_ROWS]
                 if alone.size:
                     company = rows.select(np.repeat(alone, EXTRA_ROWS))
-                    company.q = self.restart(company.q, out.budget.rng)
+                    company.q = self.restart(company.q, out.budget)
                     company.best_cost[:] = np.inf
                     rows, several = rows.extend(company), True
             if finished:
@@ -950,6 +1054,6 @@ class _Solver:
             rows.q[fq] = x
         stuck = np.flatnonzero(rows.stall >= STALL_ITERATIONS)
         if stuck.size:
-            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out.budget.rng)
+            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out.budget)
             rows.stall[stuck], rows.reference[stuck] = 0, np.inf
         return stuck

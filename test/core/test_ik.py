@@ -13,8 +13,8 @@ from robokin_ros import (JointLimitError, NonFiniteError, RobotModel, ShapeError
                          UnknownLinkError, frame_transform, jacobian)
 from robokin_ros import ik, kinematics
 from robokin_ros.codegen import compiled_frames
-from robokin_ros.ik import (IKOptionError, IKResult, _errors_stacked, _generic_frames, _lm_step, _lm_step_arrays,
-                            _options, _plan, _Solver, _tip_error, integrate, solve_ik)
+from robokin_ros.ik import (IKOptionError, IKResult, _errors_stacked, _generic_frames, _lm_step_arrays, _options, _plan,
+                            _Solver, _twist_lines, integrate, solve_ik)
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,10 +51,11 @@ def targets_of(model, tip, n, rng, active=None, seed=None):
 
 
 # ---------------------------------------------------------------------------- kernels and arithmetic
-def solver(model, tips, **options):
+def solver(model, tips, active=None, **options):
     """The solver of one call (default options unless given), with the generated kernel if any."""
     index = tuple(model.link_index(t) for t in tips)
-    plan = _plan(model, index, 0, tuple(int(j) for j in model.active_joints))
+    active = model.active_joints if active is None else [model.joint_index(name) for name in active]
+    plan = _plan(model, index, 0, tuple(sorted(int(j) for j in active)))
     args = dict(position_tolerance=1e-5, rotation_tolerance=1e-5, axis_tolerances=None, weights=None,
                 max_iterations=200, restarts=None)
     args.update(options)
@@ -89,16 +90,21 @@ def test_tip_errors_match_log_so3_in_floats_and_stacked(world):
     T = np.tile(np.eye(4), (n, 1, 1))
     T[:, :3, :3], T[:, :3, 3] = Rt, pt
     t = flat_target(T)
+    names = [f"b0_{i}{j}" for i in range(3) for j in range(3)] + [f"u0_{i}" for i in range(3)]
+    source = (f"def twist(F, t):\n    {', '.join(names)} = t\n" + "\n".join(_twist_lines(0, 4, world)) +
+              f"\n    return [{', '.join(f'd0_{i}' for i in range(6))}]\n")
+    namespace = {"acos": math.acos, "sqrt": math.sqrt, "_log_near_pi": ik._log_near_pi}
+    exec(source, namespace)
     for k in range(n):
-        np.testing.assert_allclose(_tip_error(F[k].reshape(-1).tolist(), 0, 4, t[:, k].tolist(), world), expected[k], atol=1e-9)
+        np.testing.assert_allclose(namespace["twist"](F[k].reshape(-1).tolist(), t[:, k].tolist()), expected[k], atol=1e-9)
     P = np.concatenate([R.reshape(n, 9), p], axis=1).T[None]  # (1 tip, 12, n)
     np.testing.assert_allclose(_errors_stacked(P, t[None], world)[0].T, expected, atol=1e-9)
 
 
 @pytest.mark.parametrize("axis_tolerances", [None, [0, 0, 0, 0, 0, np.inf]])  # world / target axes
 def test_error_jacobian_matches_finite_differences_near_the_target(axis_tolerances):
-    """Near the target the error d moves as the solver's Jacobian rows (in d's axes), floats
-    and stacked alike."""
+    """Near the target the error d moves as the solver's Jacobian rows (in d's axes, weighted:
+    position rows by POSITION_WEIGHT)."""
     model = robot("panda")
     tip = "panda_hand_tcp"
     s = solver(model, (tip,), axis_tolerances=axis_tolerances)
@@ -106,32 +112,83 @@ def test_error_jacobian_matches_finite_differences_near_the_target(axis_toleranc
     rng = np.random.default_rng(1)
     qs = model.random_configuration(3, rng)
     T = frame_transform(model, qs, model.root_link, tip) @ transform(exp_so3(rng.normal(size=(3, 3)) * 1e-7), [1e-7, 0, 2e-7])
-    stacked = s.jacobian(s.frames(qs), flat_target(T))
+    t = flat_target(T)
+    J = s.jacobian(s.frames(qs), t)
     axes = [row[1] for row in s.tol.rows]
-    for k, q in enumerate(qs):
-        t = flat_target(T[k]).tolist()
+    assert s.weights == [ik.POSITION_WEIGHT if i < 3 else 1.0 for i in axes]
+    h = 1e-6
+    for c, i in enumerate(s.plan.free_q):
+        dq = np.zeros(model.n_q)
+        dq[i] = h
+        difference = s.errors(s.frames(qs + dq), t) - s.errors(s.frames(qs - dq), t)  # (1 tip, 6, 3)
+        np.testing.assert_allclose(difference[0, axes] / (2 * h) * np.array(s.weights)[:, None], J[:, c], atol=1e-6)
 
-        def error(qq):
-            return np.array(_tip_error(s.compiled._fk_all(qq.tolist(), math.cos, math.sin), 0, s.width, t, s.tol.world))
 
-        J = np.array(s.jacobian_floats(s.compiled._fk_all(q.tolist(), math.cos, math.sin), t))
-        np.testing.assert_allclose(stacked[..., k], J, atol=1e-12)
-        h = 1e-6
-        for c, i in enumerate(s.plan.free_q):
-            dq = np.zeros(model.n_q)
-            dq[i] = h
-            np.testing.assert_allclose((error(q + dq) - error(q - dq))[axes] / (2 * h), J[:, c], atol=1e-6)
+def numpy_step(s, q, t):
+    """Reference LM step of solver ``s`` at ``q (n_q,)`` by numpy on its stacked pieces: cost,
+    the held columns (at a bound, gradient outwards) and the clamped next configuration."""
+    F = s.frames(q[None])
+    r, ok = s.residual(s.errors(F, t[:, None]))
+    J = s.jacobian(F, t[:, None])[..., 0]
+    rw = (r[s.lm_rows, 0] * np.array(s.weights)) if s.lm_rows else np.zeros(0)
+    x, lo, hi = q[s.plan.free_q], s.lo, s.hi
+    g = J.T @ rw
+    held = ((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))
+    J[:, held] = 0.0
+    cost = 0.5 * rw @ rw
+    dx = -np.linalg.solve(J.T @ J + (ik.DAMPING_COST * cost + ik.DAMPING_FLOOR) * np.eye(J.shape[1]), J.T @ rw)
+    q_next = q.copy()
+    q_next[s.plan.free_q] = np.clip(x + dx, lo, hi)
+    return bool(ok[0]), cost, held, q_next
+
+
+@pytest.mark.parametrize("name, tips, active, options", [
+    ("panda", ("panda_hand_tcp",), None, {}),                                                   # 6 x 7: J Jᵀ
+    ("panda", ("panda_hand_tcp",), ["panda_joint1", "panda_joint2", "panda_joint4", "panda_joint6"], {}),  # 6 x 4: Jᵀ J
+    ("panda", ("panda_hand_tcp",), None, {"axis_tolerances": [1e-3, np.inf, 0, 0, 0, np.inf]}),  # dead band, free axes
+    ("panda", ("panda_hand_tcp",), None, {"axis_tolerances": [np.inf, np.inf, 0, np.inf, np.inf, np.inf]}),  # 1 x 7
+    ("twin_arm_torso", ("left_tool0", "right_tool0"), None, {"weights": [4.0, 0.25]}),           # 12 x 13, weighted
+])
+def test_float_iteration_matches_a_numpy_step(name, tips, active, options):
+    """The generated float iteration: same cost, held columns and next configuration as numpy
+    on the stacked pieces, from configurations with coordinates at their bounds; ``report``
+    gives the FK errors."""
+    model = robot(name)
+    s = solver(model, tips, active, **options)
+    rng = np.random.default_rng(31)
+    qs = model.random_configuration(6, rng)
+    fq = s.plan.free_q
+    qs[:3, fq[::2]] = model.q_lower[fq[::2]]  # at a bound: held or not, depending on the gradient
+    qs[3:, fq[1::2]] = model.q_upper[fq[1::2]]
+    T = np.stack([frame_transform(model, model.random_configuration(6, rng), model.root_link, tip) for tip in tips], 1)
+    held_any = False
+    for q, Tq in zip(qs, T):
+        t = np.concatenate([flat_target(Tk) for Tk in Tq])
+        ok, cost, held, q_next = numpy_step(s, q, t)
+        held_any |= held.any()
+        step_cost, step_q = s.iteration(q.tolist(), t.tolist(), ik.DAMPING_COST)
+        assert not ok and step_cost is not None
+        assert math.isclose(step_cost, cost, rel_tol=1e-12)
+        np.testing.assert_allclose(step_q, q_next, atol=1e-10)
+        position, rotation, reported_ok = s.report(q.tolist(), t.tolist())
+        errors = [pose_errors(model, q, tip, Tk) for tip, Tk in zip(tips, Tq)]
+        assert math.isclose(position, max(e[0] for e in errors), rel_tol=1e-9)
+        assert math.isclose(rotation, max(e[1] for e in errors), rel_tol=1e-9) and not reported_ok
+    assert held_any
+    for q in qs[:2]:  # within tolerance (a 1e-7 rad rotation off the tips' poses): the errors instead of a step
+        T_here = [frame_transform(model, q, model.root_link, tip) @ transform(exp_so3([0, 1e-7, 0]), None) for tip in tips]
+        t = np.concatenate([flat_target(Tk) for Tk in T_here]).tolist()
+        cost, errors = s.iteration(q.tolist(), t, ik.DAMPING_COST)
+        assert cost is None and errors == s.report(q.tolist(), t)[:2] and math.isclose(errors[1], 1e-7, rel_tol=1e-6)
 
 
 @pytest.mark.parametrize("m, n", [(6, 7), (6, 4), (12, 9), (1, 1)])
-def test_damped_steps_match_numpy_in_floats_and_arrays(m, n):
+def test_damped_steps_match_numpy_in_arrays(m, n):
     rng = np.random.default_rng(3)
     B = 5
     J, r, damping = rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.uniform(1e-6, 1e-1, B)
     A = np.swapaxes(J, 1, 2) @ J + damping[:, None, None] * np.eye(n)
     expected = -np.linalg.solve(A, np.swapaxes(J, 1, 2) @ r[..., None])[..., 0]
-    for b in range(B):
-        np.testing.assert_allclose(_lm_step(J[b].tolist(), r[b].tolist(), damping[b]), expected[b], atol=1e-10)
     np.testing.assert_allclose(_lm_step_arrays(J.transpose(1, 2, 0), r.T, damping).T, expected, atol=1e-10)
 
 
@@ -446,6 +503,80 @@ def test_restarts_pick_the_converged_row_closest_to_the_seed():
     result = solve_ik(model, T, "tool0", seed, restarts=7, rng=0)
     assert result.success and result.iterations == 0
     np.testing.assert_array_equal(result.q, seed)
+
+
+def test_r2_steps_solve_the_defining_equation():
+    """α_j = φ^-j with φ^(d+1) = φ + 1 (d = 1: the golden ratio)."""
+    np.testing.assert_allclose(ik._r2_steps(1), [(math.sqrt(5) - 1) / 2])
+    for d in (2, 7, 9):
+        alpha = ik._r2_steps(d)
+        phi = 1 / alpha[0]
+        assert math.isclose(phi ** (d + 1), phi + 1, rel_tol=1e-12)
+        np.testing.assert_allclose(alpha, phi ** -np.arange(1, d + 1))
+
+
+def test_restarts_cover_the_window_evenly_and_repeat_with_the_seed():
+    """Restart configurations: within the bounds, one turn around the middle of a wider
+    revolute range (the UR5e's ±2π joints), every eighth of each coordinate's window hit within
+    64 restarts, the same for the same seed and not for another."""
+    ur5e, panda = robot("ur5e"), robot("panda")
+    s = solver(ur5e, ("tool0",))
+    np.testing.assert_allclose(s.restart_lo, -np.pi)
+    np.testing.assert_allclose(s.restart_hi, np.pi)
+    p = solver(panda, ("panda_hand_tcp",))
+    np.testing.assert_array_equal(p.restart_lo, p.lo)
+    np.testing.assert_array_equal(p.restart_hi, p.hi)
+    for model, sv in ((ur5e, s), (panda, p)):
+        home = np.tile(model.home_configuration()[:, None], (1, 64))
+        a, b = sv.restart(home.copy(), ik._Budget(None, 1, 7)), sv.restart(home.copy(), ik._Budget(None, 1, 7))
+        np.testing.assert_array_equal(a, b)
+        assert not np.allclose(a, sv.restart(home.copy(), ik._Budget(None, 1, 8)))
+        fraction = (a[sv.plan.free_q] - sv.restart_lo[:, None]) / (sv.restart_hi - sv.restart_lo)[:, None]
+        assert fraction.min() >= 0 and fraction.max() < 1
+        for row in fraction:
+            assert np.bincount((row * 8).astype(int), minlength=8).min() >= 4  # 8 expected per bin
+        generator = ik._Budget(None, 1, np.random.default_rng(3))
+        assert model.within_limits(sv.restart(home.copy(), generator).T).all()
+
+
+def test_float_and_vectorised_restarts_agree(monkeypatch):
+    """A far target needs restarts: one row alone in a vectorised pass (no company rows) walks
+    the same restarts as the float path, so both give the same answer."""
+    model = robot("panda")
+    tip = "panda_hand_tcp"
+    seed = np.where(np.isfinite(model.q_lower), 0.5 * (model.q_lower + model.q_upper), 0.0)
+    _, T = targets_of(model, tip, 40, np.random.default_rng(33))
+    floats = solve_ik(model, T, tip, seed, rng=5, max_iterations=300)
+    restarted = np.flatnonzero(floats.success & (floats.iterations > 3 * ik.STALL_ITERATIONS))[:3]
+    assert restarted.size
+    monkeypatch.setattr(ik, "SCALAR_ROWS", 0)
+    monkeypatch.setattr(ik, "TAIL_PROBLEMS", 0)
+    monkeypatch.setattr(ik, "BATCH_ROWS", 1)
+    for i in restarted:
+        one = solve_ik(model, T[i:i + 1], tip, seed, rng=5, max_iterations=300)
+        single = solve_ik(model, T[i], tip, seed, rng=5, max_iterations=300)
+        assert one.iterations[0] == single.iterations and one.success[0] and single.success
+        np.testing.assert_allclose(one.q[0], single.q, atol=1e-9)
+
+
+def test_requests_are_cached_yet_validated(ur5e):
+    T = frame_transform(ur5e, ur5e.home_configuration(), ur5e.root_link, "tool0")
+    assert solve_ik(ur5e, T, "tool0", active_joints=["shoulder_pan_joint", "wrist_1_joint"]).success
+    key = (("tool0",), None, ("shoulder_pan_joint", "wrist_1_joint"), 1e-5, 1e-5, None, None, 200, None)
+    assert ik._request(ur5e, *key) is ik._request(ur5e, *key)
+    with pytest.raises(IKOptionError, match="position_tolerance must be finite and >= 0, got -1"):
+        solve_ik(ur5e, T, "tool0", position_tolerance=-1)
+    with pytest.raises(UnknownJointError, match="nope"):
+        solve_ik(ur5e, T, "tool0", active_joints=["shoulder_pan_joint", "nope"])
+
+
+def test_a_huge_finite_target_fails_within_the_limits(ur5e):
+    """1e300 m away: the cost overflows, the steps are NaN; the answer is the seed, within the limits."""
+    model = robot("panda")
+    T = transform(None, [1e300, 0.0, 0.0])
+    for targets in (T, np.stack([T, T])):
+        result = solve_ik(model, targets, "panda_hand_tcp", max_iterations=20)
+        assert not result.success.any() and model.within_limits(result.q).all()
 
 
 def test_timeout_stops_early_with_its_status():
