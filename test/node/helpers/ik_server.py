@@ -9,12 +9,10 @@ arrived:
 * any other group: ``error_code.val = INVALID_GROUP_NAME``, empty solution.
 """
 
-import rclpy
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionIK
-from rclpy.executors import ExternalShutdownException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from spin import run
 
 
 class FakeIkServer(Node):
@@ -43,20 +41,7 @@ class FakeIkServer(Node):
 
 
 def main():
-    rclpy.init()
-    node = None
-    try:
-        node = FakeIkServer()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run(FakeIkServer)
 
 
 if __name__ == '__main__':

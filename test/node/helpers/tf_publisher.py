@@ -4,12 +4,10 @@ Parameters: ``tag`` (string) is appended to the child frame names so a test can 
 publisher's messages from any other's.
 """
 
-import rclpy
 from geometry_msgs.msg import TransformStamped
-from rclpy.executors import ExternalShutdownException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from tf2_msgs.msg import TFMessage
+from spin import run
 
 # (parent, child, translation xyz [m], rotation quat_xyzw); {tag} is the ``tag`` parameter.
 TRANSFORMS = [
@@ -43,20 +41,7 @@ class TfPublisher(Node):
 
 
 def main():
-    rclpy.init()
-    node = None
-    try:
-        node = TfPublisher()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run(TfPublisher)
 
 
 if __name__ == '__main__':
