@@ -7,7 +7,6 @@ import re
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped  # noqa: F401  (message types load before the node starts)
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK
 from node_harness import LATCHED_QOS, KinNode, Probe, TFListener, joint_state, robot_xml, transform_matrix
