@@ -31,9 +31,13 @@ _TOL = 1e-15
 
 
 class _Emitter:
-    """Builds straight-line code over scalar symbols with constant folding.
+    """Builds straight-line code over scalar symbols with constant folding, common-subexpression
+    reuse and signs carried instead of negations emitted.
 
-    A value is either a Python float (a constant known at build time) or a str (a variable name).
+    A value is either a Python float (a constant known at build time) or a str: a variable name
+    ``"tN"`` or its negation ``"-tN"`` (never written as a line). Products take the sign of their
+    factors and sums turn negative terms into subtractions; :meth:`plain` writes a negation out
+    where a bare name is needed (function arguments, results).
     """
 
     def __init__(self):
@@ -54,59 +58,6 @@ class _Emitter:
     @staticmethod
     def _const(x):
         return isinstance(x, float)
-
-    def mul(self, a, b):
-        if self._const(a) and self._const(b):
-            return a * b
-        if self._const(b):
-            a, b = b, a
-        if self._const(a):
-            if abs(a) < _TOL:
-                return 0.0
-            if a == 1.0:
-                return b
-            if a == -1.0:
-                return self._new(f"-{b}")
-            return self._new(f"{a!r} * {b}")
-        return self._new(f"{a} * {b}")
-
-    def add(self, *terms):
-        const = sum(t for t in terms if self._const(t))
-        names = [t for t in terms if not self._const(t)]
-        if not names:
-            return float(const)
-        expr = " + ".join(names)
-        if abs(const) > _TOL:
-            expr += f" + {const!r}"
-        return names[0] if len(names) == 1 and abs(const) <= _TOL else self._new(expr)
-
-    def sub(self, a, b):
-        if self._const(b):
-            return self.add(a, -b)
-        if self._const(a) and abs(a) < _TOL:
-            return self.mul(-1.0, b)
-        if self._const(a):
-            return self._new(f"{a!r} - {b}")
-        return self._new(f"{a} - {b}")
-
-    def dot(self, row, col):
-        return self.add(*[self.mul(a, b) for a, b in zip(row, col)])
-
-    def matmul(self, A, B):
-        """3x3 @ 3x3 of nested lists of symbols."""
-        return [[self.dot(A[r], [B[k][c] for k in range(3)]) for c in range(3)] for r in range(3)]
-
-    def matvec(self, A, v):
-        return [self.dot(A[r], v) for r in range(3)]
-
-
-class _SignedEmitter(_Emitter):
-    """An :class:`_Emitter` that carries signs instead of emitting negations.
-
-    A symbol may be ``"-tN"`` (the negation of ``tN``, never written as a line): products take
-    the sign of their factors and sums turn negative terms into subtractions. :meth:`plain`
-    writes a negation out where a bare name is needed (function arguments, results).
-    """
 
     @staticmethod
     def _split(x) -> tuple[float, str]:
@@ -170,6 +121,16 @@ class _SignedEmitter(_Emitter):
 
     def sub(self, a, b):
         return self.add(a, self.neg(b))
+
+    def dot(self, row, col):
+        return self.add(*[self.mul(a, b) for a, b in zip(row, col)])
+
+    def matmul(self, A, B):
+        """3x3 @ 3x3 of nested lists of symbols."""
+        return [[self.dot(A[r], [B[k][c] for k in range(3)]) for c in range(3)] for r in range(3)]
+
+    def matvec(self, A, v):
+        return [self.dot(A[r], v) for r in range(3)]
 
 
 _TEMP = re.compile(r"\bt\d+\b")
@@ -314,7 +275,7 @@ def generate_fk_source(model: RobotModel) -> GeneratedFK | None:
     not handle (floating, planar)."""
     if not _supported(model):
         return None
-    e = _SignedEmitter()
+    e = _Emitter()
     n = model.n_links
     R, p = _emit_poses(model, e, range(n))
     values = []
@@ -325,7 +286,7 @@ def generate_fk_source(model: RobotModel) -> GeneratedFK | None:
     return _finish(e, values, np.zeros((n, 4, 4)))
 
 
-def _finish(e: _SignedEmitter, values: list, template: np.ndarray) -> GeneratedFK:
+def _finish(e: _Emitter, values: list, template: np.ndarray) -> GeneratedFK:
     """Outputs as plain names, dead lines dropped, temporaries on reusable registers."""
     values = _allocate_registers(e, [e.plain(x) for x in values])
     names, slots, template = _outputs(values, template)
@@ -352,7 +313,7 @@ def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> Genera
     needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
     if not _supported(model, needed):
         return None
-    e = _SignedEmitter()
+    e = _Emitter()
     R, p = _emit_poses(model, e, needed)
     width = max(4, model.n_v)
     values = []
@@ -396,7 +357,7 @@ def generate_joint_poses_source(model: RobotModel) -> GeneratedFK:
     """
     from .spatial import matrix_to_quat_xyzw
 
-    e = _SignedEmitter()
+    e = _Emitter()
     values = []
     value_of_q: dict[int, str] = {}
     for j in scalar_joints(model):

@@ -30,7 +30,6 @@ from .codegen import (
     _generated,
     _outputs,
     _rotation_symbols,
-    _SignedEmitter,
     _supported,
 )
 from .model import JointType, RobotModel
@@ -268,7 +267,7 @@ def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
     return values
 
 
-def _solve_values(e: _SignedEmitter, M: list, b: list) -> list:
+def _solve_values(e: _Emitter, M: list, b: list) -> list:
     """Emit the solution ``x`` of ``M x = b`` for a symmetric positive definite ``M`` (row-major
     symbols) by the factorisation ``M = Lᵀ D L`` (L unit lower triangular), eliminating the
     last coordinate first. On a tree in topological order this creates no fill-in and touches
@@ -305,7 +304,7 @@ class CompiledDynamics:
     ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input.
     """
 
-    def __init__(self, model: RobotModel, e: _SignedEmitter, values: list, shape: tuple, label: str,
+    def __init__(self, model: RobotModel, e: _Emitter, values: list, shape: tuple, label: str,
                  gravity_input: bool = False):
         values = _allocate_registers(e, [e.plain(x) for x in values])
         names, slots, template = _outputs(values, np.zeros(shape))
@@ -386,7 +385,7 @@ def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> Com
     constant = _constant_gravity(gravity)
 
     def build():
-        e = _SignedEmitter()
+        e = _Emitter()
         bodies, inputs, zeros = _bodies(model, e), _Inputs(e, model), [0.0] * model.n_v
         v = inputs.read(model.n_v) if with_v else zeros
         a = inputs.read(model.n_v) if with_a else zeros
@@ -401,7 +400,7 @@ def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
     """The generated CRBA of ``model``: ``q -> M (n_v, n_v)`` (None for floating / planar joints)."""
 
     def build():
-        e = _SignedEmitter()
+        e = _Emitter()
         return CompiledDynamics(model, e, _crba_values(e, _bodies(model, e), model.n_v), (model.n_v, model.n_v),
                                 "crba")
 
@@ -416,7 +415,7 @@ def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | 
     constant = _constant_gravity(gravity)
 
     def build():
-        e = _SignedEmitter()
+        e = _Emitter()
         bodies, inputs = _bodies(model, e), _Inputs(e, model)
         v, tau = inputs.read(model.n_v), inputs.read(model.n_v)
         h = _rnea_values(e, bodies, model.n_v, v, [0.0] * model.n_v, _gravity_symbols(inputs, constant))

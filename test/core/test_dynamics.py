@@ -535,7 +535,7 @@ def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
     if seed:
         M[4, 1] = M[1, 4] = M[5, 0] = M[0, 5] = 0.0      # zeros that are constants in the generated code
     b = rng.normal(size=n)
-    e = codegen_dynamics._SignedEmitter()
+    e = codegen_dynamics._Emitter()
     symbols = [0.0 if M.flat[k] == 0.0 else e._new(f"q[{k}]") for k in range(n * n)]
     x = codegen_dynamics._solve_values(e, symbols, [e._new(f"q[{n * n + k}]") for k in range(n)])
     results = ", ".join(e.plain(xi) if isinstance(xi, str) else repr(xi) for xi in x)
