@@ -27,7 +27,7 @@ test: venv
 	exit $$rc
 
 demo: venv
-	$(RUN) python -m robokin_ros.demo
+	$(RUN) python -m robokin_ros.node.demo
 
 bench: venv
 	@if [ -f bench/run_all.py ]; then \

@@ -4,7 +4,7 @@ Starts ``kin_node`` as its own process, streams a smooth joint motion on /joint_
 the /tf rate and a few frames (checked against the core's forward kinematics), reads a Jacobian
 and the gravity torques, calls /compute_fk and /compute_ik, and stops the node with SIGINT.
 
-Run it in a ROS 2 environment (``tools/run_in_env.sh python -m robokin_ros.demo`` here).
+Run it in a ROS 2 environment (``tools/run_in_env.sh python -m robokin_ros.node.demo`` here).
 """
 
 import os
@@ -18,7 +18,7 @@ import time
 import numpy as np
 import yaml
 
-ROBOT = pathlib.Path(__file__).resolve().parent / 'robots' / 'panda.urdf'
+ROBOT = pathlib.Path(__file__).resolve().parents[1] / 'robots' / 'panda.urdf'
 ARM = [f'panda_joint{i}' for i in range(1, 8)]
 STREAM_SECONDS, STREAM_RATE = 3.0, 100.0
 
@@ -35,7 +35,7 @@ def _params_file(directory: pathlib.Path) -> pathlib.Path:
 
 def _start_node(directory: pathlib.Path):
     env = dict(os.environ)
-    source_root = str(pathlib.Path(__file__).resolve().parents[1])
+    source_root = str(pathlib.Path(__file__).resolve().parents[2])
     env['PYTHONPATH'] = os.pathsep.join([source_root] + [p for p in [env.get('PYTHONPATH')] if p])
     log = open(directory / 'kin_node.log', 'wb')
     proc = subprocess.Popen([sys.executable, '-m', 'robokin_ros.node.main', '--ros-args',
