@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 
 class RobokinError(Exception):
@@ -25,6 +25,26 @@ class URDFError(RobokinError, ValueError):
             listed = "\n".join(f"  - {p}" for p in self.problems)
             text = f"invalid URDF ({len(self.problems)} problems):\n{listed}"
         super().__init__(text)
+
+
+class LoadWarning(NamedTuple):
+    """Something in a description the model does not use or had to interpret, which did not stop
+    it loading (a malformed ``<visual>``, a ``<transmission>`` naming an unknown joint, swapped
+    limits, ...).
+
+    Attributes:
+        line: 1-based line of the element in the input text (None if unknown).
+        element: the element, e.g. ``"<material>"`` or ``"<joint name='j1'>"``.
+        message: what is wrong and what was done about it.
+    """
+
+    line: int | None
+    element: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{where}{self.element}: {self.message}"
 
 
 class ModelError(RobokinError, ValueError):

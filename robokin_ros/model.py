@@ -56,6 +56,9 @@ class RobotModel:
         link_masses ``(n_links,)`` [kg], link_coms ``(n_links, 3)`` [m] in the link frame,
         link_inertias ``(n_links, 3, 3)`` [kg m²] about the COM in link-frame axes,
         link_has_inertial ``(n_links,)`` bool, link_meshes (visual mesh path or None).
+    load_warnings: :class:`~robokin_ros.errors.LoadWarning` s of the URDF it was read from (parts
+    the model does not use that urdfdom would accept or skip), each with its input line; ``()``
+    for models built otherwise.
     Per joint (``n_joints = n_links - 1``; joint ``j`` has parent link ``joint_parents[j]``
     and child link ``j + 1``):
         all_joint_names, joint_types ``(n_joints,)`` (:class:`JointType`),
@@ -88,6 +91,7 @@ class RobotModel:
     link_inertias: np.ndarray
     link_has_inertial: np.ndarray
     link_meshes: tuple
+    load_warnings: tuple = ()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -96,7 +100,7 @@ class RobotModel:
                joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
                joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
                link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None) -> "RobotModel":
+               link_meshes=None, load_warnings=()) -> "RobotModel":
         """Make a model from per-link / per-joint data already in topological order.
 
         ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
@@ -129,22 +133,24 @@ class RobotModel:
             link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None else np.asarray(link_inertias, float)),
             link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None else np.asarray(link_has_inertial, bool)),
             link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
+            load_warnings=tuple(load_warnings),
         )
 
     @classmethod
-    def from_urdf(cls, xml: str) -> "RobotModel":
-        """Model of a URDF document (text). Raises :class:`~robokin_ros.errors.URDFError`
-        listing every problem found."""
+    def from_urdf(cls, xml: str, max_bytes: int | None = None) -> "RobotModel":
+        """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
+        ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
+        every problem found with its input line; see ``load_warnings`` for what was tolerated."""
         from .urdf import model_from_urdf
 
-        return model_from_urdf(xml)
+        return model_from_urdf(xml, max_bytes)
 
     @classmethod
-    def from_urdf_file(cls, path) -> "RobotModel":
+    def from_urdf_file(cls, path, max_bytes: int | None = None) -> "RobotModel":
         """Model of a URDF file; see :meth:`from_urdf`."""
         from .urdf import model_from_urdf_file
 
-        return model_from_urdf_file(path)
+        return model_from_urdf_file(path, max_bytes)
 
     @classmethod
     def from_dh(cls, table, convention: str = "standard", **kwargs) -> "RobotModel":
@@ -513,12 +519,13 @@ class RobotModel:
 
     # ------------------------------------------------------------------ equality
     def equals(self, other: "RobotModel", atol: float = 1e-12) -> bool:
-        """Same names, topology, joints, limits and inertials (floats to ``atol``)."""
+        """Same names, topology, joints, limits and inertials (floats to ``atol``); the robot's
+        name and the load warnings of its document do not count."""
         if not isinstance(other, RobotModel):
             return False
         for f in dataclasses.fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
-            if f.name == "name":
+            if f.name in ("name", "load_warnings"):
                 continue
             if isinstance(a, np.ndarray):
                 if a.shape != b.shape:

@@ -1,378 +1,481 @@
 """URDF text <-> RobotModel: hardened parsing, validation that reports every problem, writing.
 
-The description may come from the network (``/robot_description``), so the XML is parsed with
-DTDs refused outright: no entity expansion (entity bombs) and no external entities. The element
-tree is validated by us, collecting every problem, before urdf_parser_py reads the elements.
+The reader accepts what urdfdom (robot_state_publisher's parser) accepts. It reads the elements
+the model uses -- links, joints, inertials, the first visual mesh -- straight from the hardened
+element tree (:mod:`robokin_ros.urdf_xml`), in time linear in the document's size. Kinematic and
+inertial problems (unknown links, cycles, non-finite or overflowing numbers, zero axes, mimic
+cycles) reject the description with one :class:`URDFError` listing every problem with its input
+line. Problems in parts the model does not use (visual and collision geometry, materials,
+textures, transmissions, ros2_control, extension elements) never reject it: they become
+:class:`LoadWarning` s on ``model.load_warnings``, each naming the element and its input line.
 """
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from xml.parsers import expat
 
 import numpy as np
 
-from .errors import URDFError
+from .errors import LoadWarning, URDFError
 from .model import SCALAR_TYPES, JointType, RobotModel
 from .spatial import matrix_to_rpy, rpy_to_matrix, transform
+from .urdf_xml import XMLDocument, parse_document, parse_xml_hardened, read_description_file, shorten
+
+__all__ = ["model_from_urdf", "model_from_urdf_file", "model_to_urdf", "parse_xml_hardened"]
 
 _TYPES = {t.name.lower(): t for t in JointType}
+_MOVING_AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
+_SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
+_MAX_REPORTED_CYCLES = 20
 
 
-class _DTDRefused(Exception):
-    pass
+class _Report:
+    """Problems (reject) and warnings (keep loading) found in one document, with input lines."""
 
+    def __init__(self, doc: XMLDocument):
+        self.doc = doc
+        self.problems: list[str] = []
+        self.warnings: list[LoadWarning] = []
 
-def parse_xml_hardened(xml: str) -> ET.Element:
-    """Element tree of ``xml``; refuses any DTD (so no entity can be declared or expanded).
+    def problem(self, element: ET.Element | None, message: str) -> None:
+        line = None if element is None else self.doc.line(element)
+        self.problems.append(message if line is None else f"line {line}: {message}")
 
-    Raises:
-        URDFError: malformed XML (with line and column) or a DTD.
-    """
-    if isinstance(xml, bytes):
-        xml = xml.decode("utf-8", errors="replace")
-    if not isinstance(xml, str):
-        raise URDFError(f"a URDF must be text, got {type(xml).__name__}")
-    if not xml.strip():
-        raise URDFError("the description is empty")
-    builder = ET.TreeBuilder()
-    parser = expat.ParserCreate()
+    def warn(self, element: ET.Element, message: str) -> None:
+        name = element.get("name")
+        label = f"<{element.tag}>" if name is None else f"<{element.tag} name={shorten(name)}>"
+        self.warnings.append(LoadWarning(self.doc.line(element), label, message))
 
-    def refuse(*_):
-        raise _DTDRefused()
+    def numbers(self, element: ET.Element | None, key: str, n: int, what: str, default=0.0,
+                warn_only: bool = False) -> np.ndarray | None:
+        """``n`` finite numbers from attribute ``key``; ``default`` filled if absent.
 
-    parser.StartDoctypeDeclHandler = refuse
-    parser.EntityDeclHandler = refuse
-    parser.ExternalEntityRefHandler = refuse
-    parser.StartElementHandler = builder.start
-    parser.EndElementHandler = builder.end
-    parser.CharacterDataHandler = builder.data
-    try:
-        parser.Parse(xml, True)
-    except _DTDRefused:
-        raise URDFError("a <!DOCTYPE> or entity declaration is not allowed in a robot description "
-                        "(entity expansion and external entities are refused)") from None
-    except expat.ExpatError as e:
-        raise URDFError(f"malformed XML at line {e.lineno}, column {e.offset}: {expat.errors.messages[e.code]}") from None
-    return builder.close()
-
-
-def _floats(text: str | None, n: int, what: str, problems: list[str], default=0.0) -> np.ndarray:
-    if text is None:
-        return np.full(n, default, float)
-    try:
-        vals = np.array([float(x) for x in text.split()], float)
-    except ValueError:
-        problems.append(f"{what} = {text!r} is not {n} numbers")
-        return np.full(n, default, float)
-    if vals.size != n:
-        problems.append(f"{what} = {text!r} must have {n} numbers")
-        return np.full(n, default, float)
-    if not np.all(np.isfinite(vals)):
-        problems.append(f"{what} = {text!r} is not finite")
-        return np.nan_to_num(vals, nan=default, posinf=default, neginf=default)
-    return vals
-
-
-def _attr_float(el: ET.Element | None, key: str, what: str, problems: list[str], default=None):
-    if el is None or el.get(key) is None:
-        return default
-    text = el.get(key)
-    try:
-        v = float(text)
-    except ValueError:
-        problems.append(f"{what} = {text!r} is not a number")
-        return default
-    if not math.isfinite(v):
-        problems.append(f"{what} = {text!r} is not finite")
-        return default
-    return v
-
-
-def _origin(el: ET.Element | None, what: str, problems: list[str]) -> np.ndarray:
-    o = None if el is None else el.find("origin")
-    xyz = _floats(None if o is None else o.get("xyz"), 3, f"{what} origin xyz", problems)
-    rpy = _floats(None if o is None else o.get("rpy"), 3, f"{what} origin rpy", problems)
-    return transform(rpy_to_matrix(rpy), xyz)
-
-
-def _validate_and_order(root: ET.Element):
-    """Check the tree and every number; return links in topological (DFS) order + joint data.
-
-    Raises URDFError with every problem found.
-    """
-    problems: list[str] = []
-    if root.tag != "robot":
-        raise URDFError(f"the root element is <{root.tag}>, expected <robot>")
-    links = root.findall("link")
-    joints = root.findall("joint")
-    link_names: list[str] = []
-    for el in links:
-        n = el.get("name")
-        if not n:
-            problems.append("a <link> has no name")
-        elif n in link_names:
-            problems.append(f"duplicate link name {n!r}")
+        Returns None (after a problem or warning) when the attribute is malformed.
+        """
+        text = None if element is None else element.get(key)
+        if text is None:
+            return np.full(n, default, float)
+        tokens = text.split()
+        complaint = None
+        if len(tokens) != n:
+            complaint = f"{what} = {shorten(text)} must have {n} number{'s' if n > 1 else ''}"
         else:
-            link_names.append(n)
-    seen_joints: set[str] = set()
-    child_of: dict[str, str] = {}
-    parent_of: dict[str, str] = {}
-    extra_edges: list[tuple[str, str]] = []   # (parent, child) of joints giving a link a second parent
-    joint_order: list[str] = []               # child links in URDF joint order
-    joint_by_child: dict[str, ET.Element] = {}
-    kids: dict[str, list[str]] = {n: [] for n in link_names}
-    for el in joints:
+            try:
+                values = np.array([float(t) for t in tokens], float)
+            except ValueError:
+                complaint = f"{what} = {shorten(text)} is not {n} numbers" if n > 1 else \
+                    f"{what} = {shorten(text)} is not a number"
+            else:
+                if np.all(np.isfinite(values)):
+                    return values
+                complaint = f"{what} = {shorten(text)} is not finite"
+        if warn_only:
+            self.warn(element, complaint)
+        else:
+            self.problem(element, complaint)
+        return None
+
+    def number(self, element: ET.Element | None, key: str, what: str, default=None, allow_inf=False):
+        """One finite number from attribute ``key`` (``"inf"`` too if ``allow_inf``), else ``default``."""
+        if element is None or element.get(key) is None:
+            return default
+        if allow_inf and element.get(key).strip().lower() in ("inf", "+inf"):
+            return math.inf
+        values = self.numbers(element, key, 1, what)
+        return default if values is None else float(values[0])
+
+
+def _origin(report: _Report, parent: ET.Element, what: str) -> np.ndarray:
+    """Pose ``(4, 4)`` of ``parent``'s ``<origin>`` (identity where absent or malformed)."""
+    o = parent.find("origin")
+    xyz = report.numbers(o, "xyz", 3, f"{what} origin xyz")
+    rpy = report.numbers(o, "rpy", 3, f"{what} origin rpy")
+    return transform(rpy_to_matrix(np.zeros(3) if rpy is None else rpy), np.zeros(3) if xyz is None else xyz)
+
+
+# ---------------------------------------------------------------------------- parts the model ignores
+def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> str | None:
+    """Warnings for a ``<visual>``/``<collision>``; returns its mesh filename if it has one."""
+    geometry = holder.find("geometry")
+    if geometry is None:
+        report.warn(holder, f"of {owner} has no <geometry>; ignored")
+        return None
+    shapes = [child for child in geometry if child.tag in _SHAPES]
+    if not shapes:
+        report.warn(geometry, f"of {owner} has no shape ({', '.join(_SHAPES)}); ignored")
+        return None
+    if len(shapes) > 1:
+        report.warn(geometry, f"of {owner} has {len(shapes)} shapes; the first (<{shapes[0].tag}>) is used, "
+                              "as urdfdom does")
+    shape = shapes[0]
+    required = {"box": ("size",), "cylinder": ("radius", "length"), "capsule": ("radius", "length"),
+                "sphere": ("radius",), "mesh": ("filename",)}[shape.tag]
+    for key in required:
+        if shape.get(key) is None:
+            report.warn(shape, f"of {owner} has no {key}")
+    if shape.tag == "box":
+        report.numbers(shape, "size", 3, f"<box> size of {owner}", warn_only=True)
+    elif shape.tag == "mesh" and shape.get("scale") is not None:
+        if len(shape.get("scale").split()) == 1:
+            report.warn(shape, f"of {owner} has scale = {shorten(shape.get('scale'))}, one number; "
+                               "read as a uniform scale")
+        else:
+            report.numbers(shape, "scale", 3, f"<mesh> scale of {owner}", warn_only=True)
+    return shape.get("filename") if shape.tag == "mesh" else None
+
+
+def _check_material(report: _Report, material: ET.Element, owner: str) -> None:
+    if not material.get("name"):
+        report.warn(material, f"of {owner} has no name (urdfdom skips such a visual); ignored")
+    texture = material.find("texture")
+    if texture is not None and not texture.get("filename"):
+        report.warn(texture, f"of {owner} has no filename; ignored")
+    color = material.find("color")
+    if color is not None:
+        report.numbers(color, "rgba", 4, f"<color> rgba of {owner}", warn_only=True)
+
+
+def _check_joint_references(report: _Report, root: ET.Element, joint_names: set[str]) -> None:
+    """Warn about transmissions / ros2_control blocks naming joints the robot does not have."""
+    for block in list(root.iter("transmission")) + list(root.iter("ros2_control")):
+        for element in block.iter():
+            if element is block or not (element.tag == "joint" or element.tag.endswith("Joint")):
+                continue
+            name = element.get("name")
+            if name is not None and name not in joint_names:
+                report.warn(element, f"in <{block.tag}> names joint {shorten(name)}, which the robot does not "
+                                     "have; ignored")
+
+
+def _link_meshes_and_warnings(report: _Report, link_elements: dict[str, ET.Element]) -> dict[str, str]:
+    meshes = {}
+    for name, link in link_elements.items():
+        owner = f"link {name!r}"
+        for holder in link:
+            if holder.tag not in ("visual", "collision"):
+                continue
+            mesh = _check_geometry_holder(report, holder, owner)
+            if holder.tag == "visual":
+                if mesh and name not in meshes:
+                    meshes[name] = mesh
+                material = holder.find("material")
+                if material is not None:
+                    _check_material(report, material, owner)
+    return meshes
+
+
+# ---------------------------------------------------------------------------- tree
+def _find_cycles(parent_of: dict[str, str], extra_edges: list[tuple[str, str]]) -> list[list[str]]:
+    """Cycles of the parent map (each link one parent) and those closed by second-parent edges.
+
+    Linear in the number of links (each link is walked once), plus the depth of each of at most
+    :data:`_MAX_REPORTED_CYCLES` second-parent edges.
+    """
+    cycles = []
+    state: dict[str, int] = {}   # 1 on the walk being made, 2 finished
+    for start in parent_of:
+        walk, cur = [], start
+        while cur is not None and cur not in state:
+            state[cur] = 1
+            walk.append(cur)
+            cur = parent_of.get(cur)
+        if cur is not None and state[cur] == 1:       # came back onto this walk
+            loop = walk[walk.index(cur):]
+            cycles.append(list(reversed(loop)))
+        for link in walk:
+            state[link] = 2
+    seen = {frozenset(c) for c in cycles}
+    for parent, child in extra_edges[:_MAX_REPORTED_CYCLES]:
+        walk, cur, steps = [parent], parent, 0
+        while cur in parent_of and steps <= len(parent_of):
+            cur = parent_of[cur]
+            steps += 1
+            if cur == child:
+                loop = list(reversed(walk + [child]))
+                if frozenset(loop) not in seen:
+                    seen.add(frozenset(loop))
+                    cycles.append(loop)
+                break
+            walk.append(cur)
+    return cycles
+
+
+def _read_tree(report: _Report, root: ET.Element):
+    """Links and joints of ``root`` checked; returns (link order, joint element per child link,
+    link element per name). Problems go to ``report``."""
+    link_elements: dict[str, ET.Element] = {}
+    for el in root.findall("link"):
         n = el.get("name")
         if not n:
-            problems.append("a <joint> has no name")
+            report.problem(el, "a <link> has no name")
+        elif n in link_elements:
+            report.problem(el, f"duplicate link name {n!r}")
+        else:
+            link_elements[n] = el
+    joint_names: set[str] = set()
+    joint_of_child: dict[str, ET.Element] = {}
+    parent_of: dict[str, str] = {}
+    kids: dict[str, list[str]] = {n: [] for n in link_elements}
+    extra_edges: list[tuple[str, str]] = []
+    for el in root.findall("joint"):
+        n = el.get("name")
+        if not n:
+            report.problem(el, "a <joint> has no name")
             continue
-        if n in seen_joints:
-            problems.append(f"duplicate joint name {n!r}")
+        if n in joint_names:
+            report.problem(el, f"duplicate joint name {n!r}")
             continue
-        seen_joints.add(n)
+        joint_names.add(n)
         t = el.get("type")
         if t not in _TYPES:
-            problems.append(f"joint {n!r} has unknown type {t!r} (expected one of {', '.join(_TYPES)})")
-        pe, ce = el.find("parent"), el.find("child")
-        parent = None if pe is None else pe.get("link")
-        child = None if ce is None else ce.get("link")
-        ok = True
-        for role, name in (("parent", parent), ("child", child)):
-            if name is None:
-                problems.append(f"joint {n!r} has no {role} link")
-                ok = False
-            elif name not in kids:
-                problems.append(f"joint {n!r} names {role} link {name!r}, which does not exist")
-                ok = False
-        if not ok:
+            report.problem(el, f"joint {n!r} has unknown type {shorten(t) if t else t!r} "
+                               f"(expected one of {', '.join(_TYPES)})")
+        ends = {}
+        for role in ("parent", "child"):
+            e = el.find(role)
+            ends[role] = None if e is None else e.get("link")
+            if ends[role] is None:
+                report.problem(el, f"joint {n!r} has no {role} link")
+            elif ends[role] not in link_elements:
+                report.problem(e, f"joint {n!r} names {role} link {shorten(ends[role])}, which does not exist")
+                ends[role] = None
+        parent, child = ends["parent"], ends["child"]
+        if parent is None or child is None:
             continue
-        if child in child_of:
-            problems.append(f"link {child!r} has two parents: joints {child_of[child]!r} and {n!r}")
+        if child in joint_of_child:
+            report.problem(el, f"link {child!r} has two parents: joints {joint_of_child[child].get('name')!r} and {n!r}")
             extra_edges.append((parent, child))
             continue
-        child_of[child] = n
+        joint_of_child[child] = el
         parent_of[child] = parent
-        joint_by_child[child] = el
-        joint_order.append(child)
         kids[parent].append(child)
-        what = f"joint {n!r}"
-        _origin(el, what, problems)
-        if t in ("revolute", "continuous", "prismatic", "planar"):
-            ax = el.find("axis")
-            axis = _floats(None if ax is None else ax.get("xyz"), 3, f"{what} axis", problems, default=np.nan)
-            if ax is None:
-                axis = np.array([1.0, 0.0, 0.0])  # the URDF default
-            if np.all(np.isfinite(axis)) and np.linalg.norm(axis) < 1e-12:
-                problems.append(f"{what} has a zero axis")
-        lim = el.find("limit")
-        lo = _attr_float(lim, "lower", f"{what} limit lower", problems, 0.0)
-        hi = _attr_float(lim, "upper", f"{what} limit upper", problems, 0.0)
-        for key in ("velocity", "effort"):  # "inf" = no limit (what to_urdf writes for none)
-            text = None if lim is None else lim.get(key)
-            if text is not None and text.strip().lower() not in ("inf", "+inf"):
-                _attr_float(lim, key, f"{what} limit {key}", problems)
-        if t in ("revolute", "prismatic"):
-            if lim is None:
-                problems.append(f"{what} of type {t} has no <limit>")
-            elif lo > hi:
-                problems.append(f"{what} has lower limit {lo:g} > upper limit {hi:g}")
-        mim = el.find("mimic")
-        if mim is not None:
-            _attr_float(mim, "multiplier", f"{what} mimic multiplier", problems)
-            _attr_float(mim, "offset", f"{what} mimic offset", problems)
-    for el in links:
-        n = el.get("name")
-        inertial = el.find("inertial")
-        if inertial is None:
-            continue
-        what = f"link {n!r} inertial"
-        _origin(inertial, what, problems)
-        m = inertial.find("mass")
-        mass = _attr_float(m, "value", f"{what} mass", problems)
-        if m is None or m.get("value") is None:
-            problems.append(f"{what} has no mass")
-        elif mass is not None and mass < 0:
-            problems.append(f"{what} mass {mass:g} is negative")
-        ie = inertial.find("inertia")
-        for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-            _attr_float(ie, key, f"{what} {key}", problems)
-    # Mimic references and cycles.
-    mimic_of = {}
-    for el in joints:
-        mim = el.find("mimic")
-        if mim is not None and el.get("name"):
-            target = mim.get("joint")
-            if target not in seen_joints:
-                problems.append(f"joint {el.get('name')!r} mimics joint {target!r}, which does not exist")
-            else:
-                mimic_of[el.get("name")] = target
-    for start in mimic_of:
-        path, cur = [start], start
-        while cur in mimic_of:
-            cur = mimic_of[cur]
-            if cur in path:
-                cycle = path[path.index(cur):] + [cur]
-                if start == min(cycle):
-                    problems.append(f"mimic joints form a cycle: {' -> '.join(cycle)}")
-                break
-            path.append(cur)
-    # Cycles: walk up the first-parent map from every link, and from the parent of every joint
-    # that gave a link a second parent (a cycle hanging off a valid root shows up that way).
-    reported: set[frozenset] = set()
-    for start, extra_child in [(n, None) for n in link_names] + [(p, c) for p, c in extra_edges]:
-        path, cur = [start], start
-        while cur in parent_of or (extra_child is not None and cur == start):
-            cur = parent_of[cur] if cur in parent_of else None
-            if cur is None:
-                break
-            if cur in path or cur == extra_child:
-                cycle = path[path.index(cur):] if cur in path else path + [cur]
-                key = frozenset(cycle)
-                if key not in reported:
-                    reported.add(key)
-                    loop = list(reversed(cycle))
-                    problems.append("joints form a cycle through links " + " -> ".join(loop + [loop[0]]))
-                break
-            path.append(cur)
-    roots = [n for n in link_names if n not in child_of]
-    if not link_names:
-        problems.append("the robot has no links")
-    elif not roots:
-        problems.append("the robot has no root link (every link is the child of a joint)")
-    elif len(roots) > 1:
-        problems.append(f"the robot has {len(roots)} root links {roots}; a URDF must be one tree")
+    _check_joint_references(report, root, joint_names)
+    for cycle in _find_cycles(parent_of, extra_edges)[:_MAX_REPORTED_CYCLES]:
+        report.problem(None, "joints form a cycle through links " + " -> ".join(cycle + [cycle[0]]))
+    roots = [n for n in link_elements if n not in parent_of]
     order: list[str] = []
-    if len(roots) == 1:
-        placed = {roots[0]}
-        if all(parent_of[c] in placed or placed.add(c) for c in joint_order) and len(placed) == len(link_names):
-            # Joints listed parents-first (the usual case): keep the URDF joint order, so q
-            # follows the document and to_urdf round-trips any model order.
-            order = [roots[0]] + joint_order
+    if not link_elements:
+        report.problem(root, "the robot has no links")
+    elif not roots:
+        report.problem(root, "the robot has no root link (every link is the child of a joint)")
+    elif len(roots) > 1:
+        shown = roots if len(roots) <= 10 else roots[:10] + [f"... {len(roots) - 10} more"]
+        report.problem(root, f"the robot has {len(roots)} root links {shown}; a URDF must be one tree")
+    else:
+        # Depth first, children in document order: the q order.
+        stack = [roots[0]]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            stack.extend(reversed(kids[n]))
+        if len(order) < len(link_elements):
+            placed = set(order)
+            lost = [n for n in link_elements if n not in placed]
+            shown = lost if len(lost) <= 10 else lost[:10] + [f"... {len(lost) - 10} more"]
+            report.problem(None, f"links {shown} are not connected to the root {roots[0]!r}")
+    return order, joint_of_child, link_elements
+
+
+# ---------------------------------------------------------------------------- joints and links
+def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
+    """Type, origin, axis, limits and raw mimic (source name, multiplier, offset) of one joint."""
+    n = el.get("name")
+    what = f"joint {n!r}"
+    type_name = el.get("type")
+    t = _TYPES.get(type_name, JointType.FIXED)
+    origin = _origin(report, el, what)
+    axis = np.array([1.0, 0.0, 0.0])
+    if type_name in _MOVING_AXIS_TYPES:
+        ax = el.find("axis")
+        if ax is not None:
+            if ax.get("xyz") is None:
+                report.problem(ax, f"{what} has an <axis> without xyz, which urdfdom reads as a zero axis")
+            else:
+                values = report.numbers(ax, "xyz", 3, f"{what} axis")
+                if values is not None:
+                    scale = np.max(np.abs(values))
+                    if scale == 0.0 or not np.isfinite(scale) or np.linalg.norm(values / scale) == 0.0:
+                        report.problem(ax, f"{what} has a zero axis")
+                    else:
+                        unit = values / scale   # scaling first: no overflow for huge components
+                        axis = unit / np.linalg.norm(unit)
+    elif t in (JointType.FIXED, JointType.FLOATING):
+        axis = np.array([0.0, 0.0, 1.0])
+    lower, upper, velocity, effort = -np.inf, np.inf, np.inf, np.inf
+    lim = el.find("limit")
+    lo = report.number(lim, "lower", f"{what} limit lower", 0.0)
+    hi = report.number(lim, "upper", f"{what} limit upper", 0.0)
+    v = report.number(lim, "velocity", f"{what} limit velocity", None, allow_inf=True)
+    f = report.number(lim, "effort", f"{what} limit effort", None, allow_inf=True)
+    velocity = np.inf if v is None else v
+    effort = np.inf if f is None else f
+    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
+        if lim is None:
+            report.problem(el, f"{what} of type {type_name} has no <limit>")
         else:
-            order, stack = [], [roots[0]]
-            while stack:
-                n = stack.pop()
-                order.append(n)
-                stack.extend(reversed(kids[n]))
-        unreachable = [n for n in link_names if n not in set(order)]
-        if unreachable:
-            problems.append(f"links {unreachable} are not connected to the root {roots[0]!r}")
-    if problems:
-        raise URDFError(problems)
-    return order, joint_by_child
+            lower, upper = lo, hi
+            if lower > upper:
+                report.warn(lim, f"lower {lower:g} > upper {upper:g} (urdfdom keeps them so, which no "
+                                 f"configuration satisfies); swapped to [{upper:g}, {lower:g}]")
+                lower, upper = upper, lower
+    mimic = None
+    mim = el.find("mimic")
+    if mim is not None:
+        mult = report.number(mim, "multiplier", f"{what} mimic multiplier", 1.0)
+        offset = report.number(mim, "offset", f"{what} mimic offset", 0.0)
+        target = mim.get("joint")
+        if t == JointType.FIXED:
+            pass  # urdfdom ignores <mimic> on a fixed joint (talos_reduced has such joints); so do we
+        elif target not in jindex:
+            report.warn(mim, f"{what} mimics joint {shorten(target) if target else target!r}, which does not exist "
+                             "(urdfdom and robot_state_publisher accept this); the joint is independent")
+        elif t not in SCALAR_TYPES:
+            report.problem(mim, f"{what} of type {type_name} cannot mimic (only 1-DOF joints can)")
+        else:
+            mimic = (jindex[target], mult, offset)
+    return t, origin, axis, (lower, upper, velocity, effort), mimic
 
 
-def model_from_urdf(xml: str) -> RobotModel:
+def _resolve_mimics(report: _Report, joint_elements, mimic, types):
+    """Mimic chains resolved to independent sources: v = m1 (m2 s + o2) + o1. Linear time."""
+    n_j = len(types)
+    src = np.full(n_j, -1, np.int64)
+    mult, offset = np.ones(n_j), np.zeros(n_j)
+    state = np.zeros(n_j, np.int8)   # 0 not resolved, 1 resolving, 2 resolved
+    names = [el.get("name") for el in joint_elements]
+    for start in range(n_j):
+        walk, k = [], start
+        while k >= 0 and state[k] == 0 and mimic[k] is not None:
+            state[k] = 1
+            walk.append(k)
+            k = mimic[k][0]
+        if k >= 0 and state[k] == 1:
+            loop = walk[walk.index(k):] + [k]
+            report.problem(joint_elements[k], "mimic joints form a cycle: " + " -> ".join(names[i] for i in loop))
+            for i in walk:
+                state[i] = 2
+            continue
+        for i in reversed(walk):   # the tail of the walk is resolved (or independent) already
+            s, m, o = mimic[i]
+            if src[s] >= 0:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    m, o, s = m * mult[s], m * offset[s] + o, src[s]
+            src[i], mult[i], offset[i] = s, m, o
+            state[i] = 2
+            if not (math.isfinite(m) and math.isfinite(o)):
+                report.problem(joint_elements[i], f"joint {names[i]!r}: mimic chain multiplier/offset overflow "
+                                                  f"({m:g}, {o:g})")
+        state[start] = 2
+    for k in range(n_j):
+        s = src[k]
+        if s >= 0 and JointType(types[s]) not in SCALAR_TYPES:
+            report.problem(joint_elements[k], f"joint {names[k]!r} mimics {names[s]!r} of type "
+                                              f"{JointType(types[s]).name.lower()}; only 1-DOF joints can be mimicked")
+    return src, mult, offset
+
+
+def _read_inertial(report: _Report, link: ET.Element, name: str):
+    """(mass, com (3,), inertia about the COM in link axes (3, 3)) or None without ``<inertial>``."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        return None
+    what = f"link {name!r} inertial"
+    pose = _origin(report, inertial, what)
+    m = inertial.find("mass")
+    if m is None or m.get("value") is None:
+        report.problem(inertial, f"{what} has no mass")
+        mass = 0.0
+    else:
+        mass = report.number(m, "value", f"{what} mass", 0.0)
+        if mass < 0:
+            report.problem(m, f"{what} mass {mass:g} is negative")
+    ie = inertial.find("inertia")
+    values = {key: report.number(ie, key, f"{what} {key}", 0.0) for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    I = np.array([[values["ixx"], values["ixy"], values["ixz"]],
+                  [values["ixy"], values["iyy"], values["iyz"]],
+                  [values["ixz"], values["iyz"], values["izz"]]])
+    R = pose[:3, :3]
+    with np.errstate(over="ignore", invalid="ignore"):
+        I = R @ I @ R.T
+    if not np.all(np.isfinite(I)):
+        report.problem(inertial, f"{what} inertia overflows when rotated into the link frame")
+    return mass, pose[:3, 3], I
+
+
+def _check_placements(report: _Report, order, parents, origins, joint_elements) -> None:
+    """Reject finite numbers whose composition overflows: world poses at q = 0 must be finite."""
+    world = np.empty((len(order), 4, 4))
+    world[0] = np.eye(4)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(1, len(order)):
+            world[i] = world[parents[i - 1]] @ origins[i - 1]
+            if not np.all(np.isfinite(world[i])):
+                report.problem(joint_elements[i - 1], f"the placement of link {order[i]!r} overflows: the "
+                               f"origins from the root to joint {joint_elements[i - 1].get('name')!r} "
+                               "compose to a non-finite pose")
+                return
+
+
+def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
     """Model of a URDF document; see :meth:`RobotModel.from_urdf`.
 
-    Raises:
-        URDFError: listing every problem found.
-    """
-    from urdf_parser_py import urdf as urdf_py
-    from urdf_parser_py.xml_reflection import core as urdf_core
+    Args:
+        xml: URDF text (str, or UTF-8 bytes).
+        max_bytes: size cap in bytes (default 64 MiB, or ``ROBOKIN_MAX_DESCRIPTION_BYTES``).
 
-    root = parse_xml_hardened(xml)
-    order, joint_by_child = _validate_and_order(root)
-    urdf_core.on_error = lambda message: None  # we validated; do not print to stderr
-    try:
-        robot = urdf_py.URDF.from_xml_string(ET.tostring(root, encoding="unicode"))
-    except Exception as e:  # urdf_parser_py raises assorted types; report its text
-        raise URDFError(f"urdf_parser_py rejected the description: {e}") from None
-    link_by_name = {link.name: link for link in robot.links}
-    joint_by_name = {j.name: j for j in robot.joints}
-    index = {n: i for i, n in enumerate(order)}
-    joints = [joint_by_name[joint_by_child[child].get("name")] for child in order[1:]]
-    jindex = {j.name: k for k, j in enumerate(joints)}
-    n_j = len(joints)
+    Raises:
+        URDFError: listing every problem found, each with its input line where known.
+    """
+    doc = parse_document(xml, max_bytes)
+    root = doc.root
+    if root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag[:60]}>, expected <robot>")
+    report = _Report(doc)
+    order, joint_of_child, link_elements = _read_tree(report, root)
+    joint_elements = [joint_of_child[child] for child in order[1:]]
+    jindex = {el.get("name"): k for k, el in enumerate(joint_elements)}
+    n_j = len(joint_elements)
     types = np.zeros(n_j, np.int64)
     axes = np.zeros((n_j, 3))
     origins = np.zeros((n_j, 4, 4))
-    lower, upper = np.full(n_j, -np.inf), np.full(n_j, np.inf)
-    velocity, effort = np.full(n_j, np.inf), np.full(n_j, np.inf)
-    mimic_src = np.full(n_j, -1, np.int64)
-    mult, offset = np.ones(n_j), np.zeros(n_j)
-    problems = []
-    for k, j in enumerate(joints):
-        t = _TYPES[j.type]
-        types[k] = t
-        o = j.origin
-        xyz = np.zeros(3) if o is None or o.xyz is None else np.array(o.xyz, float)
-        rpy = np.zeros(3) if o is None or o.rpy is None else np.array(o.rpy, float)
-        origins[k] = transform(rpy_to_matrix(rpy), xyz)
-        axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.array(j.axis, float)
-        axes[k] = axis / np.linalg.norm(axis) if t != JointType.FIXED and np.linalg.norm(axis) > 0 else (0, 0, 1)
-        if t == JointType.FLOATING or t == JointType.FIXED:
-            axes[k] = (0.0, 0.0, 1.0) if t == JointType.FIXED else axes[k]
-        if j.limit is not None:
-            if t in (JointType.REVOLUTE, JointType.PRISMATIC):
-                lower[k], upper[k] = float(j.limit.lower or 0.0), float(j.limit.upper or 0.0)
-            if j.limit.velocity is not None:
-                velocity[k] = float(j.limit.velocity)
-            if j.limit.effort is not None:
-                effort[k] = float(j.limit.effort)
-        if j.mimic is not None and t == JointType.FIXED:
-            pass  # urdfdom ignores <mimic> on a fixed joint (talos_reduced has such joints); so do we
-        elif j.mimic is not None:
-            if t not in SCALAR_TYPES:
-                problems.append(f"joint {j.name!r} of type {j.type} cannot mimic (only 1-DOF joints can)")
-            mimic_src[k] = jindex[j.mimic.joint]
-            mult[k] = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
-            offset[k] = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
-    # Resolve chains of mimics to independent sources: v = m1 (m2 s + o2) + o1.
-    for k in range(n_j):
-        seen = 0
-        while mimic_src[k] >= 0 and mimic_src[mimic_src[k]] >= 0 and seen <= n_j:
-            s = mimic_src[k]
-            mult[k], offset[k] = mult[k] * mult[s], mult[k] * offset[s] + offset[k]
-            mimic_src[k] = mimic_src[s]
-            seen += 1
-        s = mimic_src[k]
-        if s >= 0 and JointType(types[s]) not in SCALAR_TYPES:
-            problems.append(f"joint {joints[k].name!r} mimics {joints[s].name!r} of type "
-                            f"{JointType(types[s]).name.lower()}; only 1-DOF joints can be mimicked")
-    if problems:
-        raise URDFError(problems)
+    limits = np.zeros((n_j, 4))
+    mimic = [None] * n_j
+    for k, el in enumerate(joint_elements):
+        types[k], origins[k], axes[k], limits[k], mimic[k] = _read_joint(report, el, jindex)
+    if report.problems:   # unknown joint types and bad numbers make the rest meaningless
+        raise URDFError(report.problems)
+    src, mult, offset = _resolve_mimics(report, joint_elements, mimic, types)
+    index = {n: i for i, n in enumerate(order)}
+    parents = [index[joint_of_child[child].find("parent").get("link")] for child in order[1:]]
+    _check_placements(report, order, parents, origins, joint_elements)
     n_l = len(order)
     masses, coms = np.zeros(n_l), np.zeros((n_l, 3))
     inertias, has_inertial = np.zeros((n_l, 3, 3)), np.zeros(n_l, bool)
-    meshes: list = [None] * n_l
     for i, name in enumerate(order):
-        link = link_by_name[name]
-        inertial = link.inertial
-        if inertial is not None and inertial.mass is not None:
-            o = inertial.origin
-            xyz = np.zeros(3) if o is None or o.xyz is None else np.array(o.xyz, float)
-            rpy = np.zeros(3) if o is None or o.rpy is None else np.array(o.rpy, float)
-            m = inertial.inertia
-            I = np.zeros((3, 3)) if m is None else np.array(
-                [[m.ixx, m.ixy, m.ixz], [m.ixy, m.iyy, m.iyz], [m.ixz, m.iyz, m.izz]], float)
-            R = rpy_to_matrix(rpy)
-            masses[i], coms[i], inertias[i], has_inertial[i] = float(inertial.mass), xyz, R @ I @ R.T, True
-        for visual in getattr(link, "visuals", []) or []:
-            geom = getattr(visual, "geometry", None)
-            if geom is not None and getattr(geom, "filename", None):
-                meshes[i] = geom.filename
-                break
+        inertial = _read_inertial(report, link_elements[name], name)
+        if inertial is not None:
+            masses[i], coms[i], inertias[i] = inertial
+            has_inertial[i] = True
+    meshes = _link_meshes_and_warnings(report, link_elements)
+    for material in root.findall("material"):
+        _check_material(report, material, f"robot {root.get('name')!r}")
+    if report.problems:
+        raise URDFError(report.problems)
     return RobotModel.create(
-        name=robot.name or "robot", link_names=order,
-        joint_names=[j.name for j in joints],
-        joint_parents=[index[j.parent] for j in joints], joint_types=types, joint_axes=axes,
-        joint_origins=origins, joint_lower=lower, joint_upper=upper, joint_velocity=velocity,
-        joint_effort=effort, mimic_source=mimic_src, mimic_multiplier=mult, mimic_offset=offset,
+        name=root.get("name") or "robot", link_names=order,
+        joint_names=[el.get("name") for el in joint_elements],
+        joint_parents=parents, joint_types=types, joint_axes=axes,
+        joint_origins=origins, joint_lower=limits[:, 0], joint_upper=limits[:, 1], joint_velocity=limits[:, 2],
+        joint_effort=limits[:, 3], mimic_source=src, mimic_multiplier=mult, mimic_offset=offset,
         link_masses=masses, link_coms=coms, link_inertias=inertias, link_has_inertial=has_inertial,
-        link_meshes=meshes)
+        link_meshes=[meshes.get(name) for name in order], load_warnings=tuple(report.warnings))
 
 
-def model_from_urdf_file(path) -> RobotModel:
-    """Model of a URDF file. Raises :class:`URDFError` (also for an unreadable file)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise URDFError(f"cannot read {str(path)!r}: {e.strerror}") from None
-    return model_from_urdf(text)
+def model_from_urdf_file(path, max_bytes: int | None = None) -> RobotModel:
+    """Model of a URDF file, read with the size cap. Raises :class:`URDFError` (also for an
+    unreadable, oversized or non-UTF-8 file)."""
+    return model_from_urdf(read_description_file(path, max_bytes), max_bytes)
 
 
 def _fmt(values) -> str:

@@ -74,6 +74,11 @@ def pin_configuration(model, pmodel, q: np.ndarray) -> np.ndarray:
             out[i] = values[name]
         elif joint.nq == 2:  # continuous: (cos, sin)
             out[i:i + 2] = np.cos(values[name]), np.sin(values[name])
+        elif joint.nq == 4:  # planar: ours [x y theta], Pinocchio's [x y cos sin]
+            j = model.joint_index(name)
+            k = model.joint_q_index[j]
+            x, y, theta = q[k:k + 3]
+            out[i:i + 4] = x, y, np.cos(theta), np.sin(theta)
         elif joint.nq == 7:  # free flyer: ours is [x y z qx qy qz qw], same as Pinocchio's
             j = model.joint_index(name) if name in model.all_joint_names else 0
             k = model.joint_q_index[j]
@@ -81,3 +86,18 @@ def pin_configuration(model, pmodel, q: np.ndarray) -> np.ndarray:
         else:
             raise NotImplementedError(f"joint {name} with nq={joint.nq}")
     return out
+
+
+def column_map(model, pmodel) -> np.ndarray:
+    """``P (pin nv, n_v)``: our Jacobian is Pinocchio's times P (a mimic joint, independent in
+    Pinocchio, adds its column times its multiplier into its source's column)."""
+    P = np.zeros((pmodel.nv, model.n_v))
+    for jid in range(1, pmodel.njoints):
+        name, joint = pmodel.names[jid], pmodel.joints[jid]
+        j = model.joint_index(name)
+        src = model.velocity_source_joints[j]
+        assert src >= 0, f"{name} moves in Pinocchio but is fixed here"
+        scale = model.mimic_multiplier[j] if model.is_mimic[j] else 1.0
+        for k in range(joint.nv):
+            P[joint.idx_v + k, model.joint_v_index[src] + k] = scale
+    return P

@@ -12,7 +12,7 @@ import pytest
 from robokin_ros import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, RobotModel, forward_kinematics, jacobians
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from peers import ERD_ROBOTS, erd_urdf, pin_configuration, pin_model  # noqa: E402
+from peers import ERD_ROBOTS, column_map, erd_urdf, pin_configuration, pin_model  # noqa: E402
 
 pin = pytest.importorskip("pinocchio")
 
@@ -29,21 +29,6 @@ def robot(request):
     missing = [n for n, f in zip(model.link_names, frames) if f >= pmodel.nframes]
     assert not missing, f"links without a Pinocchio body frame: {missing}"
     return model, pmodel, pdata, frames
-
-
-def column_map(model: RobotModel, pmodel) -> np.ndarray:
-    """``P (pin nv, n_v)``: our Jacobian is Pinocchio's times P (a mimic joint, independent in
-    Pinocchio, adds its column times its multiplier into its source's column)."""
-    P = np.zeros((pmodel.nv, model.n_v))
-    for jid in range(1, pmodel.njoints):
-        name, joint = pmodel.names[jid], pmodel.joints[jid]
-        j = model.joint_index(name)
-        src = model.velocity_source_joints[j]
-        assert src >= 0, f"{name} moves in Pinocchio but is fixed here"
-        scale = model.mimic_multiplier[j] if model.is_mimic[j] else 1.0
-        for k in range(joint.nv):
-            P[joint.idx_v + k, model.joint_v_index[src] + k] = scale
-    return P
 
 
 def test_robot_set_includes_a_humanoid_and_at_least_ten_robots():
