@@ -48,26 +48,25 @@ class _Report:
         self.warnings.append(LoadWarning(self.doc.line(element), label, message))
 
     def numbers(self, element: ET.Element | None, key: str, n: int, what: str, default=0.0,
-                warn_only: bool = False) -> np.ndarray | None:
+                warn_only: bool = False) -> list[float] | None:
         """``n`` finite numbers from attribute ``key``; ``default`` filled if absent.
 
         Returns None (after a problem or warning) when the attribute is malformed.
         """
         text = None if element is None else element.get(key)
         if text is None:
-            return np.full(n, default, float)
+            return [default] * n
         tokens = text.split()
-        complaint = None
         if len(tokens) != n:
             complaint = f"{what} = {shorten(text)} must have {n} number{'s' if n > 1 else ''}"
         else:
             try:
-                values = np.array([float(t) for t in tokens], float)
+                values = [float(t) for t in tokens]
             except ValueError:
                 complaint = f"{what} = {shorten(text)} is not {n} numbers" if n > 1 else \
                     f"{what} = {shorten(text)} is not a number"
             else:
-                if np.all(np.isfinite(values)):
+                if all(map(math.isfinite, values)):
                     return values
                 complaint = f"{what} = {shorten(text)} is not finite"
         if warn_only:
@@ -78,20 +77,33 @@ class _Report:
 
     def number(self, element: ET.Element | None, key: str, what: str, default=None, allow_inf=False):
         """One finite number from attribute ``key`` (``"inf"`` too if ``allow_inf``), else ``default``."""
-        if element is None or element.get(key) is None:
+        text = None if element is None else element.get(key)
+        if text is None:
             return default
-        if allow_inf and element.get(key).strip().lower() in ("inf", "+inf"):
-            return math.inf
+        try:   # the common case, fast
+            value = float(text)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(value) or (allow_inf and value == math.inf):
+                return value
         values = self.numbers(element, key, 1, what)
-        return default if values is None else float(values[0])
+        return default if values is None else values[0]
 
 
-def _origin(report: _Report, parent: ET.Element, what: str) -> np.ndarray:
-    """Pose ``(4, 4)`` of ``parent``'s ``<origin>`` (identity where absent or malformed)."""
+def _origin(report: _Report, parent: ET.Element, what: str) -> list[float]:
+    """``[x, y, z, roll, pitch, yaw]`` of ``parent``'s ``<origin>`` (zeros where absent or malformed)."""
     o = parent.find("origin")
+    if o is None:
+        return [0.0] * 6
     xyz = report.numbers(o, "xyz", 3, f"{what} origin xyz")
     rpy = report.numbers(o, "rpy", 3, f"{what} origin rpy")
-    return transform(rpy_to_matrix(np.zeros(3) if rpy is None else rpy), np.zeros(3) if xyz is None else xyz)
+    return (xyz or [0.0] * 3) + (rpy or [0.0] * 3)
+
+
+def _poses(xyz_rpy: np.ndarray) -> np.ndarray:
+    """``(n, 4, 4)`` poses of ``(n, 6)`` origins, in one vectorised step."""
+    return transform(rpy_to_matrix(xyz_rpy[:, 3:]), xyz_rpy[:, :3])
 
 
 # ---------------------------------------------------------------------------- parts the model ignores
@@ -285,7 +297,7 @@ def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
     type_name = el.get("type")
     t = _TYPES.get(type_name, JointType.FIXED)
     origin = _origin(report, el, what)
-    axis = np.array([1.0, 0.0, 0.0])
+    axis = (1.0, 0.0, 0.0)
     if type_name in _MOVING_AXIS_TYPES:
         ax = el.find("axis")
         if ax is not None:
@@ -294,14 +306,15 @@ def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
             else:
                 values = report.numbers(ax, "xyz", 3, f"{what} axis")
                 if values is not None:
-                    scale = np.max(np.abs(values))
-                    if scale == 0.0 or not np.isfinite(scale) or np.linalg.norm(values / scale) == 0.0:
+                    scale = max(map(abs, values))
+                    if scale == 0.0:
                         report.problem(ax, f"{what} has a zero axis")
                     else:
-                        unit = values / scale   # scaling first: no overflow for huge components
-                        axis = unit / np.linalg.norm(unit)
+                        unit = [v / scale for v in values]   # scaling first: no overflow for huge components
+                        norm = math.sqrt(sum(u * u for u in unit))
+                        axis = tuple(u / norm for u in unit)
     elif t in (JointType.FIXED, JointType.FLOATING):
-        axis = np.array([0.0, 0.0, 1.0])
+        axis = (0.0, 0.0, 1.0)
     lower, upper, velocity, effort = -np.inf, np.inf, np.inf, np.inf
     lim = el.find("limit")
     lo = report.number(lim, "lower", f"{what} limit lower", 0.0)
@@ -376,12 +389,13 @@ def _resolve_mimics(report: _Report, joint_elements, mimic, types):
 
 
 def _read_inertial(report: _Report, link: ET.Element, name: str):
-    """(mass, com (3,), inertia about the COM in link axes (3, 3)) or None without ``<inertial>``."""
+    """``(mass, [x, y, z, roll, pitch, yaw] of the inertial frame, [ixx, ixy, ixz, iyy, iyz, izz])``,
+    or None without ``<inertial>``."""
     inertial = link.find("inertial")
     if inertial is None:
         return None
     what = f"link {name!r} inertial"
-    pose = _origin(report, inertial, what)
+    origin = _origin(report, inertial, what)
     m = inertial.find("mass")
     if m is None or m.get("value") is None:
         report.problem(inertial, f"{what} has no mass")
@@ -391,16 +405,21 @@ def _read_inertial(report: _Report, link: ET.Element, name: str):
         if mass < 0:
             report.problem(m, f"{what} mass {mass:g} is negative")
     ie = inertial.find("inertia")
-    values = {key: report.number(ie, key, f"{what} {key}", 0.0) for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-    I = np.array([[values["ixx"], values["ixy"], values["ixz"]],
-                  [values["ixy"], values["iyy"], values["iyz"]],
-                  [values["ixz"], values["iyz"], values["izz"]]])
-    R = pose[:3, :3]
+    moments = [report.number(ie, key, f"{what} {key}", 0.0) for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")]
+    return mass, origin, moments
+
+
+def _inertias(report: _Report, order, link_elements, moments: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """Inertia tensors ``(n, 3, 3)`` about the COM in link axes: R I R^T of each inertial frame."""
+    ixx, ixy, ixz, iyy, iyz, izz = moments.T
+    I = np.stack([np.stack([ixx, ixy, ixz], -1), np.stack([ixy, iyy, iyz], -1), np.stack([ixz, iyz, izz], -1)], -2)
     with np.errstate(over="ignore", invalid="ignore"):
-        I = R @ I @ R.T
-    if not np.all(np.isfinite(I)):
-        report.problem(inertial, f"{what} inertia overflows when rotated into the link frame")
-    return mass, pose[:3, 3], I
+        out = np.einsum("nij,njk,nlk->nil", rotations, I, rotations)
+    for i in np.flatnonzero(~np.all(np.isfinite(out), axis=(1, 2))):
+        name = order[i]
+        report.problem(link_elements[name].find("inertial"),
+                       f"link {name!r} inertial inertia overflows when rotated into the link frame")
+    return out
 
 
 def _check_placements(report: _Report, order, parents, origins, joint_elements) -> None:
@@ -409,12 +428,13 @@ def _check_placements(report: _Report, order, parents, origins, joint_elements) 
     world[0] = np.eye(4)
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(1, len(order)):
-            world[i] = world[parents[i - 1]] @ origins[i - 1]
-            if not np.all(np.isfinite(world[i])):
-                report.problem(joint_elements[i - 1], f"the placement of link {order[i]!r} overflows: the "
-                               f"origins from the root to joint {joint_elements[i - 1].get('name')!r} "
-                               "compose to a non-finite pose")
-                return
+            np.matmul(world[parents[i - 1]], origins[i - 1], out=world[i])
+    bad = np.flatnonzero(~np.all(np.isfinite(world), axis=(1, 2)))
+    if bad.size:   # the first in topological order is where the overflow starts
+        i = bad[0]
+        report.problem(joint_elements[i - 1], f"the placement of link {order[i]!r} overflows: the "
+                       f"origins from the root to joint {joint_elements[i - 1].get('name')!r} "
+                       "compose to a non-finite pose")
 
 
 def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
@@ -436,13 +456,13 @@ def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
     joint_elements = [joint_of_child[child] for child in order[1:]]
     jindex = {el.get("name"): k for k, el in enumerate(joint_elements)}
     n_j = len(joint_elements)
-    types = np.zeros(n_j, np.int64)
-    axes = np.zeros((n_j, 3))
-    origins = np.zeros((n_j, 4, 4))
-    limits = np.zeros((n_j, 4))
-    mimic = [None] * n_j
-    for k, el in enumerate(joint_elements):
-        types[k], origins[k], axes[k], limits[k], mimic[k] = _read_joint(report, el, jindex)
+    types, origins, axes, limits, mimic = [], [], [], [], []
+    for el in joint_elements:
+        t, origin, axis, limit, mim = _read_joint(report, el, jindex)
+        types.append(t), origins.append(origin), axes.append(axis), limits.append(limit), mimic.append(mim)
+    types = np.array(types, np.int64)
+    origins = _poses(np.array(origins, float).reshape(n_j, 6))
+    axes, limits = np.array(axes, float).reshape(n_j, 3), np.array(limits, float).reshape(n_j, 4)
     if report.problems:   # unknown joint types and bad numbers make the rest meaningless
         raise URDFError(report.problems)
     src, mult, offset = _resolve_mimics(report, joint_elements, mimic, types)
@@ -450,13 +470,15 @@ def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
     parents = [index[joint_of_child[child].find("parent").get("link")] for child in order[1:]]
     _check_placements(report, order, parents, origins, joint_elements)
     n_l = len(order)
-    masses, coms = np.zeros(n_l), np.zeros((n_l, 3))
-    inertias, has_inertial = np.zeros((n_l, 3, 3)), np.zeros(n_l, bool)
+    masses, frames, moments = np.zeros(n_l), np.zeros((n_l, 6)), np.zeros((n_l, 6))
+    has_inertial = np.zeros(n_l, bool)
     for i, name in enumerate(order):
         inertial = _read_inertial(report, link_elements[name], name)
         if inertial is not None:
-            masses[i], coms[i], inertias[i] = inertial
+            masses[i], frames[i], moments[i] = inertial
             has_inertial[i] = True
+    coms = frames[:, :3].copy()
+    inertias = _inertias(report, order, link_elements, moments, rpy_to_matrix(frames[:, 3:]))
     meshes = _link_meshes_and_warnings(report, link_elements)
     for material in root.findall("material"):
         _check_material(report, material, f"robot {root.get('name')!r}")
