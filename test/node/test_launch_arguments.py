@@ -179,3 +179,13 @@ def test_corpus_robots_pass_with_only_description_file(name):
     plan = check_launch_arguments(values(str(ROOT / 'config' / 'kin.yaml'), description_file=str(path)),
                                   rviz_available=lambda: False)
     assert plan.root_link
+
+
+def test_package_declares_what_the_launch_file_runs():
+    """xacro for .xacro descriptions; rviz2 deliberately not (use_rviz:=auto starts it when present)."""
+    import xml.etree.ElementTree as ElementTree
+
+    root = ElementTree.parse(ROOT / 'package.xml').getroot()
+    exec_depends = {e.text for e in root.iter('exec_depend')}
+    assert {'xacro', 'launch', 'launch_ros', 'ament_index_python', 'python3-yaml'} <= exec_depends
+    assert 'rviz2' not in exec_depends
