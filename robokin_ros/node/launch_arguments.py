@@ -78,7 +78,7 @@ def unknown_arguments(command_line: list[str]) -> list[str]:
     return problems
 
 
-def read_xml_file(path: str, what: str) -> str:
+def read_xml_file(path: str) -> str:
     """Text of ``path``; a ``.xacro`` file is expanded with xacro (ROS package ``xacro``).
 
     Raises:
@@ -89,12 +89,12 @@ def read_xml_file(path: str, what: str) -> str:
         try:
             import xacro
         except ImportError as exc:
-            raise ImportError(f"{what} {path!r} is a .xacro file, but xacro is not installed "
-                              "(sudo apt install ros-jazzy-xacro, or rosdep install)") from exc
+            raise ImportError('a .xacro file, but xacro is not installed '
+                              '(sudo apt install ros-jazzy-xacro, or rosdep install)') from exc
         try:
             return xacro.process_file(path).toxml()
         except Exception as exc:  # xacro's errors (XacroException, XML and YAML errors) share no base
-            raise ValueError(f'xacro failed on {path!r}: {exc}') from exc
+            raise ValueError(f'xacro failed: {exc}') from exc
     with open(path, encoding='utf-8') as f:
         return f.read()
 
@@ -116,7 +116,7 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
     robot_description, root_link = '', ''
     path = values['description_file']
     try:
-        robot_description = read_xml_file(path, 'description_file')
+        robot_description = read_xml_file(path)
         root_link = RobotModel.from_urdf(robot_description).root_link
     except (OSError, ImportError, ValueError) as exc:  # URDFError is a ValueError
         problems.append(f'description_file {path!r}: {exc}')
@@ -124,7 +124,7 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
     semantic = values.get('semantic_file', '')
     if semantic:
         try:
-            root = ElementTree.fromstring(read_xml_file(semantic, 'semantic_file'))
+            root = ElementTree.fromstring(read_xml_file(semantic))
             if root.tag != 'robot':
                 problems.append(f"semantic_file {semantic!r}: root element is <{root.tag}>, not <robot>")
         except (OSError, ImportError, ValueError, ElementTree.ParseError) as exc:
