@@ -72,3 +72,22 @@ def test_readme_run_in_env_command(tmp_path):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_readme_launch_lines_use_only_known_arguments():
+    """Every ``ros2 launch robokin_ros kin.launch.py ...`` of the README (continuation lines
+    joined) passes the launch file's argument check; where the real launch is installed,
+    test_launch_cli.py runs it."""
+    from robokin_ros.node.launch_arguments import ARGUMENTS, unknown_arguments
+
+    text = (ROOT / 'README.md').read_text().replace('\\\n', ' ')
+    lines = [line.split('#')[0] for line in text.splitlines() if 'ros2 launch robokin_ros kin.launch.py' in line]
+    assert lines, 'the README shows no ros2 launch line'
+    for line in lines:
+        words = line.split('kin.launch.py', 1)[1].replace('`', ' ').split()
+        assert unknown_arguments(words) == [], line
+        for word in words:
+            name, _, value = word.partition(':=')
+            if name in ('use_rviz', 'use_sim_time'):
+                assert value.lower() in ('true', 'false', '1', '0', 'auto'), line
+            assert name in ARGUMENTS, line
