@@ -106,7 +106,8 @@ def test_xacro_file_without_xacro_names_the_package(params_file, tmp_path):
     path = tmp_path / 'robot.urdf.xacro'
     path.write_text(PANDA.read_text())
     (problem,) = problems(values(params_file, description_file=str(path)))
-    assert problem == f"description_file '{path}': a .xacro file, but xacro is not installed (sudo apt install ros-jazzy-xacro, or rosdep install)"
+    assert problem == (f"description_file '{path}': a .xacro file, but xacro is not installed "
+                       "(sudo apt install ros-jazzy-xacro, or rosdep install)")
 
 
 @pytest.mark.skipif(not HAS_XACRO, reason='xacro is not installed here')
