@@ -1,15 +1,21 @@
 """Launch the robokin node (TF, Jacobians, /compute_ik, /compute_fk) and optionally RViz.
 
-    ros2 launch robokin_ros kin.launch.py                                   # bundled Panda + RViz
-    ros2 launch robokin_ros kin.launch.py description_file:=/path/robot.urdf params_file:=/path/kin.yaml
-    ros2 launch robokin_ros kin.launch.py description_file:=robot.urdf.xacro frame_prefix:=r1/ use_rviz:=false
+    ros2 launch robokin_ros kin.launch.py                                   # bundled Panda
+    ros2 launch robokin_ros kin.launch.py description_file:=/path/robot.urdf semantic_file:=/path/robot.srdf
+    ros2 launch robokin_ros kin.launch.py description_file:=robot.urdf.xacro frame_prefix:=r1/ use_rviz:=true
 
-Arguments:
+Arguments (``ros2 launch robokin_ros kin.launch.py -s`` lists them):
     description_file: URDF (or .xacro, expanded with xacro) to load; default: the bundled Panda.
+    semantic_file: SRDF (or .xacro) passed to the node as parameter ``semantic_file``; default: none.
     params_file: node parameters; default: share/robokin_ros/config/kin.yaml.
     frame_prefix: prefix of every published frame id.
-    use_rviz: start RViz with share/robokin_ros/config/kin.rviz (RobotModel + TF displays).
+    use_rviz: true, false or auto (default): RViz with share/robokin_ros/config/kin.rviz when
+        rviz2 is installed.
     use_sim_time: use /clock.
+
+Every argument and file is checked before anything starts (robokin_ros.node.launch_arguments):
+a bad one, or an unknown argument name, ends the launch with every problem listed and no process
+started. When either process exits, the launch shuts the other down: nothing is left behind.
 
 Nothing publishes joint states here: run your driver, a simulator or joint_state_publisher_gui.
 """
@@ -17,54 +23,58 @@ Nothing publishes joint states here: run your driver, a simulator or joint_state
 import os
 
 import robokin_ros
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from robokin_ros.node.launch_arguments import ARGUMENTS, check_launch_arguments
 
 SHARE = get_package_share_directory('robokin_ros')
-BUNDLED_PANDA = os.path.join(os.path.dirname(robokin_ros.__file__), 'robots', 'panda.urdf')
+DEFAULTS = {
+    'description_file': os.path.join(os.path.dirname(robokin_ros.__file__), 'robots', 'panda.urdf'),
+    'semantic_file': '',
+    'params_file': os.path.join(SHARE, 'config', 'kin.yaml'),
+    'frame_prefix': '',
+    'use_rviz': 'auto',
+    'use_sim_time': 'false',
+}
 
 
-def _read_description(path):
-    """URDF text of ``path``; ``.xacro`` files are expanded with xacro."""
-    if path.endswith('.xacro'):
-        import xacro  # a ROS install has it (package xacro); only needed for .xacro files
-        return xacro.process_file(path).toxml()
-    with open(path, encoding='utf-8') as f:
-        return f.read()
+def rviz_available():
+    """Whether launch_ros can start ``rviz2`` (it resolves executables through the ament index)."""
+    try:
+        prefix = get_package_prefix('rviz2')
+    except PackageNotFoundError:
+        return False
+    return os.access(os.path.join(prefix, 'lib', 'rviz2', 'rviz2'), os.X_OK)
 
 
-def _nodes(context):
-    path = LaunchConfiguration('description_file').perform(context)
-    prefix = LaunchConfiguration('frame_prefix').perform(context)
-    xml = _read_description(path)
-    root = robokin_ros.RobotModel.from_urdf(xml).root_link  # fails the launch early on a bad URDF
-    sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
-    kin = Node(
+def _actions(context):
+    values = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    plan = check_launch_arguments(values, context.argv, rviz_available=rviz_available)
+    actions = [LogInfo(msg=note) for note in plan.notes]
+    params = {'robot_description': ParameterValue(plan.robot_description, value_type=str),
+              'frame_prefix': plan.frame_prefix, 'use_sim_time': plan.use_sim_time}
+    if plan.semantic_file:
+        params['semantic_file'] = plan.semantic_file
+    actions.append(Node(
         package='robokin_ros', executable='kin_node', name='robokin', output='screen',
-        parameters=[LaunchConfiguration('params_file'),
-                    {'robot_description': ParameterValue(xml, value_type=str),
-                     'frame_prefix': prefix, 'use_sim_time': sim_time}])
-    rviz = Node(
-        package='rviz2', executable='rviz2', name='rviz2', output='log',
-        arguments=['-d', os.path.join(SHARE, 'config', 'kin.rviz'), '--fixed-frame', prefix + root],
-        parameters=[{'use_sim_time': sim_time}],
-        condition=IfCondition(LaunchConfiguration('use_rviz')))
-    return [kin, rviz]
+        parameters=[plan.params_file, params],
+        on_exit=Shutdown(reason='kin_node exited')))
+    if plan.use_rviz:
+        actions.append(Node(
+            package='rviz2', executable='rviz2', name='rviz2', output='log',
+            arguments=['-d', os.path.join(SHARE, 'config', 'kin.rviz'),
+                       '--fixed-frame', plan.frame_prefix + plan.root_link],
+            parameters=[{'use_sim_time': plan.use_sim_time}],
+            on_exit=Shutdown(reason='rviz2 exited')))
+    return actions
 
 
 def generate_launch_description():
-    return LaunchDescription([
-        DeclareLaunchArgument('description_file', default_value=BUNDLED_PANDA,
-                              description='URDF or xacro file of the robot'),
-        DeclareLaunchArgument('params_file', default_value=os.path.join(SHARE, 'config', 'kin.yaml'),
-                              description='parameters of the robokin node'),
-        DeclareLaunchArgument('frame_prefix', default_value='', description='prefix of every published frame id'),
-        DeclareLaunchArgument('use_rviz', default_value='true', description='start RViz'),
-        DeclareLaunchArgument('use_sim_time', default_value='false', description='use /clock'),
-        OpaqueFunction(function=_nodes),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=DEFAULTS[name], description=text)
+         for name, text in ARGUMENTS.items()]
+        + [OpaqueFunction(function=_actions)])

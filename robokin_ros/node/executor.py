@@ -44,3 +44,22 @@ class OffloadingExecutor(MultiThreadedExecutor):
             if future.done():
                 self._futures.remove(future)
                 future.result()
+
+    # --- shutdown (engineer `launch`) ---------------------------------------------------------
+    def shutdown(self, timeout_sec: Optional[float] = None) -> bool:
+        """Stop spinning, let the offloaded callbacks in progress finish and join the worker threads.
+
+        rclpy 7's ``Executor.shutdown`` neither waits for running callbacks nor stops
+        ``MultiThreadedExecutor``'s thread pool, so a node destroyed right after it could still be
+        in use by a worker answering an IK call (a crash, or a traceback at exit). Callbacks
+        queued but not started are dropped. An IK call in progress ends within its own timeout.
+
+        Args:
+            timeout_sec: passed to ``Executor.shutdown`` (the inline callbacks).
+
+        Returns:
+            What ``Executor.shutdown`` returns.
+        """
+        done = super().shutdown(timeout_sec)
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        return done

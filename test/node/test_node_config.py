@@ -40,10 +40,22 @@ def test_rviz_config_shows_the_robot_model_and_tf():
 
 
 def test_launch_file_declares_its_arguments():
+    """Literal ``DeclareLaunchArgument('name', ...)`` calls, or one per name of
+    ``launch_arguments.ARGUMENTS`` in a comprehension over it (what kin.launch.py does)."""
+    from robokin_ros.node.launch_arguments import ARGUMENTS
+
     tree = ast.parse((ROOT / 'launch' / 'kin.launch.py').read_text())
-    declared = {node.args[0].value for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'DeclareLaunchArgument'}
-    assert {'description_file', 'params_file', 'frame_prefix', 'use_rviz'} <= declared
+    declared = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'DeclareLaunchArgument':
+            if isinstance(node.args[0], ast.Constant):
+                declared.add(node.args[0].value)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and \
+                getattr(node.elt.func, 'id', '') == 'DeclareLaunchArgument' and \
+                'ARGUMENTS' in ast.unparse(node.generators[0].iter):
+            declared |= set(ARGUMENTS)
+    assert {'description_file', 'semantic_file', 'params_file', 'frame_prefix', 'use_rviz',
+            'use_sim_time'} <= declared
 
 
 def test_node_runs_with_kin_yaml_as_shipped(tmp_path, ros_context):

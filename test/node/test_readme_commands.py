@@ -1,0 +1,93 @@
+"""The README's ``-p robot_description:="$(cat <urdf>)"`` commands, run as written.
+
+rcl parses a ``-p`` value as YAML: a bundled URDF whose comments held ``: `` failed with
+"Couldn't parse parameter override rule". A plain YAML scalar folds line breaks into spaces,
+which XML does not mind; ``#`` after a blank would silently cut the text.
+"""
+
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+from node_harness import ROBOTS, ROOT, KinNode
+from ros_harness import DEFAULT_TIMEOUT
+
+from robokin_ros import RobotModel
+
+BUNDLED = sorted(ROBOTS.glob('*.urdf'))
+
+
+def wait_for_output(proc, pattern, timeout=DEFAULT_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while proc.count(pattern) == 0:
+        proc.assert_running()
+        if time.monotonic() > deadline:
+            raise AssertionError(f'no line matching {pattern!r} within {timeout} s:\n{proc.output()}')
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize('path', BUNDLED, ids=lambda p: p.stem)
+def test_bundled_urdf_is_a_yaml_scalar_of_the_same_robot(path):
+    text = path.read_text()
+    value = yaml.safe_load(text)
+    assert isinstance(value, str)
+    assert RobotModel.from_urdf(value).to_urdf() == RobotModel.from_urdf(text).to_urdf()
+
+
+@pytest.mark.parametrize('path', BUNDLED, ids=lambda p: p.stem)
+def test_node_loads_bundled_urdf_given_with_ros_args_p(path, tmp_path):
+    """rcl's own parser: ``kin_node --ros-args -p robot_description:=<text>``."""
+    name = RobotModel.from_urdf(path.read_text()).name
+    proc = KinNode(tmp_path, ros_args=['-p', 'robot_description:=' + path.read_text()])
+    try:
+        wait_for_output(proc, f"robot '{name}' from parameter robot_description")
+    finally:
+        proc.stop()
+
+
+def test_readme_run_in_env_command(tmp_path):
+    """The README's line, through bash: ``tools/run_in_env.sh kin_node --ros-args --params-file
+    config/kin.yaml -p robot_description:="$(cat robokin_ros/robots/panda.urdf)"``."""
+    command = ('exec tools/run_in_env.sh kin_node --ros-args --params-file config/kin.yaml '
+               '-p robot_description:="$(cat robokin_ros/robots/panda.urdf)"')
+    env = dict(os.environ)  # the worktree's source first, as for every node test
+    env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
+    log_path = pathlib.Path(tmp_path) / 'readme.log'
+    with open(log_path, 'wb') as log:
+        proc = subprocess.Popen(['bash', '-c', command], cwd=str(ROOT), env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + DEFAULT_TIMEOUT
+            while "robot 'panda' from parameter robot_description" not in log_path.read_text():
+                assert proc.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=DEFAULT_TIMEOUT) == 0, log_path.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_readme_launch_lines_use_only_known_arguments():
+    """Every ``ros2 launch robokin_ros kin.launch.py ...`` of the README (continuation lines
+    joined) passes the launch file's argument check; where the real launch is installed,
+    test_launch_cli.py runs it."""
+    from robokin_ros.node.launch_arguments import ARGUMENTS, unknown_arguments
+
+    text = (ROOT / 'README.md').read_text().replace('\\\n', ' ')
+    lines = [line.split('#')[0] for line in text.splitlines() if 'ros2 launch robokin_ros kin.launch.py' in line]
+    assert lines, 'the README shows no ros2 launch line'
+    for line in lines:
+        words = line.split('kin.launch.py', 1)[1].replace('`', ' ').split()
+        assert unknown_arguments(words) == [], line
+        for word in words:
+            name, _, value = word.partition(':=')
+            if name in ('use_rviz', 'use_sim_time'):
+                assert value.lower() in ('true', 'false', '1', '0', 'auto'), line
+            assert name in ARGUMENTS, line
