@@ -27,6 +27,8 @@ from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 JACOBIAN_ROWS = ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z")
 
 _MAX_CACHED_NAME_LISTS = 64
+#: Longer name lists are looked up without caching (bounded memory whatever publishers send).
+_MAX_CACHED_NAMES = 1024
 
 
 class InvalidMessageError(ValueError):
@@ -253,9 +255,11 @@ class JointStateMap:
                     indices.append(i)
                 elif name not in self._ignored:
                     unknown.append(name)
-            if len(self._cache) >= _MAX_CACHED_NAME_LISTS:
-                self._cache.clear()
-            hit = self._cache[names] = (np.array(entries, np.intp), np.array(indices, np.intp), tuple(unknown))
+            hit = (np.array(entries, np.intp), np.array(indices, np.intp), tuple(unknown))
+            if len(names) <= _MAX_CACHED_NAMES:
+                if len(self._cache) >= _MAX_CACHED_NAME_LISTS:
+                    self._cache.clear()
+                self._cache[names] = hit
         return hit
 
     def parse(self, names: Sequence[str], positions) -> JointStateUpdate:
@@ -273,6 +277,13 @@ class JointStateMap:
             return JointStateUpdate(indices, values, unknown, ())
         bad = tuple(names[k] for k in entries[~finite].tolist())
         return JointStateUpdate(indices[finite], values[finite], unknown, bad)
+
+
+def some_names(names: Sequence[str], shown: int = 5) -> str:
+    """A few of ``names`` and how many more: a bounded text for logs, whatever the list's size."""
+    head = ", ".join(repr(str(n)[:80]) for n in list(names[:shown]))
+    more = len(names) - shown
+    return f"[{head}{f', ... and {more} more' if more > 0 else ''}]"
 
 
 def _float_array(values) -> np.ndarray:

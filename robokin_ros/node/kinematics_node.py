@@ -33,8 +33,10 @@ from ..errors import RobokinError, ShapeError
 from ..jacobians import Reference, jacobian
 from ..kinematics import forward_kinematics, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
+from ..srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
 from . import services
-from .conversions import (JointStateMap, TFMessageEncoder, TransformBatch, jacobian_layout, jacobian_to_msg,
+from .launch_arguments import read_xml_file
+from .conversions import (JointStateMap, some_names, TFMessageEncoder, TransformBatch, jacobian_layout, jacobian_to_msg,
                           ns_to_stamp, stamp_to_ns, topic_token)
 
 NODE_NAME = "robokin"
@@ -60,6 +62,15 @@ PARAMETERS = {
     "robot_description": ("", _describe(
         "URDF of the robot. Setting it at run time reloads the model (an invalid URDF is rejected "
         "with the reason and the old model stays). Ignored when description_from_topic is true.")),
+    "description_file": ("", _describe(
+        "URDF file (a .xacro file is expanded with xacro) read when robot_description is empty; "
+        "setting it at run time reloads the model, like robot_description.")),
+    "robot_description_semantic": ("", _describe(
+        "SRDF of the robot (MoveIt's semantic description): its groups become IK groups, its group "
+        "states named configurations. The robot_description_semantic topic (latched) is read too; "
+        "the latest of the two wins. An invalid SRDF is rejected and the previous groups stay.")),
+    "semantic_file": ("", _describe(
+        "SRDF file (a .xacro file is expanded with xacro) read when robot_description_semantic is empty.")),
     "description_from_topic": (False, _describe(
         "Take the URDF from the robot_description topic (std_msgs/String, reliable, transient local) "
         "instead of the parameter; every new message hot-reloads the model.", read_only=True)),
@@ -78,14 +89,18 @@ PARAMETERS = {
         "Publish gravity torques on ~/gravity_torques (sensor_msgs/JointState effort) with every /tf "
         "update, when the model has inertials.")),
     "ik_group_names": (Parameter.Type.STRING_ARRAY, _describe(
-        "IK groups, each configured by ik_groups.<name>.base / .tip / .joints. Empty: one group "
-        "'all' (root base, every joint, no default tip).", read_only=True)),
-    "default_ik_group": ("", _describe("Group used when a request's group_name is empty.")),
+        "IK groups, each configured by ik_groups.<name>.base / .tip / .joints. Empty: the SRDF's "
+        "groups, else groups derived from the tree (one per leaf chain, named after its tip, plus "
+        "'all').", read_only=True)),
+    "default_ik_group": ("", _describe(
+        "Group used when a request's group_name is empty. Empty: the first configured or SRDF group "
+        "with a tip, else the derived chain with the most rotational joints.")),
     "ik_timeout": (0.5, _describe("IK time budget [s] when a request's timeout is 0.", constraints="> 0")),
     "ik_position_tolerance": (1e-5, _describe("IK position tolerance per tip [m].", constraints="> 0")),
     "ik_rotation_tolerance": (1e-5, _describe("IK rotation tolerance per tip [rad].", constraints="> 0")),
-    "ik_max_iterations": (10_000, _describe("IK iteration budget per request (restarts included).",
-                                            constraints=">= 1")),
+    "ik_max_iterations": (0, _describe(
+        "IK iteration budget per request (restarts included); spent: NO_IK_SOLUTION. 0: none, the "
+        "timeout alone ends a search (TIMED_OUT), as in MoveIt.", constraints=">= 0")),
     "ik_restarts": (0, _describe("Extra random seeds solved alongside the request's seed.", constraints=">= 0")),
     "avoid_collisions_policy": (services.REJECT, _describe(
         "Answer to avoid_collisions=true (robokin has no collision model): 'reject' replies "
@@ -118,6 +133,8 @@ class LiveRobot:
     def __init__(self, model: RobotModel, xml: str, prefix: str, previous: "LiveRobot | None" = None):
         self.model, self.xml, self.prefix = model, xml, prefix
         self.names = JointStateMap(model)
+        self.groups: dict[str, IKGroup] = {ALL_GROUP: IKGroup(ALL_GROUP)}
+        self.default_group = ""
         scalar = np.isin(model.joint_types, SCALAR_TYPES) & ~model.is_fixed
         self.tf_joints = np.flatnonzero(scalar)  # floating and planar joints are not published
         self.tf_parents = model.link_parents[self.tf_joints + 1]
@@ -166,7 +183,7 @@ class LiveRobot:
         return batch.fill(np.arange(fixed.size), model.joint_origins[fixed], stamp)
 
     def snapshot(self) -> services.RobotSnapshot:
-        return services.RobotSnapshot(self.model, self.q, self.prefix)
+        return services.RobotSnapshot(self.model, self.q, self.prefix, self.groups, self.default_group)
 
 
 class KinematicsNode(Node):
@@ -176,6 +193,8 @@ class KinematicsNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         self._robot: LiveRobot | None = None
         self._parsed: dict[str, RobotModel] = {}
+        self._semantic_xml: tuple[str, str] | None = None   # (SRDF text, where it came from)
+        self._semantic: SemanticDescription | None = None
         self._warned: dict[tuple, int] = {}
         self._last_callback_ns = 0
         self._durations_us: list[float] = []
@@ -201,6 +220,7 @@ class KinematicsNode(Node):
         else:
             self._description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
 
+        self.create_subscription(String, "robot_description_semantic", self._on_semantic, LATCHED_QOS)
         group = ReentrantCallbackGroup()
         self.services_group = group
         self.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=group)
@@ -208,14 +228,24 @@ class KinematicsNode(Node):
         if self._stats_pub is not None:
             self.create_timer(1.0, self._publish_stats_message)
 
-        xml = self.get_parameter("robot_description").value
+        semantic, source = self.get_parameter("robot_description_semantic").value, "parameter robot_description_semantic"
+        if not semantic and self.get_parameter("semantic_file").value:
+            path = self.get_parameter("semantic_file").value
+            semantic, source = self._read_file(path, "semantic_file"), f"semantic_file {path!r}"
+        if semantic:
+            self._semantic_xml = (semantic, source)
+        xml, source = self.get_parameter("robot_description").value, "parameter robot_description"
+        if not xml and self.get_parameter("description_file").value and not self._from_topic:
+            path = self.get_parameter("description_file").value
+            xml, source = self._read_file(path, "description_file"), f"description_file {path!r}"
         if self._from_topic:
             self.get_logger().info("waiting for the robot description on topic "
                                    f"{self.resolve_topic_name('robot_description')}")
         elif xml:
-            self._load(xml, "parameter robot_description")
+            self._load(xml, source)
         else:
-            self.get_logger().info("waiting for a robot description: set parameter robot_description")
+            self.get_logger().info("waiting for a robot description: set parameter robot_description "
+                                   "or description_file")
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -240,8 +270,8 @@ class KinematicsNode(Node):
         groups = {}
         for name in self._string_list("ik_group_names"):
             prefix = f"ik_groups.{name}."
-            groups[name] = services.IKGroup(name, get(prefix + "base"), get(prefix + "tip"),
-                                            tuple(self._string_list(prefix + "joints")))
+            groups[name] = IKGroup(name, get(prefix + "base"), get(prefix + "tip"),
+                                   tuple(self._string_list(prefix + "joints")))
         self.ik_settings = services.IKSettings(
             groups=groups, default_group=get("default_ik_group"), timeout=float(get("ik_timeout")),
             position_tolerance=float(get("ik_position_tolerance")),
@@ -267,8 +297,8 @@ class KinematicsNode(Node):
             return f"{p.name} must be a finite number > 0, got {v!r}{hint}"
         if p.name == "warning_period" and not (math.isfinite(v) and v >= 0):
             return f"warning_period must be a finite number >= 0 [s], got {v!r}"
-        if p.name == "ik_max_iterations" and v < 1:
-            return f"ik_max_iterations must be >= 1, got {v!r}"
+        if p.name == "ik_max_iterations" and v < 0:
+            return f"ik_max_iterations must be >= 0 (0: no budget), got {v!r}"
         if p.name == "ik_restarts" and v < 0:
             return f"ik_restarts must be >= 0, got {v!r}"
         if p.name == "avoid_collisions_policy" and v not in (services.REJECT, services.SOLVE_UNCHECKED):
@@ -282,9 +312,23 @@ class KinematicsNode(Node):
             unknown = [f for f in v if f not in self._robot.model.link_names]
             if unknown:
                 return f"jacobian_frames names links that robot {self._robot.model.name!r} does not have: {unknown}"
-        if p.name == "default_ik_group" and v and self.ik_settings.groups and v not in self.ik_settings.groups:
-            return f"default_ik_group {v!r} is not one of ik_group_names {sorted(self.ik_settings.groups)}"
-        if p.name == "robot_description":
+        if p.name == "default_ik_group" and v and self._robot is not None and v not in self._robot.groups:
+            return f"default_ik_group {v!r} is not one of the IK groups {sorted(self._robot.groups)}"
+        if p.name in ("description_file", "semantic_file") and v:
+            text = self._read_file(v, p.name)
+            if not text:
+                return f"{p.name} {v!r} cannot be read (see the log)"
+            if p.name == "description_file":
+                p = Parameter("robot_description", value=text)
+            else:
+                p = Parameter("robot_description_semantic", value=text)
+            v = text
+        if p.name == "robot_description_semantic" and v and self._robot is not None:
+            try:
+                parse_srdf(v, self._robot.model)
+            except (RobokinError, ValueError) as e:
+                return f"invalid semantic description: {e}"
+        if p.name == "robot_description" and v:
             if self._from_topic:
                 return "description_from_topic is true: publish the URDF on the robot_description topic instead"
             try:
@@ -297,17 +341,82 @@ class KinematicsNode(Node):
         names = {p.name for p in parameters}
         old_prefix = self._frame_prefix
         self._read_parameters()
-        if "robot_description" in names:
-            xml = self.get_parameter("robot_description").value
-            model = self._parsed.pop(xml, None)
+        def text_and_source(name):
+            value = self.get_parameter(name).value if name in names else ""
+            if not value or not name.endswith("_file"):
+                return value, f"parameter {name}"
+            return self._read_file(value, name), f"{name} {value!r}"
+
+        for name in ("semantic_file", "robot_description_semantic"):
+            self._set_semantic(*text_and_source(name))
+        installed = False
+        for name in ("description_file", "robot_description"):
+            xml, source = text_and_source(name)
+            model = self._parsed.pop(xml, None) if xml else None
             if model is not None:
-                self._install(model, xml, "parameter robot_description")
-        elif self._frame_prefix != old_prefix and self._robot is not None:
+                self._install(model, xml, source)
+                installed = True
+        if installed:
+            return   # with every derived publisher and the IK groups
+        if self._frame_prefix != old_prefix and self._robot is not None:
             self._install(self._robot.model, self._robot.xml, "frame_prefix change")
         elif names & {"jacobian_frames", "publish_jacobians", "jacobian_reference"}:
             self._sync_jacobian_publishers()
+        elif "default_ik_group" in names and self._robot is not None:
+            self._regroup(self._robot)
 
     # ------------------------------------------------------------------------- description
+    def _read_file(self, path: str, parameter: str) -> str:
+        """Text of a description file (``.xacro`` expanded); "" after logging why it cannot be read."""
+        try:
+            return read_xml_file(path)
+        except (OSError, ImportError, ValueError) as e:
+            self.get_logger().error(f"{parameter}: cannot read {path!r}: {e}")
+            return ""
+
+    def _on_semantic(self, msg: String) -> None:
+        self._set_semantic(msg.data, f"topic {self.resolve_topic_name('robot_description_semantic')}")
+
+    def _set_semantic(self, xml: str, source: str) -> None:
+        """Take a new SRDF: parse it against the live model (if any) and regroup; a bad one is
+        logged and the previous groups stay."""
+        if not xml:
+            return
+        if self._robot is not None:
+            try:
+                semantic = parse_srdf(xml, self._robot.model)
+            except (RobokinError, ValueError) as e:
+                self.get_logger().error(f"rejected the semantic description from {source} (keeping the previous "
+                                        f"IK groups): {e}")
+                return
+            self._semantic = semantic
+            self._semantic_xml = (xml, source)
+            self._regroup(self._robot)
+        else:
+            self._semantic_xml = (xml, source)
+
+    def _regroup(self, robot: LiveRobot) -> None:
+        """Set the IK groups of ``robot``: the parameters', else the SRDF's, else derived ones."""
+        source = self._semantic_xml[1] if self._semantic_xml else ""
+        if self.ik_settings.groups:
+            groups, origin = dict(self.ik_settings.groups), "parameters"
+        elif self._semantic is not None and self._semantic.model is robot.model and self._semantic.groups:
+            groups, origin = dict(self._semantic.groups), f"the SRDF ({source})"
+            groups.setdefault(ALL_GROUP, IKGroup(ALL_GROUP))
+            for warning in self._semantic.warnings:
+                self.get_logger().warning(f"SRDF: {warning}")
+        else:
+            groups, origin = default_groups(robot.model), "the kinematic tree (no SRDF, no ik_groups parameters)"
+        default = self.ik_settings.default_group
+        if default and default not in groups:
+            self.get_logger().warning(f"default_ik_group {default!r} is not one of the IK groups {sorted(groups)}; "
+                                      "using the first group with a tip")
+            default = ""
+        robot.groups, robot.default_group = groups, default or default_group_name(groups)
+        described = ", ".join(f"{g.name} ({g.base or robot.model.root_link} -> {g.tip or 'any link'})"
+                              for g in groups.values())
+        self.get_logger().info(f"IK groups from {origin}: {described}; default {robot.default_group!r}")
+
     def _on_description(self, msg: String) -> None:
         self._load(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
 
@@ -323,6 +432,17 @@ class KinematicsNode(Node):
 
     def _install(self, model: RobotModel, xml: str, source: str) -> None:
         robot = LiveRobot(model, xml, self._frame_prefix, self._robot)
+        for warning in model.load_warnings:
+            self.get_logger().warning(f"robot description ({source}): {warning}")
+        if self._semantic_xml is not None:
+            text, semantic_source = self._semantic_xml
+            try:
+                self._semantic = parse_srdf(text, model)
+            except (RobokinError, ValueError) as e:
+                self._semantic = None
+                self.get_logger().error(f"the semantic description from {semantic_source} does not fit robot "
+                                        f"{model.name!r}: {e}")
+        self._regroup(robot)
         self._warm_up(robot)
         self._robot = robot
         self._sync_jacobian_publishers()
@@ -402,17 +522,17 @@ class KinematicsNode(Node):
         try:
             update = robot.names.parse(names, msg.position)
         except ShapeError:
-            self._warn(("length", tuple(names)),
+            self._warn(("length",),
                        f"dropped a JointState with {len(names)} names but {len(msg.position)} positions "
-                       f"(joints {list(names)})")
+                       f"(joints {some_names(names)})")
             return
         if update.unknown:
-            self._warn(("unknown", update.unknown),
+            self._warn(("unknown",),
                        f"dropped JointState entries for joints not in robot {robot.model.name!r}: "
-                       f"{list(update.unknown)}")
+                       f"{some_names(update.unknown)}")
         if update.nonfinite:
-            self._warn(("nonfinite", update.nonfinite),
-                       f"dropped non-finite JointState positions of joints {list(update.nonfinite)}")
+            self._warn(("nonfinite",),
+                       f"dropped non-finite JointState positions of joints {some_names(update.nonfinite)}")
         idx = update.q_indices
         if idx.size == 0:
             return

@@ -20,45 +20,32 @@ from .. import ik
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import RobotModel
+from ..srdf import ALL_GROUP, IKGroup
 from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
                           pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
 
 #: ``error_code.source`` of every answer.
 SOURCE = "robokin"
-#: Name of the group that exists when no IK group is configured (all joints, base = root).
-IMPLICIT_GROUP = "all"
+#: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
+NO_ITERATION_BUDGET = 2 ** 62
 #: Values of the ``avoid_collisions_policy`` parameter.
 REJECT, SOLVE_UNCHECKED = "reject", "solve_unchecked"
 
 
 @dataclasses.dataclass(frozen=True)
-class IKGroup:
-    """An IK group (MoveIt's planning group, from parameters).
-
-    Attributes:
-        name: the group's name.
-        base: link the targets are solved in ("" : the root link).
-        tip: default IK link when a request names none ("" : the request must name one).
-        joints: joints that may move (empty: the independent joints between base and tip, or all
-            independent joints when there is no tip).
-    """
-
-    name: str
-    base: str = ""
-    tip: str = ""
-    joints: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
 class IKSettings:
-    """IK service options (from the node's parameters); see ``config/kin.yaml``."""
+    """IK service options (from the node's parameters); see ``config/kin.yaml``.
+
+    ``groups`` are the groups configured by parameters (empty: the node uses the SRDF's, or groups
+    derived from the tree); ``default_group`` the ``default_ik_group`` parameter.
+    """
 
     groups: Mapping[str, IKGroup]
     default_group: str = ""
     timeout: float = 0.5
     position_tolerance: float = 1e-5
     rotation_tolerance: float = 1e-5
-    max_iterations: int = 10_000
+    max_iterations: int = 0   # 0: no iteration budget, the timeout ends the search
     restarts: int = 0
     avoid_collisions_policy: str = REJECT
 
@@ -71,11 +58,15 @@ class RobotSnapshot:
         model: the live model.
         q: ``(n_q,)`` latest joint states (home for joints never received).
         frame_prefix: the node's ``frame_prefix`` (accepted on incoming frame ids, added to replies).
+        groups: the IK groups in force for this model (parameters, else SRDF, else derived).
+        default_group: the group a request with an empty group_name gets ("" : none).
     """
 
     model: RobotModel
     q: np.ndarray
     frame_prefix: str = ""
+    groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
+    default_group: str = ""
 
 
 class RequestError(Exception):
@@ -139,11 +130,11 @@ def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: 
 
 
 # ---------------------------------------------------------------------------------- groups
-def select_group(settings: IKSettings, name: str) -> IKGroup:
-    """The group a request names (empty: ``default_group``, or the only group there is)."""
-    groups = settings.groups or {IMPLICIT_GROUP: IKGroup(IMPLICIT_GROUP)}
+def select_group(robot: RobotSnapshot, name: str) -> IKGroup:
+    """The group a request names (empty: the default group, or the only group there is)."""
+    groups = robot.groups
     if not name:
-        name = settings.default_group or (next(iter(groups)) if len(groups) == 1 else "")
+        name = robot.default_group or (next(iter(groups)) if len(groups) == 1 else "")
         if not name:
             raise RequestError("INVALID_GROUP_NAME", f"group_name is empty and no default_ik_group is set; "
                                                      f"groups: {sorted(groups)}")
@@ -212,7 +203,7 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                    "avoid_collisions=true but robokin has no collision model; send "
                                    "avoid_collisions=false (or set avoid_collisions_policy to solve_unchecked)")
             unchecked = "solved WITHOUT collision checking (robokin has no collision model)"
-        group = select_group(settings, req.group_name)
+        group = select_group(snap, req.group_name)
         base, default_tip, joints = resolve_group(snap, group)
         q_seed = request_configuration(snap, req.robot_state)
         tips, poses = _targets(snap, req, default_tip, group)
@@ -239,7 +230,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                              position_tolerance=settings.position_tolerance,
                              rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
                              lower=lower, upper=upper, timeout=timeout,
-                             max_iterations=settings.max_iterations, restarts=settings.restarts)
+                             max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
+                             restarts=settings.restarts)
         residual = (f"best position error {float(result.position_error):.3g} m, rotation error "
                     f"{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations")
         if not bool(result.success):

@@ -4,6 +4,7 @@ launch/kin.launch.py are well formed (the launch itself is exercised by test_lau
 import ast
 import re
 
+import pytest
 import yaml
 from geometry_msgs.msg import PoseStamped
 from moveit_msgs.msg import MoveItErrorCodes
@@ -58,9 +59,14 @@ def test_launch_file_declares_its_arguments():
             'use_sim_time'} <= declared
 
 
-def test_node_runs_with_kin_yaml_as_shipped(tmp_path, ros_context):
+@pytest.mark.parametrize('params_files, group', [
+    ([KIN_YAML], 'panda_hand_tcp'),                               # derived from the tree
+    ([KIN_YAML, ROOT / 'config' / 'kin_panda.yaml'], 'arm'),      # the example's group
+])
+def test_node_runs_with_kin_yaml_as_shipped(tmp_path, ros_context, params_files, group):
     description = write_params(tmp_path / 'description.yaml', robot_description=robot_xml('panda'))
-    proc = KinNode(tmp_path, ros_args=['--params-file', str(KIN_YAML), '--params-file', str(description)])
+    args = [a for path in params_files for a in ('--params-file', str(path))]
+    proc = KinNode(tmp_path, ros_args=args + ['--params-file', str(description)])
     probe = Probe(ros_context, 'config_probe')
     probe.watch = (proc,)
     try:
@@ -75,12 +81,12 @@ def test_node_runs_with_kin_yaml_as_shipped(tmp_path, ros_context):
         seed[:7] += 0.02  # the arm starts near the solution, the finger where it is
         req.ik_request.robot_state.joint_state.position = [float(v) for v in seed]
         req.ik_request.timeout.sec = 5
-        res = probe.call(client, req)  # empty group_name: default_ik_group 'arm' from kin.yaml
+        res = probe.call(client, req)  # empty group_name: the default group
         assert res.error_code.val == MoveItErrorCodes.SUCCESS, res.error_code.message
-        assert "group 'arm'" in res.error_code.message
+        assert f"group {group!r}" in res.error_code.message
         js = res.solution.joint_state
         solved = model.q_from_dict(dict(zip(js.name, js.position)))
-        assert solved[-1] == seed[-1]  # the finger is not in group 'arm': it keeps the seed
+        assert solved[-1] == seed[-1]  # the finger is not in the arm's group: it keeps the seed
         assert 'rejected parameter' not in proc.output()
     finally:
         probe.close()

@@ -187,3 +187,29 @@ def test_tf_encoder_bytes_decode_to_the_message_rclpy_would_send(rows):
         # bytes may differ there), and decodes to exactly the expected message
         assert len(data) == len(serialize_message(expected))
         assert deserialize_message(data, TFMessage) == expected
+
+
+def test_name_list_cache_is_bounded_for_long_lists():
+    """100k-name lists are looked up without caching: 20 distinct ones leave no trace."""
+    import tracemalloc
+    from robokin_ros.node import conversions
+    model = RobotModel.from_urdf(robot_xml('panda'))
+    mapping = conversions.JointStateMap(model)
+    positions = np.zeros(100_000)
+    tracemalloc.start()
+    for k in range(20):
+        names = [f'n{k}_{i}' for i in range(100_000)]
+        update = mapping.parse(names, positions)
+        assert len(update.unknown) == 100_000
+        del names, update
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(mapping._cache) == 0
+    assert current < 2_000_000, current
+
+
+def test_some_names_is_bounded():
+    from robokin_ros.node.conversions import some_names
+    assert some_names(['a', 'b']) == "['a', 'b']"
+    text = some_names([f'joint_{i}' for i in range(100_000)])
+    assert text.endswith('... and 99995 more]') and len(text) < 200

@@ -1,7 +1,9 @@
 """/compute_ik and /compute_fk: over DDS against a kin_node process (twin_arm_torso, two IK
 groups), and the handlers called directly for the rarer error paths."""
 
+import dataclasses
 import re
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from sensor_msgs.msg import JointState
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
+from robokin_ros.srdf import IKGroup
 
 MODEL = RobotModel.from_urdf(robot_xml('twin_arm_torso'))
 LEFT = [n for n in MODEL.joint_names if n.startswith('left_') and 'finger' not in n]
@@ -169,10 +172,24 @@ def test_ik_invalid_robot_states(probe):
 
 
 def test_ik_timeout_is_honoured(probe):
+    """No iteration budget (ik_max_iterations 0, the default): an unreachable target searches
+    until the timeout, on a machine of any speed."""
     far = np.eye(4)
     far[:3, 3] = [5.0, 0.0, 0.0]  # out of reach
+    start = time.monotonic()
     res = probe.call(probe.ik, ik_request(target=far, timeout=0.3))
     assert_code(res, 'TIMED_OUT', r'within the 0.3 s timeout; best position error')
+    assert time.monotonic() - start >= 0.3
+
+
+def test_spent_iteration_budget_is_no_ik_solution():
+    """ik_max_iterations > 0: the budget ends the search first whatever the machine's speed
+    (50 iterations take milliseconds; the timeout is 60 s)."""
+    far = np.eye(4)
+    far[:3, 3] = [5.0, 0.0, 0.0]
+    settings = dataclasses.replace(ARM, max_iterations=50, timeout=60.0)
+    res = call_ik(panda_request(far), settings=settings)
+    assert_code(res, 'NO_IK_SOLUTION', r'\(max_iterations\); best position error .* after 50 iterations')
 
 
 def test_fk_poses_in_a_frame_for_a_given_state(probe):
@@ -210,8 +227,9 @@ def test_fk_errors(probe, frame, links, code, pattern):
 
 # ------------------------------------------------------------------ handlers without DDS
 PANDA = RobotModel.from_urdf(robot_xml('panda'))
-SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration())
-ARM = services.IKSettings(groups={'arm': services.IKGroup('arm', 'panda_link0', 'panda_hand_tcp')})
+ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp')}
+SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm')
+ARM = services.IKSettings(groups=ARM_GROUPS)
 
 
 def panda_request(T, **fields):
@@ -229,8 +247,7 @@ def call_ik(req, robot=SNAP, settings=ARM, **kw):
 def test_solve_unchecked_policy_solves_and_says_so():
     q = PANDA.random_configuration(rng=20)
     T = frame_transform(PANDA, q, 'panda_link0', 'panda_hand_tcp')
-    seed = services.RobotSnapshot(PANDA, q + 0.02)
-    import dataclasses
+    seed = services.RobotSnapshot(PANDA, q + 0.02, groups=ARM_GROUPS, default_group='arm')
     settings = dataclasses.replace(ARM, avoid_collisions_policy='solve_unchecked', timeout=5.0)
     res = call_ik(panda_request(T, avoid_collisions=True), robot=seed, settings=settings)
     assert_code(res, 'SUCCESS', r'^solved WITHOUT collision checking')
@@ -274,14 +291,15 @@ def test_zero_quaternion_target_is_invalid():
 
 
 def test_no_default_tip_needs_an_ik_link():
-    settings = services.IKSettings(groups={})
-    assert_code(call_ik(panda_request(np.eye(4)), settings=settings), 'INVALID_LINK_NAME',
+    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration())   # only group 'all'
+    assert_code(call_ik(panda_request(np.eye(4)), robot=robot), 'INVALID_LINK_NAME',
                 r"no IK link named and group 'all' has no tip")
 
 
 def test_group_that_does_not_fit_the_robot():
-    settings = services.IKSettings(groups={'arm': services.IKGroup('arm', 'base_link', 'tool0')})
-    assert_code(call_ik(panda_request(np.eye(4)), settings=settings), 'INVALID_GROUP_NAME',
+    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(),
+                                   groups={'arm': IKGroup('arm', 'base_link', 'tool0')})
+    assert_code(call_ik(panda_request(np.eye(4)), robot=robot), 'INVALID_GROUP_NAME',
                 r"group 'arm' does not fit robot 'panda': unknown link 'base_link'")
 
 

@@ -186,6 +186,22 @@ def test_unknown_names_and_length_mismatch_are_dropped_with_warnings(probe, node
     check_tf_against_fk(msg, q)
 
 
+def test_warnings_are_per_kind_and_bounded_in_size(probe, node):
+    """Distinct long lists of unknown names: at most one warning per kind and period, naming a
+    few and counting the rest (the log and the node's memory stay bounded)."""
+    pattern = r"not in robot 'panda'"
+    before = node.count(pattern)
+    q = MODEL.random_configuration(rng=6)
+    for k in range(10):
+        names = list(MODEL.joint_names) + [f'ghost_{k}_{i}' for i in range(5000)]
+        probe.joint_states.publish(joint_state(names, list(q) + [0.0] * 5000, next_stamp()))
+    send(probe, MODEL.joint_names, q, expect_joint='panda_link7')   # all ten were handled before this one
+    assert node.count(pattern) - before <= 1
+    lines = [line for line in node.output().splitlines() if 'ghost_' in line]
+    assert all(len(line) < 1000 for line in lines), max(map(len, lines))
+    assert all('more]' in line for line in lines)
+
+
 def test_publish_frequency_limits_tf_by_stamp(probe):
     """Default 20 Hz: stamps 1 ms apart after a published one are not published; 60 ms apart are."""
     q = MODEL.random_configuration(rng=5)
