@@ -211,12 +211,13 @@ def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: M
 
 
 def _group_tip(model: RobotModel, joints: tuple[str, ...], chains, end_effector_links: list[str]) -> tuple[str, str]:
-    """(base, tip) of a group: its chain's, else the link its end effector hangs from, else the
-    deepest link its joints move if they lie on one path ("" where there is none)."""
-    if len(chains) == 1 and not end_effector_links:
-        return chains[0]
+    """(base, tip) of a group: the base of its chain; the tip its end effector hangs from, else its
+    chain's tip, else the deepest link its joints move if they lie on one path ("" : none)."""
+    base = chains[0][0] if len(chains) == 1 else ""
     if len(end_effector_links) == 1:
-        return "", end_effector_links[0]
+        return base, end_effector_links[0]
+    if len(chains) == 1:
+        return chains[0]
     if not joints:
         return "", ""
     children = [model.joint_index(j) + 1 for j in joints]

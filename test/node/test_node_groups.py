@@ -1,0 +1,88 @@
+"""Any robot out of the box, over DDS: the node started with only description_file (a corpus
+robot) answers /compute_ik in a group derived from the tree; with semantic_file it uses the
+SRDF's groups; an SRDF on the latched robot_description_semantic topic regroups; a bad SRDF is
+rejected and the groups stay."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetPositionIK
+from node_harness import FIXTURES, LATCHED_QOS, ROOT, KinNode, Probe
+from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from std_msgs.msg import String
+
+from robokin_ros import RobotModel, frame_transform
+from robokin_ros.node.conversions import matrix_to_pose
+
+CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
+
+
+def corpus_file(name: str) -> Path:
+    path = CORPUS / name
+    if not path.is_file():
+        pytest.skip(f'{path} is absent (../shared is not beside this checkout)')
+    return path
+
+
+def solve(probe, client, model, tip, group='', rng=0):
+    q = model.random_configuration(rng=np.random.default_rng(rng))
+    req = GetPositionIK.Request()
+    req.ik_request.group_name = group
+    req.ik_request.pose_stamped = PoseStamped(pose=matrix_to_pose(frame_transform(model, q, model.root_link, tip)))
+    req.ik_request.robot_state.joint_state.name = list(model.joint_names)
+    req.ik_request.robot_state.joint_state.position = [float(v) for v in model.clamp(q + 0.05)]
+    req.ik_request.timeout.sec = 5
+    return probe.call(client, req)
+
+
+def test_description_file_alone_gives_derived_groups(tmp_path, ros_context):
+    path = corpus_file('ur5e_ros1.urdf')
+    model = RobotModel.from_urdf_file(path)
+    proc = KinNode(tmp_path, params={'description_file': str(path)})
+    probe = Probe(ros_context, 'groups_probe')
+    probe.watch = (proc,)
+    try:
+        client = probe.client(GetPositionIK, '/compute_ik')
+        res = solve(probe, client, model, 'tool0')
+        assert res.error_code.val == MoveItErrorCodes.SUCCESS, res.error_code.message
+        assert "group 'tool0'" in res.error_code.message
+        probe.spin_until(lambda: proc.count(r"IK groups from the kinematic tree .*default 'tool0'"), 'the groups log')
+    finally:
+        probe.close()
+        proc.stop()
+
+
+def test_semantic_file_groups_then_topic_and_bad_srdf(tmp_path, ros_context):
+    path = corpus_file('fanuc_m10ia.urdf')
+    model = RobotModel.from_urdf_file(path)
+    proc = KinNode(tmp_path, params={'description_file': str(path),
+                                     'semantic_file': str(FIXTURES / 'srdf' / 'fanuc.srdf')})
+    probe = Probe(ros_context, 'groups_probe2')
+    probe.watch = (proc,)
+    try:
+        client = probe.client(GetPositionIK, '/compute_ik')
+        res = solve(probe, client, model, 'tool0')
+        assert res.error_code.val == MoveItErrorCodes.SUCCESS, res.error_code.message
+        assert "group 'manipulator'" in res.error_code.message
+        # a bad SRDF through the parameter is rejected with its reason; the groups stay
+        params = probe.client(SetParameters, '/robokin/set_parameters')
+        bad = ParameterMsg(name='robot_description_semantic',
+                           value=ParameterValue(type=ParameterType.PARAMETER_STRING, string_value='<robot'))
+        answer = probe.call(params, SetParameters.Request(parameters=[bad]))
+        assert not answer.results[0].successful and 'invalid semantic description' in answer.results[0].reason
+        assert "group 'manipulator'" in solve(probe, client, model, 'tool0', rng=1).error_code.message
+        # a new SRDF on the latched topic regroups
+        srdf = '<robot name="fanuc"><group name="wrist"><chain base_link="link_3" tip_link="tool0"/></group></robot>'
+        pub = probe.publisher(String, '/robot_description_semantic', LATCHED_QOS)
+        pub.publish(String(data=srdf))
+        probe.spin_until(lambda: proc.count(r"IK groups from the SRDF \(topic"), 'the regroup log')
+        res = solve(probe, client, model, 'tool0', group='manipulator', rng=2)
+        assert res.error_code.val == MoveItErrorCodes.INVALID_GROUP_NAME, res.error_code.message
+        assert "groups: ['all', 'wrist']" in res.error_code.message
+    finally:
+        probe.close()
+        proc.stop()
