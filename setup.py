@@ -26,8 +26,7 @@ setup(
     package_data={package_name: ['robots/*.urdf']},
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
-    # tools/requirements-venv.txt. urdfdom-py is left out on purpose: on a ROS machine rosdep
-    # installs it (key urdfdom_py), and listing it here invites pip to put the PyPI copy over it.
+    # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
     install_requires=['setuptools', 'numpy', 'scipy'],
     extras_require={'test': ['pytest']},
     zip_safe=True,
