@@ -20,11 +20,14 @@ operations in the same order; only ``cos``/``sin`` may differ in the last bit).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.util
 import os
 import sys
 import threading
+import warnings
+import weakref
 
 #: Use the accelerator when numba is importable. Initially False when the environment variable
 #: ``ROBOKIN_ACCEL`` is ``0``, ``off``, ``false`` or ``no``, else True.
@@ -89,39 +92,143 @@ def wrapper_source(body, values, n_q: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load(source: str, n_q: int, size: int):
+#: Most generated modules kept in :func:`cache_dir` (the oldest are deleted first with their
+#: compiled code); ``ROBOKIN_CACHE_MAX_ENTRIES`` overrides it.
+MAX_CACHE_ENTRIES = 128
+
+#: Loaded kernels by module name, shared by every model with the same generated source and
+#: freed with the last of them.
+_KERNELS: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
+
+
+class KernelCheckError(RuntimeError):
+    """A compiled kernel that disagrees with the numpy kernel, even after a rebuild."""
+
+
+def _check_configuration(n_q: int) -> list[float]:
+    """A fixed configuration with distinct, generic values (no symmetry hides a wrong entry)."""
+    return [0.31 + 0.173 * k - 0.9 * (k % 3) for k in range(n_q)]
+
+
+def _purge(folder: str, name: str) -> None:
+    """Delete a generated module and numba's compiled code of it."""
+    for path in [os.path.join(folder, name + ".py")] + glob.glob(os.path.join(folder, "__pycache__", name + ".*")):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _write_atomically(path: str, text: str) -> None:
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _prune(folder: str, keep: str) -> None:
+    """Keep at most ``ROBOKIN_CACHE_MAX_ENTRIES`` (default :data:`MAX_CACHE_ENTRIES`) modules."""
+    try:
+        limit = int(os.environ.get("ROBOKIN_CACHE_MAX_ENTRIES", MAX_CACHE_ENTRIES))
+    except ValueError:
+        limit = MAX_CACHE_ENTRIES
+    modules = glob.glob(os.path.join(folder, "robokin_kernel_*.py"))
+    if len(modules) <= limit:
+        return
+
+    def age(path):
+        try:
+            return os.path.getmtime(path)
+        except OSError:
+            return 0.0
+
+    for path in sorted(modules, key=age)[:len(modules) - max(limit, 1)]:
+        name = os.path.basename(path)[:-3]
+        if name != keep:
+            _purge(folder, name)
+
+
+def _import_kernel(folder: str, name: str, source: str, n_q: int, size: int):
+    """Write (if absent or different) and import a generated module; compile or load its kernel."""
+    path = os.path.join(folder, name + ".py")
+    try:
+        with open(path) as f:
+            on_disk = f.read()
+    except OSError:
+        on_disk = None
+    if on_disk != source:
+        if on_disk is not None:   # truncated or edited: never trust it, nor its compiled code
+            warnings.warn(f"robokin_ros.accel: cache entry {path} does not match its source; rebuilt",
+                          RuntimeWarning, stacklevel=3)
+            _purge(folder, name)
+        _write_atomically(path, source)   # numba's cache index keys on the file's stamp: written once
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # numba's disk cache resolves the function's module by name ...
+    try:
+        spec.loader.exec_module(module)
+        import numpy as np
+
+        module.kernel(np.zeros((1, n_q)), np.empty((1, size)))   # compile (or load) and cache now
+    finally:
+        del sys.modules[name]    # ... only while compiling: nothing accumulates per model
+    return module.kernel
+
+
+def load(source: str, n_q: int, size: int, reference=None):
     """The compiled ``kernel`` of a :func:`wrapper_source` (compiled now unless the disk cache
     has it), or None when the accelerator is not :func:`active`.
 
+    What is loaded is verified: the module on disk must equal ``source`` (else it is rebuilt),
+    and with ``reference`` (the numpy kernel: a list of ``n_q`` floats -> the ``size`` output
+    values) the compiled kernel's output at a fixed configuration must agree with it to 1e-9
+    (else the entry is purged and rebuilt once).
+
     Raises:
         OSError: the cache directory is not writable.
+        KernelCheckError: the kernel disagrees with ``reference`` after a rebuild.
     """
     if not active():
         return None
     name = "robokin_kernel_" + hashlib.sha256(source.encode()).hexdigest()[:24]
     folder = cache_dir()
-    path = os.path.join(folder, name + ".py")
     with _lock:
-        module = sys.modules.get(name)
-        if module is None:
-            os.makedirs(folder, exist_ok=True)
-            if not os.path.exists(path):  # written once: numba's cache index keys on the file's stamp
-                tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-                with open(tmp, "w") as f:
-                    f.write(source)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module  # numba's disk cache resolves the function's module by name
+        kernel = _KERNELS.get(name)
+        if kernel is not None:
+            return kernel
+        os.makedirs(folder, exist_ok=True)
+        for attempt in range(2):
             try:
-                spec.loader.exec_module(module)
-                import numpy as np
-
-                module.kernel(np.zeros((1, n_q)), np.empty((1, size)))  # compile (or load) and cache now
-            except BaseException:
-                del sys.modules[name]
+                kernel = _import_kernel(folder, name, source, n_q, size)
+            except OSError:
                 raise
-    return module.kernel
+            except Exception as error:  # noqa: BLE001 - e.g. numba unpickling garbage compiled code
+                if attempt == 1:
+                    raise
+                warnings.warn(f"robokin_ros.accel: cache entry {name} failed to load ({error!r}); rebuilt",
+                              RuntimeWarning, stacklevel=2)
+                _purge(folder, name)
+                continue
+            if reference is None or _agrees(kernel, reference, n_q, size):
+                break
+            _purge(folder, name)
+            if attempt == 1:
+                raise KernelCheckError(f"the compiled kernel {name} disagrees with the numpy kernel after a rebuild")
+            warnings.warn(f"robokin_ros.accel: compiled kernel {name} disagreed with numpy; rebuilt",
+                          RuntimeWarning, stacklevel=2)
+        _KERNELS[name] = kernel
+        _prune(folder, keep=name)
+    return kernel
+
+
+def _agrees(kernel, reference, n_q: int, size: int) -> bool:
+    import numpy as np
+
+    q = _check_configuration(n_q)
+    out = np.empty((1, size))
+    kernel(np.array([q], np.float64), out)
+    expected = np.asarray(reference(q), np.float64)
+    return bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
 
 
 def prepare(model, frames=()) -> bool:

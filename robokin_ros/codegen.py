@@ -444,7 +444,7 @@ class CompiledFK:
         if self._accelerated is None and not self._accel_failed:
             source = accel.wrapper_source(self.generated.body, self.generated.values, self._n_q)
             try:
-                self._accelerated = accel.load(source, self._n_q, self._flat_template.size)
+                self._accelerated = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
             except Exception as error:  # noqa: BLE001 - an optional accelerator must not break FK
                 self._accel_failed = True
                 warnings.warn(f"robokin_ros.accel: numba kernel unavailable, using numpy ({error!r})", RuntimeWarning,

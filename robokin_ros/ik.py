@@ -770,8 +770,15 @@ def _pick(problem: Array, key: Array, rows: Array) -> Array:
 class _Solver:
     """The Levenberg–Marquardt iterations for one plan, options and bounds (no per-call state)."""
 
+    @property
+    def model(self) -> RobotModel:
+        return self._model()
+
     def __init__(self, model: RobotModel, plan: _Plan, lo: Array, hi: Array, tol: _Tolerances, compiled):
-        self.model, self.plan, self.tol, self.compiled = model, plan, tol, compiled
+        # Cached per model (in a WeakKeyDictionary keyed by the model): a strong reference here
+        # would keep every model ever solved alive.
+        self._model = weakref.ref(model)
+        self.plan, self.tol, self.compiled = plan, tol, compiled
         fq = plan.free_q
         self.lo, self.hi = lo[fq], hi[fq]
         self.q_lower, self.q_upper = lo.tolist(), hi.tolist()
