@@ -9,7 +9,7 @@ from .model import JointType, RobotModel
 from .kinematics import forward_kinematics, frame_transform, joint_poses
 from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
-from .ik import IKResult, integrate, solve_ik
+from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
 from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_torques, crba, gravity_torques,
                        kinetic_energy, nonlinear_effects, rnea, total_mass)
 
@@ -19,7 +19,7 @@ __all__ = [
     "forward_kinematics", "frame_transform", "joint_poses",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
-    "IKResult", "integrate", "solve_ik",
+    "IKOptionError", "IKResult", "InvalidTargetError", "integrate", "solve_ik",
     "aba", "center_of_mass", "center_of_mass_jacobian", "coriolis_torques", "crba", "gravity_torques",
     "kinetic_energy", "nonlinear_effects", "rnea", "total_mass",
 ]

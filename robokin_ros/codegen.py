@@ -421,7 +421,7 @@ class CompiledFK:
 
     def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk"):
         self.generated = generated
-        namespace: dict = {}
+        namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._fk, self._fk_all = namespace["fk"], namespace["fk_all"]
         self._shape = generated.template.shape

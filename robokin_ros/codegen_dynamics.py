@@ -309,7 +309,7 @@ class CompiledDynamics:
         values = _allocate_registers(e, [e.plain(x) for x in values])
         names, slots, template = _outputs(values, np.zeros(shape))
         self.generated = _generated(e, values, names, slots, template)
-        namespace: dict = {}
+        namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._batch, self._single = namespace["fk"], namespace["fk_all"]
         self.shape, self.gravity_input = shape, gravity_input

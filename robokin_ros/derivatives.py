@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import weakref
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -102,7 +104,8 @@ def _frame_columns(model: RobotModel, q, frame: str, poses):
     q = model.check_q(q)
     T = _resolve_poses(model, q, poses)
     batch = q.shape[:-1]
-    qb, Tb = q.reshape(-1, model.n_q), T.reshape((-1,) + T.shape[-3:])
+    n = math.prod(batch)   # (not -1: ambiguous when n_q is 0)
+    qb, Tb = q.reshape(n, model.n_q), T.reshape((n,) + T.shape[-3:])
     keep, select, first, chart = _frame_constants(model, k)
     lin, ang, pc = _world_columns(model, qb, Tb)
     lin, ang, pc = lin[:, keep], ang[:, keep], pc[:, keep]

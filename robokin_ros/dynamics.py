@@ -152,7 +152,8 @@ class _Tree:
         order = np.argsort(row * model.n_v + col, kind="stable")
         self.pair_a, self.pair_c, self.pair_w = a_idx[order], c_idx[order], weight[order]
         target = (row * model.n_v + col)[order]
-        self.pair_start = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
+        self.pair_start = np.flatnonzero(np.r_[True, target[1:] != target[:-1]]) if target.size \
+            else np.zeros(0, np.int64)   # no movable joint: M is (0, 0)
         rows, cols = target[self.pair_start] // model.n_v, target[self.pair_start] % model.n_v
         self.M_lower, self.M_upper = rows * model.n_v + cols, cols * model.n_v + rows
         self.unit_weights = bool(np.all(self.pair_w == 1.0)) and len(self.pair_start) == len(target)
@@ -217,10 +218,11 @@ def _inputs(model: RobotModel, q, vectors: dict, f_ext=None):
     except ValueError:
         raise ShapeError(", ".join(["q", *arrays]), "batch dimensions that broadcast together",
                          tuple(shapes)) from None
-    qb = np.broadcast_to(q, batch + q.shape[-1:]).reshape(-1, model.n_q)
-    flat = {k: np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, model.n_v) for k, a in arrays.items()}
+    n = math.prod(batch)   # (not -1: ambiguous when n_q or n_v is 0)
+    qb = np.broadcast_to(q, batch + q.shape[-1:]).reshape(n, model.n_q)
+    flat = {k: np.broadcast_to(a, batch + a.shape[-1:]).reshape(n, model.n_v) for k, a in arrays.items()}
     if f_ext is not None:
-        f_ext = np.broadcast_to(f_ext, batch + f_ext.shape[-2:]).reshape(-1, model.n_links, 6)
+        f_ext = np.broadcast_to(f_ext, batch + f_ext.shape[-2:]).reshape(n, model.n_links, 6)
     return qb, flat, f_ext, batch
 
 

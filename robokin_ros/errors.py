@@ -85,6 +85,19 @@ class UnknownJointError(UnknownNameError):
     kind = "joint"
 
 
+class ArgumentError(RobokinError, ValueError):
+    """An argument of the wrong type or with a value outside its domain (a tolerance that is not
+    a finite number >= 0, a negative count, an unknown option name, complex numbers, ...).
+
+    Attributes:
+        argument: the argument's name.
+    """
+
+    def __init__(self, argument: str, message: str):
+        self.argument = argument
+        super().__init__(f"{argument}: {message}")
+
+
 class ShapeError(RobokinError, ValueError):
     """An array whose shape does not match what the call needs.
 

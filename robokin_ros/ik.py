@@ -78,6 +78,42 @@ class IKOptionError(RobokinError, ValueError):
     """An IK option with an invalid value (negative tolerance, weight or timeout, ...)."""
 
 
+class InvalidTargetError(RobokinError, ValueError):
+    """A target pose whose rotation block is not a rotation (within :data:`ROTATION_TOLERANCE`) or
+    whose last row is not ``[0, 0, 0, 1]``: no configuration can reach it, and no residual means
+    anything.
+
+    Attributes:
+        indices: batch indices (and tip) of the offending targets.
+    """
+
+    def __init__(self, indices, reason: str):
+        self.indices = list(indices)
+        shown = self.indices[:8]
+        more = f" and {len(self.indices) - 8} more" if len(self.indices) > 8 else ""
+        super().__init__(f"targets at {shown}{more} are not rigid transforms: {reason}")
+
+
+#: Largest ``|R^T R - I|`` entry and ``|det R - 1|`` accepted in a target's rotation block.
+ROTATION_TOLERANCE = 1e-6
+
+
+def _check_rigid(T: Array) -> None:
+    """Raise :class:`InvalidTargetError` unless every ``T (..., 4, 4)`` is a rigid transform."""
+    R = T[..., :3, :3]
+    orthogonality = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
+    determinant = np.linalg.det(R)
+    bottom = np.abs(T[..., 3, :] - (0.0, 0.0, 0.0, 1.0)).max(axis=-1)
+    bad = (orthogonality > ROTATION_TOLERANCE) | (np.abs(determinant - 1.0) > ROTATION_TOLERANCE) | (bottom > 0)
+    if bad.any():
+        where = [tuple(int(k) for k in i) for i in np.argwhere(bad)] if bad.ndim else [()]
+        first = np.argwhere(bad)[0] if bad.ndim else ()
+        first = tuple(int(k) for k in first)
+        raise InvalidTargetError(where, f"the first has max |R^T R - I| = {float(orthogonality[first]):.3g}, "
+                                        f"det R = {float(determinant[first]):.3g}, last row "
+                                        f"{np.asarray(T[first][3]).tolist()} (tolerance {ROTATION_TOLERANCE:g})")
+
+
 @dataclasses.dataclass(frozen=True)
 class IKResult:
     """Outcome of :func:`solve_ik`, one entry per problem (batch shape ``...``).
@@ -501,11 +537,16 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     Raises:
         ShapeError: targets, seed, bounds, weights or tolerances of the wrong shape.
         NonFiniteError: NaN or inf in the targets or seed (NaN in the bounds).
+        InvalidTargetError: a target that is not a rigid transform (see :data:`ROTATION_TOLERANCE`).
         UnknownLinkError: unknown tip or base. UnknownJointError: unknown active joint.
         JointLimitError: a bound override that leaves a joint no admissible value.
         IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0.
     """
     single = isinstance(tips, str)
+    if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
+        raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
+    if timeout is not None and (not _is_real(timeout) and timeout != math.inf or timeout <= 0):
+        raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
     active_names = None if active_joints is None else (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
     request = _request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
                        rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
@@ -522,6 +563,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         flat = T.reshape(nt, 16).tolist()
         if not math.isfinite(sum(x for row in flat for x in row)) and not all(math.isfinite(x) for row in flat for x in row):
             raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
+        _check_rigid(T)
         seed_list = model.home_configuration().tolist() if seed is None else np.asarray(seed, float).tolist()
         if len(seed_list) != model.n_q or not math.isfinite(sum(seed_list)) and not all(map(math.isfinite, seed_list)):
             model.check_q(seed, "seed")  # raises the named error
@@ -537,6 +579,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     finite = np.isfinite(T).all(axis=(-3, -2, -1))
     if not finite.all():
         raise NonFiniteError("targets", [tuple(int(k) for k in i) for i in np.argwhere(~finite)] if finite.ndim else [()])
+    _check_rigid(T)
     batch = T.shape[:-3]
     seed_q = model.home_configuration() if seed is None else model.check_q(seed, "seed")
     try:
@@ -651,16 +694,30 @@ class _Tolerances:
     restarts: int
 
 
+#: Largest position [m] or rotation [rad] tolerance accepted (larger ones mean nothing and
+#: would overflow squared residuals).
+MAX_TOLERANCE = 1e6
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _is_whole(value) -> bool:
+    return _is_real(value) and float(value).is_integer()
+
+
 def _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weights, max_iterations,
              restarts) -> _Tolerances:
     """Validate the options (but the timeout)."""
     for name, value in (("position_tolerance", position_tolerance), ("rotation_tolerance", rotation_tolerance)):
-        if not math.isfinite(value) or value < 0:
-            raise IKOptionError(f"{name} must be finite and >= 0, got {value!r}")
-    if int(max_iterations) != max_iterations or max_iterations < 1:
-        raise IKOptionError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
-    if restarts is not None and (int(restarts) != restarts or restarts < 0):
-        raise IKOptionError(f"restarts must be an integer >= 0, got {restarts!r}")
+        if not _is_real(value) or not 0 <= value <= MAX_TOLERANCE:
+            raise IKOptionError(f"{name} must be a number in [0, {MAX_TOLERANCE:g}], got {value!r}")
+    if not _is_whole(max_iterations) or max_iterations < 1:
+        raise IKOptionError(f"max_iterations must be a whole number >= 1, got {max_iterations!r}")
+    if restarts is not None and (not _is_whole(restarts) or restarts < 0):
+        raise IKOptionError(f"restarts must be a whole number >= 0, got {restarts!r}")
     box = [[0.0] * 6] * nt
     if axis_tolerances is not None:
         given = np.asarray(axis_tolerances, dtype=float)

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 from . import kinematics
 from .codegen import compiled_frames
 from .kinematics import _resolve_poses, joint_motion_subspaces
@@ -43,8 +43,8 @@ class Reference(enum.Enum):
         for r in cls:
             if text in (r.value, r.name.lower()):
                 return r
-        raise ValueError(f"unknown Jacobian reference {value!r}; expected one of "
-                         f"{', '.join(r.name for r in cls)}")
+        raise ArgumentError("reference", f"unknown Jacobian reference {str(value)[:60]!r}; expected one of "
+                                         f"{', '.join(r.name for r in cls)}")
 
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = Reference.WORLD, Reference.LOCAL, Reference.LOCAL_WORLD_ALIGNED

@@ -9,6 +9,7 @@ support of ``i`` is ``i`` and every ancestor.
 from __future__ import annotations
 
 import dataclasses
+import math
 import enum
 from functools import cached_property
 from typing import Mapping, Sequence
@@ -16,7 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from .errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 
 Array = NDArray[np.float64]
 
@@ -38,6 +39,51 @@ NQ_OF_TYPE = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.CONTINUOUS: 1
 NV_OF_TYPE = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.CONTINUOUS: 1,
               JointType.PRISMATIC: 1, JointType.FLOATING: 6, JointType.PLANAR: 3}
 SCALAR_TYPES = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
+
+
+def first_overflowing_link(parents: Sequence[int], origins: np.ndarray) -> int | None:
+    """Index of the first link (topological order) whose world pose at q = 0 is not finite:
+    finite joint origins whose composition overflows (e.g. two at 1e308 m in series); None if
+    every pose is finite.
+
+    Args:
+        parents: ``(n_links - 1,)`` parent link of each joint (joint j's child is link j + 1).
+        origins: ``(n_links - 1, 4, 4)`` joint origins.
+    """
+    world = np.empty((len(origins) + 1, 4, 4))
+    world[0] = np.eye(4)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(1, len(world)):
+            np.matmul(world[parents[i - 1]], origins[i - 1], out=world[i])
+    bad = np.flatnonzero(~np.all(np.isfinite(world), axis=(1, 2)))
+    return int(bad[0]) if bad.size else None
+
+
+def _validate(model: "RobotModel") -> None:
+    """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
+    problems = []
+    for name in [*model.link_names, *model.all_joint_names]:
+        if not isinstance(name, str) or not name:
+            problems.append(f"names must be non-empty strings, got {name!r}")
+    per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
+                 "mimic offset": model.mimic_offset}
+    for what, values in per_joint.items():
+        bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
+        problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
+    for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
+                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort}.items():
+        problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
+    for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
+                         "inertia": model.link_inertias}.items():
+        bad = ~np.isfinite(values.reshape(model.n_links, -1 if model.n_links else 0)).all(axis=1)
+        problems += [f"link {model.link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
+    if not problems and model.n_joints:
+        i = first_overflowing_link(model.link_parents[1:], model.joint_origins)
+        if i is not None:
+            problems.append(f"link {model.link_names[i]!r}: its placement overflows (the origins from the root to "
+                            f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
+    if problems:
+        raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
 
 
 def _frozen(a) -> np.ndarray:
@@ -106,6 +152,10 @@ class RobotModel:
         ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
         it must be ``<= j``. Mimic sources must already be resolved to independent joints.
         Missing limits default to unbounded, missing inertials to massless links.
+
+        Raises:
+            ModelError: names that are not non-empty strings, non-finite numbers (NaN limits; inf
+                is allowed for limits), or joint origins whose composition overflows.
         """
         n_links = len(link_names)
         n_j = n_links - 1
@@ -118,7 +168,7 @@ class RobotModel:
         fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
         lower, upper = fill(joint_lower, -np.inf), fill(joint_upper, np.inf)
         src = np.full(n_j, -1, np.int64) if mimic_source is None else np.asarray(mimic_source, np.int64).reshape(n_j)
-        return cls(
+        model = cls(
             name=name, link_names=tuple(link_names), link_parents=_frozen(parents),
             all_joint_names=tuple(joint_names), joint_types=_frozen(types),
             joint_axes=_frozen(np.asarray(joint_axes, float).reshape(n_j, 3)),
@@ -135,6 +185,8 @@ class RobotModel:
             link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
             load_warnings=tuple(load_warnings),
         )
+        _validate(model)
+        return model
 
     @classmethod
     def from_urdf(cls, xml: str, max_bytes: int | None = None) -> "RobotModel":
@@ -431,7 +483,15 @@ class RobotModel:
 
     def check_q(self, q, argument: str = "q") -> np.ndarray:
         """``q`` as a float array ``(..., n_q)``; raises :class:`ShapeError` / :class:`NonFiniteError`."""
-        q = np.asarray(q, dtype=float)
+        if isinstance(q, np.ndarray) and q.dtype == np.float64:
+            pass
+        elif np.iscomplexobj(q):
+            raise ArgumentError(argument, "complex values are not configurations (the imaginary part would be lost)")
+        else:
+            try:
+                q = np.asarray(q, dtype=float)
+            except (TypeError, ValueError):
+                raise ArgumentError(argument, f"must be numbers, got {type(q).__name__} {str(q)[:60]!r}") from None
         if q.ndim == 0 or q.shape[-1] != self.n_q:
             raise ShapeError(argument, f"(..., {self.n_q})", q.shape)
         if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
@@ -455,6 +515,8 @@ class RobotModel:
         Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
         [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
         """
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0):
+            raise ArgumentError("n", f"must be None or a whole number >= 0, got {n!r}")
         rng = np.random.default_rng(rng)
         shape = (1 if n is None else int(n), self.n_q)
         lo = np.where(np.isfinite(self.q_lower), self.q_lower, -1.0)
@@ -464,7 +526,9 @@ class RobotModel:
             if t == JointType.CONTINUOUS or (t == JointType.PLANAR):
                 k = i if t == JointType.CONTINUOUS else i + 2
                 lo[k], hi[k] = -np.pi, np.pi
-        q = rng.uniform(lo, hi, size=shape)
+        # lo + u (hi - lo) overflows for limits near ±1e308: draw halfway and scale by 2 instead
+        q = 2.0 * rng.uniform(0.5 * lo, 0.5 * hi, size=shape)
+        q = np.clip(q, lo, hi)
         for s in self.quaternion_slices:
             quat = rng.normal(size=(shape[0], 4))
             q[:, s] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
@@ -480,6 +544,9 @@ class RobotModel:
     def within_limits(self, q, tolerance: float = 0.0) -> np.ndarray:
         """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
         q = self.check_q(q)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(tolerance) or tolerance < 0:
+            raise ArgumentError("tolerance", f"must be a finite number >= 0, got {tolerance!r}")
         return np.all((q >= self.q_lower - tolerance) & (q <= self.q_upper + tolerance), axis=-1)
 
     def q_from_dict(self, values: Mapping[str, float], base=None, strict: bool = False) -> np.ndarray:
@@ -489,12 +556,21 @@ class RobotModel:
         are ignored (they follow their source). Unknown names raise :class:`UnknownJointError`
         when ``strict``, else are ignored. Multi-coordinate joints use the labels of :attr:`q_names`.
         """
+        if not isinstance(values, Mapping):
+            raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
         q = self.home_configuration() if base is None else self.check_q(base, "base").copy()
+        if q.ndim != 1:
+            raise ShapeError("base", f"({self.n_q},)", q.shape)
         index = {n: i for i, n in enumerate(self.q_names)}
         for name, value in values.items():
             i = index.get(name)
             if i is not None:
-                q[i] = float(value)
+                try:
+                    q[i] = float(value)
+                except (TypeError, ValueError):
+                    raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
+                if not math.isfinite(q[i]):
+                    raise NonFiniteError("values", [name], [name])
             elif strict and name not in self._joint_index:
                 raise UnknownJointError(name, self.q_names)
         return q
@@ -509,6 +585,8 @@ class RobotModel:
     def all_joint_values(self, q) -> dict[str, float]:
         """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
         q = self.check_q(q)
+        if q.ndim != 1:
+            raise ShapeError("q", f"({self.n_q},)", q.shape)
         out = {}
         for j in range(self.n_joints):
             if JointType(self.joint_types[j]) not in SCALAR_TYPES:

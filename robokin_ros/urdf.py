@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .errors import LoadWarning, URDFError
-from .model import SCALAR_TYPES, JointType, RobotModel
+from .model import SCALAR_TYPES, JointType, RobotModel, first_overflowing_link
 from .spatial import matrix_to_rpy, rpy_to_matrix, transform
 from .urdf_xml import XMLDocument, parse_document, parse_xml_hardened, read_description_file, shorten
 
@@ -424,14 +424,8 @@ def _inertias(report: _Report, order, link_elements, moments: np.ndarray, rotati
 
 def _check_placements(report: _Report, order, parents, origins, joint_elements) -> None:
     """Reject finite numbers whose composition overflows: world poses at q = 0 must be finite."""
-    world = np.empty((len(order), 4, 4))
-    world[0] = np.eye(4)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for i in range(1, len(order)):
-            np.matmul(world[parents[i - 1]], origins[i - 1], out=world[i])
-    bad = np.flatnonzero(~np.all(np.isfinite(world), axis=(1, 2)))
-    if bad.size:   # the first in topological order is where the overflow starts
-        i = bad[0]
+    i = first_overflowing_link(parents, origins)
+    if i is not None:   # the first in topological order is where the overflow starts
         report.problem(joint_elements[i - 1], f"the placement of link {order[i]!r} overflows: the "
                        f"origins from the root to joint {joint_elements[i - 1].get('name')!r} "
                        "compose to a non-finite pose")

@@ -226,12 +226,15 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
             raise RequestError("INVALID_GOAL_CONSTRAINTS", f"joint_constraints: {e}") from None
         timeout = duration_to_seconds(req.timeout)
         timeout = timeout if timeout > 0 else settings.timeout
-        result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base,
-                             position_tolerance=settings.position_tolerance,
-                             rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
-                             lower=lower, upper=upper, timeout=timeout,
-                             max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
-                             restarts=settings.restarts)
+        try:
+            result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base,
+                                 position_tolerance=settings.position_tolerance,
+                                 rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
+                                 lower=lower, upper=upper, timeout=timeout,
+                                 max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
+                                 restarts=settings.restarts)
+        except ik.InvalidTargetError as e:
+            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"pose targets: {e}") from None
         residual = (f"best position error {float(result.position_error):.3g} m, rotation error "
                     f"{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations")
         if not bool(result.success):

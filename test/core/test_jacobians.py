@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from robokin_ros import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, NonFiniteError, Reference, RobotModel, ShapeError,
+from robokin_ros import (LOCAL, RobokinError, LOCAL_WORLD_ALIGNED, WORLD, NonFiniteError, Reference, RobotModel, ShapeError,
                          UnknownLinkError, forward_kinematics, jacobian, jacobians)
 
 from robokin_ros.jacobians import frame_pose_and_jacobian
@@ -178,7 +178,8 @@ def test_unknown_reference():
     for call in (lambda r: jacobian(m, np.zeros(3), "left", r), lambda r: jacobians(m, np.zeros(3), r)):
         with pytest.raises(ValueError) as info:
             call("body")
-        assert str(info.value) == "unknown Jacobian reference 'body'; expected one of WORLD, LOCAL, LOCAL_WORLD_ALIGNED"
+        assert isinstance(info.value, RobokinError)
+        assert str(info.value) == "reference: unknown Jacobian reference 'body'; expected one of WORLD, LOCAL, LOCAL_WORLD_ALIGNED"
 
 
 def test_unknown_frame():
