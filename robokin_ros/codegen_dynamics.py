@@ -267,6 +267,14 @@ def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
     return values
 
 
+def _reciprocal(x):
+    """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
+    try:
+        return 1.0 / x
+    except ZeroDivisionError:
+        return math.copysign(math.inf, x)
+
+
 def _solve_values(e: _Emitter, M: list, b: list) -> list:
     """Emit the solution ``x`` of ``M x = b`` for a symmetric positive definite ``M`` (row-major
     symbols) by the factorisation ``M = Lᵀ D L`` (L unit lower triangular), eliminating the
@@ -277,7 +285,7 @@ def _solve_values(e: _Emitter, M: list, b: list) -> list:
     H = [[M[i * n + j] for j in range(i + 1)] for i in range(n)]    # lower triangle, overwritten by L
     inv_d = [0.0] * n
     for k in range(n - 1, -1, -1):
-        inv_d[k] = e._new(f"1.0 / {e.plain(H[k][k])}")
+        inv_d[k] = e._new(f"recip({e.plain(H[k][k])})")   # a massless direction: inf, as numpy gives
         for i in range(k - 1, -1, -1):
             if H[k][i] == 0.0:
                 continue
@@ -309,7 +317,8 @@ class CompiledDynamics:
         values = _allocate_registers(e, [e.plain(x) for x in values])
         names, slots, template = _outputs(values, np.zeros(shape))
         self.generated = _generated(e, values, names, slots, template)
-        namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
+        namespace: dict = {"inf": math.inf, "nan": math.nan,   # constants that overflowed print as these
+                           "recip": _reciprocal}
         exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._batch, self._single = namespace["fk"], namespace["fk_all"]
         self.shape, self.gravity_input = shape, gravity_input

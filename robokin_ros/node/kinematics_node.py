@@ -1,9 +1,10 @@
 """The robokin node: robot description and joint states in; TF, Jacobians, gravity torques and
 the /compute_ik and /compute_fk services out. It converts messages and calls the core.
 
-Threading: everything but the services runs in the node's default (mutually exclusive) callback
-group, inline on the spinning thread; the services have their own reentrant group, run on worker
-threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. The live robot (model and
+Threading: everything but /compute_ik runs in the node's default (mutually exclusive) callback
+group, inline on the spinning thread (/compute_fk included: it is quick, and so never waits for
+IK); /compute_ik has its own reentrant group, run on worker threads by
+:class:`~robokin_ros.node.executor.OffloadingExecutor`. The live robot (model and
 latest joint values) is one object replaced by a single assignment, so a service thread reads a
 consistent snapshot while descriptions hot-reload.
 """
@@ -224,7 +225,9 @@ class KinematicsNode(Node):
         group = ReentrantCallbackGroup()
         self.services_group = group
         self.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=group)
-        self.create_service(GetPositionFK, "compute_fk", self._compute_fk, callback_group=group)
+        # FK takes ~0.1 ms: it runs inline on the spinning thread (default group), so it never
+        # queues behind IK calls holding the worker threads.
+        self.create_service(GetPositionFK, "compute_fk", self._compute_fk)
         if self._stats_pub is not None:
             self.create_timer(1.0, self._publish_stats_message)
 

@@ -87,3 +87,21 @@ def test_a_long_ik_call_does_not_stop_tf(probe, node):
     during = {s for s in stamps_seen if 100 < s <= sec}
     # /tf kept following the joint states while the 2 s IK call ran on a service thread
     assert len(during) >= 10, (len(during), sec - 100)
+
+
+def test_fk_does_not_queue_behind_ik_calls(probe, node):
+    """Four 2 s IK calls hold both worker threads; /compute_fk is still answered before any of them."""
+    from moveit_msgs.srv import GetPositionFK
+    ik = probe.client(GetPositionIK, '/compute_ik')
+    fk = probe.client(GetPositionFK, '/compute_fk')
+    req = GetPositionIK.Request()
+    req.ik_request.pose_stamped.pose.position.x, req.ik_request.pose_stamped.pose.orientation.w = 5.0, 1.0
+    req.ik_request.ik_link_name = 'panda_hand_tcp'
+    req.ik_request.timeout = Duration(sec=2)
+    calls = [ik.call_async(req) for _ in range(4)]
+    probe.spin_for(0.3)   # the IK calls reach the node and occupy its workers
+    answer = fk.call_async(GetPositionFK.Request(fk_link_names=['panda_hand_tcp']))
+    probe.spin_until(answer.done, 'the FK answer')
+    assert not any(c.done() for c in calls), 'an IK call ended before FK was answered'
+    assert answer.result().error_code.val == MoveItErrorCodes.SUCCESS
+    probe.spin_until(lambda: all(c.done() for c in calls), 'the IK answers', timeout=30)
