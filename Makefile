@@ -3,6 +3,7 @@
 #   make demo        bootstrap if needed, run the demo
 #   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
 #   make venv        create/update .venv only (fast when nothing changed)
+#   make fuzz        URDF mutation fuzzing for FUZZ_SECONDS (default 600); prints cases/s and findings
 #   make bench       run the benchmarks
 #   make shell       an interactive shell in the environment
 #   make clean       remove build products and caches (keeps .venv)
@@ -12,7 +13,7 @@ SHELL := /bin/bash
 RUN := tools/run_in_env.sh
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo bench shell clean distclean
+.PHONY: venv test demo fuzz bench shell clean distclean
 
 venv:
 	@bash tools/bootstrap_ros_env.sh
@@ -25,6 +26,10 @@ test: venv
 	  exit 1; \
 	fi; \
 	exit $$rc
+
+FUZZ_SECONDS ?= 600
+fuzz: venv
+	$(RUN) python test/reliability/fuzz.py --seconds $(FUZZ_SECONDS)
 
 demo: venv
 	$(RUN) python -m robokin_ros.node.demo

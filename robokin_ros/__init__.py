@@ -3,7 +3,7 @@
 The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 """
 
-from .errors import (JointLimitError, LoadWarning, ModelError, NonFiniteError, RobokinError, ShapeError,
+from .errors import (ArgumentError, JointLimitError, LoadWarning, ModelError, NonFiniteError, RobokinError, ShapeError,
                      UnknownJointError, UnknownLinkError, UnknownNameError, URDFError)
 from .model import JointType, RobotModel
 from .kinematics import forward_kinematics, frame_transform, joint_poses
@@ -14,7 +14,7 @@ from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_to
                        kinetic_energy, nonlinear_effects, rnea, total_mass)
 
 __all__ = [
-    "JointLimitError", "JointType", "LoadWarning", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
+    "ArgumentError", "JointLimitError", "JointType", "LoadWarning", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
     "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError", "UnknownNameError",
     "forward_kinematics", "frame_transform", "joint_poses",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",

@@ -1,0 +1,109 @@
+"""Threads racing on shared models while a kernel compiles in the background, and a bounded
+soak: model churn and 100,000 calls leave no model alive and bounded memory."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robokin_ros as rk
+from robokin_ros import RobotModel, accel, kinematics
+
+ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
+XML = (ROBOTS / "panda.urdf").read_text()
+
+
+def reference_fk(model, q):
+    old = kinematics.use_generated_kernels
+    kinematics.use_generated_kernels = False
+    try:
+        return rk.forward_kinematics(model, q)
+    finally:
+        kinematics.use_generated_kernels = old
+
+
+def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))   # a cold cache: the batch below starts a compile
+    model = RobotModel.from_urdf(XML)
+    rng = np.random.default_rng(0)
+    batches = [model.random_configuration(accel.MIN_BATCH, rng=rng) for _ in range(4)]
+    expected = [reference_fk(model, b) for b in batches]
+    tip = "panda_hand_tcp"
+    targets = [rk.frame_transform(model, b[0], model.root_link, tip) for b in batches]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(5):
+                np.testing.assert_allclose(rk.forward_kinematics(model, batches[k]), expected[k], atol=1e-12)
+                result = rk.solve_ik(model, targets[k], tip, seed=batches[k][0] + 0.01, timeout=2.0)
+                assert bool(result.success)
+                rk.jacobian(model, batches[k][:3], tip)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8 if os.cpu_count() else 4)
+               for k in [k % 4]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert not errors, errors[0]
+    join_background_compiles()
+    assert rk.codegen.compiled_fk(model)._accelerated is not None or not accel.available()
+
+
+def join_background_compiles():
+    for thread in threading.enumerate():
+        if thread.name == "robokin_ros accel":
+            thread.join(timeout=120)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc for RSS")
+def test_model_churn_and_many_calls_leave_nothing_behind():
+    def churn(n):
+        refs = []
+        for k in range(n):
+            model = RobotModel.from_urdf(XML.replace('name="panda"', f'name="panda{k}"', 1))
+            q = model.random_configuration(rng=k)
+            rk.forward_kinematics(model, q)
+            rk.jacobian(model, q, "panda_hand_tcp")
+            rk.solve_ik(model, rk.frame_transform(model, q, model.root_link, "panda_hand_tcp"), "panda_hand_tcp",
+                        seed=q, max_iterations=50)
+            rk.gravity_torques(model, q)
+            refs.append(weakref.ref(model))
+            del model
+        return refs
+
+    join_background_compiles()
+    churn(20)   # warm-up: lazily built module-level state
+    gc.collect()
+    before = rss_bytes()
+    refs = churn(200)
+    gc.collect()
+    assert all(r() is None for r in refs), f"{sum(r() is not None for r in refs)} models still alive"
+    growth = rss_bytes() - before
+    assert growth < 20e6, f"RSS grew {growth / 1e6:.1f} MB over 200 models"
+
+    model = RobotModel.from_urdf(XML)
+    q = model.random_configuration(1000, rng=1)
+    rk.forward_kinematics(model, q[0])
+    gc.collect()
+    before, objects = rss_bytes(), len(gc.get_objects())
+    for k in range(100_000):
+        rk.forward_kinematics(model, q[k % 1000])
+    gc.collect()
+    assert rss_bytes() - before < 5e6
+    assert len(gc.get_objects()) - objects < 1000
