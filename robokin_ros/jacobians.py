@@ -13,10 +13,10 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ArgumentError, ShapeError
+from .errors import ArgumentError, NonFiniteError, ShapeError
 from . import kinematics
 from .codegen import compiled_frames
-from .kinematics import _resolve_poses, joint_motion_subspaces
+from .kinematics import _resolve_poses, forward_kinematics, joint_motion_subspaces
 from .model import JointType, RobotModel
 
 Array = NDArray[np.float64]
@@ -133,16 +133,38 @@ def jacobians(model: RobotModel, q, reference=LOCAL_WORLD_ALIGNED, poses=None) -
     """
     reference = Reference.parse(reference)
     q = model.check_q(q)
-    T = _resolve_poses(model, q, poses)
     cols = _columns(model)
-    lin, ang, pc = _world_columns(model, q, T)                      # (..., nc, 3)
-    p = T[..., :, :3, 3]                                            # (..., n_links, 3)
-    r = p[..., :, None, :] - pc[..., None, :, :]                    # (..., n_links, nc, 3)
+    batch = q.shape[:-1]
+    n = math.prod(batch)
+    qb = q.reshape(n, model.n_q)
+    # Given poses are reused; else each chunk computes its own (no batch-sized pose array).
+    Tb = None if poses is None else _resolve_poses(model, q, poses).reshape((n, model.n_links, 4, 4))
+    out = np.empty((n, model.n_links, 6, model.n_v))
+    # Chunks keep the temporaries (several times the output per configuration) cache-sized:
+    # peak memory stays near the output's.
+    per_configuration = model.n_links * max(cols.select.shape[0], 1) * 6 * 8 * 4
+    chunk = max(1, _CHUNK_BYTES // per_configuration)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        T = forward_kinematics(model, qb[start:stop]) if Tb is None else Tb[start:stop]
+        out[start:stop] = _all_jacobians(model, cols, qb[start:stop], T, reference)
+    return out.reshape(batch + (model.n_links, 6, model.n_v))
+
+
+#: Temporaries per chunk of :func:`jacobians` [bytes].
+_CHUNK_BYTES = 8 << 20
+
+
+def _all_jacobians(model: RobotModel, cols, q: Array, T: Array, reference: Reference) -> Array:
+    """:func:`jacobians` of ``q (B, n_q)`` with poses ``T (B, n_links, 4, 4)``."""
+    lin, ang, pc = _world_columns(model, q, T)                      # (B, nc, 3)
+    p = T[..., :, :3, 3]                                            # (B, n_links, 3)
+    r = p[..., :, None, :] - pc[..., None, :, :]                    # (B, n_links, nc, 3)
     Jl = lin[..., None, :, :] + np.cross(ang[..., None, :, :], r)
     Ja = np.broadcast_to(ang[..., None, :, :], Jl.shape)
     mask = cols.support[..., None]                                  # (n_links, nc, 1)
-    Jc = np.concatenate([Jl * mask, Ja * mask], axis=-1)            # (..., n_links, nc, 6)
-    J = np.swapaxes(Jc, -1, -2) @ cols.select                       # (..., n_links, 6, n_v)
+    Jc = np.concatenate([Jl * mask, Ja * mask], axis=-1)            # (B, n_links, nc, 6)
+    J = np.swapaxes(Jc, -1, -2) @ cols.select                       # (B, n_links, 6, n_v)
     return _express(J, T[..., :, :3, :3], p, reference)
 
 
@@ -183,6 +205,8 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         point = np.asarray(point, float)
         if point.shape != (3,):
             raise ShapeError("point", "(3,)", point.shape)
+        if not np.isfinite(point).all():
+            raise NonFiniteError("point", np.flatnonzero(~np.isfinite(point)).tolist())
     compiled = compiled_frames(model, (frame,)) if poses is None and kinematics.use_generated_kernels else None
     values = None if compiled is None else kinematics.finite_single(model, q)
     if values is None:

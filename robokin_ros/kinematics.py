@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import ShapeError
+from .errors import NonFiniteError, ShapeError
 from .model import SCALAR_TYPES, JointType, RobotModel
 from .spatial import quat_xyzw_to_matrix, rotation_about_axis, skew
 
@@ -245,6 +245,9 @@ def _resolve_poses(model: RobotModel, q, poses) -> Array:
     expected = q.shape[:-1] + (model.n_links, 4, 4)
     if poses.shape != expected:
         raise ShapeError("poses", str(expected), poses.shape)
+    if not np.isfinite(poses).all():
+        bad = sorted(set(np.nonzero(~np.isfinite(poses))[-3].tolist()))
+        raise NonFiniteError("poses", bad, [model.link_names[i] for i in bad])
     return poses
 
 

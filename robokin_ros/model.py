@@ -500,6 +500,9 @@ class RobotModel:
                 return q
             bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
             raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
+        for s in self.quaternion_slices:   # floating joints: a zero quaternion is no orientation
+            if (np.abs(q[..., s]).max(axis=-1) == 0.0).any():
+                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of a floating joint is zero")
         return q
 
     def home_configuration(self) -> np.ndarray:

@@ -135,3 +135,34 @@ def test_massless_direction_gives_the_same_answer_in_every_kernel():
     np.testing.assert_array_equal(single, generic)
     np.testing.assert_array_equal(batch, np.stack([generic, generic]))
     assert np.isinf(generic).all()
+
+
+def test_jacobians_peak_memory_is_near_its_output():
+    import tracemalloc
+    import sys as _sys
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from peers import ERD_ROBOTS, erd_urdf
+    model = RobotModel.from_urdf_file(erd_urdf(ERD_ROBOTS["talos"]))
+    q = model.random_configuration(1500, rng=0)
+    rk.jacobians(model, q[:2])   # build the per-model constants first
+    tracemalloc.start()
+    out = rk.jacobians(model, q)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak <= 1.1 * out.nbytes, f"peak {peak / out.nbytes:.2f}x the output"
+    np.testing.assert_allclose(out[7], rk.jacobians(model, q[7]), atol=1e-12)
+
+
+def test_zero_floating_quaternion_and_nan_point_or_poses_are_refused():
+    model = RobotModel.from_urdf((Path(__file__).resolve().parents[1] / "fixtures" / "floating.urdf").read_text())
+    q = model.home_configuration()
+    s = model.quaternion_slices[0]
+    q[s] = 0.0
+    with pytest.raises(ArgumentError, match="quaternion .* is zero"):
+        rk.forward_kinematics(model, q)
+    with pytest.raises(NonFiniteError, match="point"):
+        rk.jacobian(PANDA, Q, TIP, point=[np.nan, 0, 0])
+    poses = rk.forward_kinematics(PANDA, Q)
+    poses[3, 0, 0] = np.nan
+    with pytest.raises(NonFiniteError, match="poses.*panda_link3"):
+        rk.frame_transform(PANDA, Q, "panda_link0", TIP, poses=poses)
