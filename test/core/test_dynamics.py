@@ -540,6 +540,6 @@ def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
     x = codegen_dynamics._solve_values(e, symbols, [e._new(f"q[{n * n + k}]") for k in range(n)])
     results = ", ".join(e.plain(xi) if isinstance(xi, str) else repr(xi) for xi in x)
     source = "def f(q):\n" + "\n".join(e.lines) + f"\n    return [{results}]"
-    namespace = {}
+    namespace = {"recip": codegen_dynamics._reciprocal}
     exec(source, namespace)  # noqa: S102 (generated code under test)
     np.testing.assert_allclose(namespace["f"](list(M.flat) + list(b)), np.linalg.solve(M, b), rtol=1e-12)
