@@ -27,7 +27,7 @@ setup(
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
-    install_requires=['setuptools', 'numpy', 'scipy'],
+    install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
     extras_require={'test': ['pytest']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',

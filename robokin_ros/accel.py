@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import importlib.util
+import logging
 import os
 import sys
 import threading
@@ -48,6 +49,10 @@ def available() -> bool:
     global _available
     if _available is None:
         _available = importlib.util.find_spec("numba") is not None
+        if not _available and enabled:
+            logging.getLogger("robokin_ros").warning(
+                "numba is not installed: the generated kernels run on numpy (slower batches; "
+                "pip install numba, or rosdep key python3-numba)")
     return _available
 
 

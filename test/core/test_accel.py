@@ -226,3 +226,15 @@ def test_the_generated_source_is_the_same_in_every_process():
         assert run.returncode == 0, run.stderr
         digests.add(run.stdout.strip())
     assert len(digests) == 1
+
+
+def test_missing_numba_is_said_once(monkeypatch, caplog):
+    import importlib.util as util
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    monkeypatch.setattr(accel, "_available", None)
+    monkeypatch.setattr(accel, "enabled", True)
+    with caplog.at_level("WARNING", logger="robokin_ros"):
+        assert not accel.available() and not accel.available()
+    messages = [r.getMessage() for r in caplog.records if "numba is not installed" in r.getMessage()]
+    assert len(messages) == 1
