@@ -7,6 +7,7 @@ which XML does not mind; ``#`` after a blank would silently cut the text.
 
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -63,6 +64,33 @@ def test_readme_run_in_env_command(tmp_path):
         try:
             deadline = time.monotonic() + DEFAULT_TIMEOUT
             while "robot 'panda' from parameter robot_description" not in log_path.read_text():
+                assert proc.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=DEFAULT_TIMEOUT) == 0, log_path.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_readme_description_file_command(tmp_path):
+    """The README's ``tools/run_in_env.sh kin_node --ros-args -p description_file:=...`` line, as
+    written in the README (found there, then run through bash)."""
+    text = (ROOT / 'README.md').read_text()
+    match = re.search(r'`(tools/run_in_env\.sh kin_node --ros-args -p description_file:=[^`]+)`', text)
+    assert match, 'the README shows no description_file command'
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
+    log_path = pathlib.Path(tmp_path) / 'readme_file.log'
+    with open(log_path, 'wb') as log:
+        proc = subprocess.Popen(['bash', '-c', 'exec ' + match.group(1)], cwd=str(ROOT), env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + DEFAULT_TIMEOUT
+            while not re.search(r"robot '\w+' from description_file .*IK groups|IK groups from the kinematic tree",
+                                log_path.read_text(), re.S):
                 assert proc.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, log_path.read_text()
                 time.sleep(0.05)
