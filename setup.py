@@ -28,7 +28,8 @@ setup(
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
     install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
-    extras_require={'test': ['pytest']},
+    # matplotlib (pictures) and tqdm (progress bars) are for the robokin command only
+    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',
@@ -39,6 +40,7 @@ setup(
     entry_points={
         'console_scripts': [
             'kin_node = robokin_ros.node.main:main',
+            'robokin = robokin_ros.cli:entry_point',
         ],
     },
 )

@@ -153,3 +153,23 @@ def read_description_file(path, max_bytes: int | None = None) -> str:
         raise URDFError(f"cannot read {shorten(path, 200)}: larger than the limit of {cap} bytes "
                         "(ROBOKIN_MAX_DESCRIPTION_BYTES)")
     return _as_text(data, cap)
+
+
+def read_description(path, max_bytes: int | None = None) -> str:
+    """Text of a URDF or SRDF file; a ``.xacro`` file is expanded with xacro.
+
+    Raises:
+        URDFError: unreadable file (see :func:`read_description_file`), xacro missing for a
+            ``.xacro`` file, or xacro failing (its message kept).
+    """
+    if str(path).endswith(".xacro"):
+        try:
+            import xacro
+        except ImportError:
+            raise URDFError(f"{shorten(path, 200)} is a .xacro file, but xacro is not installed "
+                            "(pip install xacro, or the ROS package xacro)") from None
+        try:
+            return xacro.process_file(str(path)).toxml()
+        except Exception as e:  # noqa: BLE001 - xacro's errors share no base class
+            raise URDFError(f"xacro failed on {shorten(path, 200)}: {e}") from None
+    return read_description_file(path, max_bytes)

@@ -1,0 +1,5 @@
+"""``python -m robokin_ros``: the ``robokin`` command (see :mod:`robokin_ros.cli`)."""
+
+from .cli import entry_point
+
+entry_point()

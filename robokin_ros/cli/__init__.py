@@ -1,0 +1,56 @@
+"""The ``robokin`` command: inspect, check, draw and query a robot without ROS or RViz.
+
+    robokin check FILE                      # like urdfdom's check_urdf, plus joints and warnings
+    robokin tree FILE --format text|dot|svg|png [-o OUT] [--fold-fixed]
+    robokin show FILE [--q NAME=VALUE ...|--named NAME [--srdf FILE]|--random SEED] -o robot.png
+    robokin fk FILE --frame tool0 [--base LINK] [--q NAME=VALUE ...]      # JSON
+    robokin ik FILE --tip tool0 --pose X Y Z QX QY QZ QW [--seed NAME=VALUE ...]   # JSON
+    robokin workspace FILE --tip tool0 -n 100000 -o ws.png
+    robokin bench FILE                      # FK / Jacobian / IK timings, Pinocchio alongside if installed
+
+Also ``python -m robokin_ros ...``. Core only: never imports rclpy. Errors print one message
+(no traceback) and exit with status 1; a usage error exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import RobokinError
+from . import draw, inspect, query
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robokin", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="Run 'robokin COMMAND --help' for a command's options.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    inspect.add_commands(commands)
+    draw.add_commands(commands)
+    query.add_commands(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``robokin`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except BrokenPipeError:   # e.g. piped into head
+        sys.stderr.close()
+        return 0
+    except RobokinError as error:
+        print(f"robokin {args.command}: {error}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as error:
+        print(f"robokin {args.command}: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def entry_point() -> None:
+    """console_scripts entry point."""
+    sys.exit(main())

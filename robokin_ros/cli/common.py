@@ -1,0 +1,58 @@
+"""What the ``robokin`` commands share: loading a robot and reading a configuration."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..model import RobotModel
+from ..urdf import model_from_urdf
+from ..urdf_xml import read_description
+
+
+def add_file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="URDF file (a .xacro file is expanded with xacro)")
+
+
+def add_configuration(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--q", nargs="+", metavar="NAME=VALUE", default=(),
+                       help="joint values [rad or m]; the others stay at home")
+    group.add_argument("--named", metavar="NAME",
+                       help="a named configuration: 'home', or a group_state of --srdf")
+    group.add_argument("--random", type=int, metavar="SEED", help="a random configuration within the limits")
+    parser.add_argument("--srdf", metavar="FILE", help="SRDF file for --named")
+
+
+def load(path: str) -> tuple[RobotModel, str]:
+    """The model of a URDF/xacro file and its text."""
+    text = read_description(path)
+    return model_from_urdf(text), text
+
+
+def parse_values(model: RobotModel, items, argument: str = "--q") -> dict[str, float]:
+    values = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ArgumentError(argument, f"{item!r} is not NAME=VALUE")
+        try:
+            values[name] = float(value)
+        except ValueError:
+            raise ArgumentError(argument, f"{name} = {value!r} is not a number") from None
+    return values
+
+
+def configuration(model: RobotModel, args) -> np.ndarray:
+    """``(n_q,)`` from --q / --named / --random (default: home)."""
+    if getattr(args, "random", None) is not None:
+        return model.random_configuration(rng=args.random)
+    named = getattr(args, "named", None)
+    if named and named != "home":
+        if not args.srdf:
+            raise ArgumentError("--named", f"{named!r} needs --srdf FILE (without one, only 'home' exists)")
+        from ..srdf import parse_srdf
+        return parse_srdf(read_description(args.srdf), model).named_configuration(named)
+    return model.q_from_dict(parse_values(model, getattr(args, "q", ())), strict=True)

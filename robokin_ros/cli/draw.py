@@ -1,0 +1,191 @@
+"""``robokin show`` and ``robokin workspace``: pictures drawn with matplotlib (Agg, no display).
+
+``show`` draws the robot at a configuration from three views: its visual primitives (boxes,
+cylinders, spheres; collision ones for links without a visual) placed by forward kinematics,
+the skeleton (each link's origin joined to its parent's) and the frames of the leaf links.
+Mesh files are not read: a link with only a mesh shows its skeleton and frame.
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..kinematics import forward_kinematics
+from ..model import RobotModel
+from ..spatial import rpy_to_matrix, transform
+from ..urdf_xml import parse_document
+from . import common
+
+VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
+
+
+def add_commands(commands) -> None:
+    show = commands.add_parser("show", help="a picture of the robot at a configuration",
+                               description=__doc__.split("\n\n")[1])
+    common.add_file(show)
+    common.add_configuration(show)
+    show.add_argument("-o", "--output", default="robot.png", help="PNG (or SVG/PDF) file (default robot.png)")
+    show.add_argument("--size", type=float, default=4.0, help="inches per view (default 4)")
+    show.set_defaults(run=run_show)
+    ws = commands.add_parser("workspace", help="reachable positions of a frame (point cloud)",
+                             description="Positions of --tip over -n random configurations, from three views.")
+    common.add_file(ws)
+    ws.add_argument("--tip", required=True)
+    ws.add_argument("-n", type=int, default=100_000, help="configurations (default 100000)")
+    ws.add_argument("-o", "--output", default="workspace.png")
+    ws.add_argument("--seed", type=int, default=0)
+    ws.set_defaults(run=run_workspace)
+
+
+# ---------------------------------------------------------------------------- geometry
+def shapes(text: str, model: RobotModel) -> list[tuple[int, str, np.ndarray, dict]]:
+    """(link index, kind, T_link_shape (4, 4), sizes) of each visual primitive (collision where a
+    link has no visual); malformed ones are skipped (the loader warned about them)."""
+    root = parse_document(text).root
+    out = []
+    for link in root.findall("link"):
+        name = link.get("name")
+        if name not in model.link_names:
+            continue
+        holders = link.findall("visual") or link.findall("collision")
+        for holder in holders:
+            geometry = holder.find("geometry")
+            shape = None if geometry is None else next((c for c in geometry if c.tag in ("box", "cylinder", "sphere",
+                                                                                         "capsule")), None)
+            if shape is None:
+                continue
+            try:
+                sizes = {k: np.array([float(v) for v in shape.get(k).split()]) for k in ("size", "radius", "length")
+                         if shape.get(k) is not None}
+                pose = _origin(holder)
+            except (ValueError, AttributeError):
+                continue
+            if np.all(np.isfinite(pose)) and all(np.all(np.isfinite(v)) for v in sizes.values()):
+                out.append((model.link_index(name), shape.tag, pose, sizes))
+    return out
+
+
+def _origin(element: ET.Element) -> np.ndarray:
+    o = element.find("origin")
+    xyz = np.zeros(3) if o is None or o.get("xyz") is None else np.array([float(v) for v in o.get("xyz").split()])
+    rpy = np.zeros(3) if o is None or o.get("rpy") is None else np.array([float(v) for v in o.get("rpy").split()])
+    return transform(rpy_to_matrix(rpy), xyz)
+
+
+def _surface(kind: str, sizes: dict) -> list[np.ndarray]:
+    """Polygons ``(k, 3)`` of a primitive in its own frame."""
+    if kind == "box":
+        x, y, z = 0.5 * sizes.get("size", np.full(3, 0.05))
+        c = np.array([[sx * x, sy * y, sz * z] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        faces = [(0, 1, 3, 2), (4, 5, 7, 6), (0, 1, 5, 4), (2, 3, 7, 6), (0, 2, 6, 4), (1, 3, 7, 5)]
+        return [c[list(f)] for f in faces]
+    r = float(sizes.get("radius", [0.05])[0])
+    if kind == "sphere":
+        u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 13), np.linspace(0, np.pi, 7))
+        p = r * np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)], -1)
+        return [np.array([p[i, j], p[i, j + 1], p[i + 1, j + 1], p[i + 1, j]]) for i in range(6) for j in range(12)]
+    half = 0.5 * float(sizes.get("length", [0.1])[0])
+    t = np.linspace(0, 2 * np.pi, 17)
+    ring = np.stack([r * np.cos(t), r * np.sin(t)], -1)
+    sides = [np.array([[*ring[k], -half], [*ring[k + 1], -half], [*ring[k + 1], half], [*ring[k], half]])
+             for k in range(16)]
+    caps = [np.column_stack([ring, np.full(17, z)]) for z in (-half, half)]
+    return sides + caps
+
+
+# ---------------------------------------------------------------------------- pictures
+def _axes_equal(ax, points: np.ndarray) -> None:
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    centre, radius = 0.5 * (lo + hi), 0.5 * max(float(np.max(hi - lo)), 1e-3) * 1.1
+    ax.set_xlim(centre[0] - radius, centre[0] + radius)
+    ax.set_ylim(centre[1] - radius, centre[1] + radius)
+    ax.set_zlim(centre[2] - radius, centre[2] + radius)
+    ax.set_box_aspect((1, 1, 1))
+
+
+def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: float = 4.0) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+    poses = forward_kinematics(model, q)
+    origins = poses[:, :3, 3]
+    prims = shapes(text, model)
+    polygons = []
+    for i, kind, T, sizes in prims:
+        W = poses[i] @ T   # the primitive's pose in the world
+        polygons += [np.asarray(poly) @ W[:3, :3].T + W[:3, 3] for poly in _surface(kind, sizes)]
+    points = np.vstack([origins] + polygons) if polygons else origins
+    extent = float(np.max(points.max(axis=0) - points.min(axis=0))) or 0.1
+    fig = plt.figure(figsize=(size * len(VIEWS), size + 0.4))
+    for k, (title, elevation, azimuth) in enumerate(VIEWS):
+        ax = fig.add_subplot(1, len(VIEWS), k + 1, projection="3d")
+        if polygons:
+            ax.add_collection3d(Poly3DCollection(polygons, facecolor="#9ec3e6", edgecolor="#4a6f94", linewidths=0.2,
+                                                 alpha=0.55))
+        for i in range(1, model.n_links):
+            a, b = origins[model.link_parents[i]], origins[i]
+            ax.plot(*np.stack([a, b]).T, color="0.2", lw=1.5)
+        ax.scatter(*origins.T, s=6, color="k")
+        for leaf in model.leaf_links + (model.root_link,):
+            T = poses[model.link_index(leaf)]
+            for axis, colour in zip(range(3), ("r", "g", "b")):
+                ax.plot(*np.stack([T[:3, 3], T[:3, 3] + 0.08 * extent * T[:3, axis]]).T, color=colour, lw=1.2)
+        _axes_equal(ax, points)
+        ax.view_init(elevation, azimuth)
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=6)
+    fig.suptitle(f"{model.name} ({model.n_q} DOF; {len(prims)} primitives drawn)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def run_show(args) -> int:
+    model, text = common.load(args.file)
+    q = common.configuration(model, args)
+    draw_robot(model, text, q, args.output, args.size)
+    print(args.output)
+    return 0
+
+
+def workspace_points(model: RobotModel, tip: str, n: int, seed: int = 0, chunk: int = 10_000) -> np.ndarray:
+    """``(n, 3)`` positions of ``tip`` at ``n`` random configurations (a progress bar on a terminal)."""
+    from tqdm import tqdm
+
+    k = model.link_index(tip)
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, 3))
+    with tqdm(total=n, desc=f"workspace of {tip}", unit="config", disable=not sys.stderr.isatty() or n < chunk,
+              file=sys.stderr) as bar:
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            out[start:stop] = forward_kinematics(model, model.random_configuration(stop - start, rng=rng))[:, k, :3, 3]
+            bar.update(stop - start)
+    return out
+
+
+def run_workspace(args) -> int:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    model, _ = common.load(args.file)
+    points = workspace_points(model, args.tip, args.n, args.seed)
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))
+    for ax, (a, b), label in zip(axes, ((0, 1), (0, 2), (1, 2)), ("top (x-y)", "front (x-z)", "side (y-z)")):
+        ax.scatter(points[:, a], points[:, b], s=0.2, alpha=0.15, color="tab:blue", rasterized=True)
+        ax.set_aspect("equal")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("xyz"[a] + " [m]")
+        ax.set_ylabel("xyz"[b] + " [m]")
+    fig.suptitle(f"{model.name}: {args.tip} at {args.n} random configurations", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=60)
+    plt.close(fig)
+    print(args.output)
+    return 0

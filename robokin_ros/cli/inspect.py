@@ -1,0 +1,177 @@
+"""``robokin check`` and ``robokin tree``: the robot's structure as text, DOT or a picture."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..errors import URDFError
+from ..model import JointType, RobotModel
+from . import common
+
+
+def add_commands(commands) -> None:
+    check = commands.add_parser("check", help="parse and validate a URDF (like check_urdf)",
+                                description="Parse FILE, print its tree (as urdfdom's check_urdf does), DOF, a joint "
+                                            "table and the load warnings with input lines; exit 1 on errors.")
+    common.add_file(check)
+    check.set_defaults(run=run_check)
+    tree = commands.add_parser("tree", help="the kinematic tree as text, DOT, SVG or PNG",
+                               description="The tree of links (boxes) and joints (edges, with their types).")
+    common.add_file(tree)
+    tree.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text")
+    tree.add_argument("-o", "--output", help="output file (default: stdout for text/dot, robot_tree.<format>)")
+    tree.add_argument("--fold-fixed", action="store_true", help="merge links joined by fixed joints into one node")
+    tree.set_defaults(run=run_tree)
+
+
+# ---------------------------------------------------------------------------- check
+def _limits(model: RobotModel, j: int) -> str:
+    lo, hi = model.joint_lower[j], model.joint_upper[j]
+    return "-" if not (np.isfinite(lo) or np.isfinite(hi)) else f"[{lo:.4g}, {hi:.4g}]"
+
+
+def run_check(args) -> int:
+    try:
+        model, _ = common.load(args.file)
+    except URDFError as error:
+        print(f"Error: {args.file} is not a valid robot description")
+        for problem in error.problems:
+            print(f"  {problem}")
+        return 1
+    print(f"robot name is: {model.name}")
+    print("---------- Successfully Parsed XML ---------------")
+    kids = model.link_children
+    root = model.link_names[0]
+    print(f"root Link: {root} has {len(kids[0])} child(ren)")
+
+    def walk(i: int, depth: int) -> None:
+        for n, c in enumerate(kids[i], start=1):
+            print(f"{'  ' * depth}child({n}):  {model.link_names[c]}")
+            walk(c, depth + 1)
+    walk(0, 2)
+    print(f"\n{model.n_links} links, {model.n_joints} joints, DOF: n_q = {model.n_q}, n_v = {model.n_v}")
+    print(f"{'joint':32} {'type':10} {'parent -> child':48} {'limits':22} mimic")
+    for j, name in enumerate(model.all_joint_names):
+        kind = JointType(model.joint_types[j]).name.lower()
+        edge = f"{model.link_names[model.link_parents[j + 1]]} -> {model.link_names[j + 1]}"
+        mimic = ""
+        if model.mimic_source[j] >= 0:
+            mimic = (f"{model.all_joint_names[model.mimic_source[j]]} x {model.mimic_multiplier[j]:g} "
+                     f"+ {model.mimic_offset[j]:g}")
+        print(f"{name:32} {kind:10} {edge:48} {_limits(model, j):22} {mimic}")
+    if model.load_warnings:
+        print(f"\n{len(model.load_warnings)} warning(s) (parts the model does not use; loaded anyway):")
+        for warning in model.load_warnings:
+            print(f"  {warning}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- tree
+def _nodes_and_edges(model: RobotModel, fold_fixed: bool):
+    """(node label per link index, edges (parent node, child node, joint label))."""
+    node_of = list(range(model.n_links))
+    labels = {i: [name] for i, name in enumerate(model.link_names)}
+    edges = []
+    for j, name in enumerate(model.all_joint_names):
+        parent, child = node_of[model.link_parents[j + 1]], j + 1
+        kind = JointType(model.joint_types[j]).name.lower()
+        if fold_fixed and kind == "fixed":
+            node_of[child] = parent
+            labels[parent].append(model.link_names[child])
+            del labels[child]
+            continue
+        edges.append((parent, child, f"{name}\\n({kind})"))
+    return {i: "\\n".join(names if len(names) <= 4 else names[:3] + [f"+{len(names) - 3} fixed"])
+            for i, names in labels.items()}, edges
+
+
+def dot_source(model: RobotModel, fold_fixed: bool = False) -> str:
+    """Graphviz DOT of the tree: links as boxes, joints as labelled edges."""
+    def quote(text: str) -> str:
+        return '"' + text.replace('"', '\\"') + '"'
+    nodes, edges = _nodes_and_edges(model, fold_fixed)
+    lines = [f"digraph {quote(model.name)} {{", "  rankdir=TB;", "  node [shape=box, fontsize=10];",
+             "  edge [fontsize=8];"]
+    lines += [f"  n{i} [label={quote(label)}];" for i, label in nodes.items()]
+    lines += [f"  n{a} -> n{b} [label={quote(label)}];" for a, b, label in edges]
+    return "\n".join(lines) + "\n}\n"
+
+
+def text_tree(model: RobotModel, fold_fixed: bool = False) -> str:
+    nodes, edges = _nodes_and_edges(model, fold_fixed)
+    children: dict[int, list] = {}
+    for a, b, label in edges:
+        children.setdefault(a, []).append((b, label.replace("\\n", " ")))
+    out = [nodes[0].replace("\\n", " + ")]
+
+    def walk(i: int, prefix: str) -> None:
+        kids = children.get(i, [])
+        for k, (c, label) in enumerate(kids):
+            last = k == len(kids) - 1
+            out.append(f"{prefix}{'└── ' if last else '├── '}{label} → {nodes[c].replace(chr(92) + 'n', ' + ')}")
+            walk(c, prefix + ("    " if last else "│   "))
+    walk(0, "")
+    return "\n".join(out) + "\n"
+
+
+def draw_tree(model: RobotModel, path: str, fold_fixed: bool = False) -> None:
+    """The tree drawn with matplotlib (Agg): leaves spread left to right, depth downwards."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nodes, edges = _nodes_and_edges(model, fold_fixed)
+    children: dict[int, list[int]] = {}
+    for a, b, _ in edges:
+        children.setdefault(a, []).append(b)
+    x: dict[int, float] = {}
+    depth: dict[int, int] = {0: 0}
+    leaves = [0]
+
+    def place(i: int) -> float:
+        kids = children.get(i, [])
+        for c in kids:
+            depth[c] = depth[i] + 1
+        if not kids:
+            x[i] = leaves[0]
+            leaves[0] += 1
+        else:
+            x[i] = float(np.mean([place(c) for c in kids]))
+        return x[i]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * model.n_links + 100))
+    place(0)
+    width, height = max(leaves[0], 1), max(depth.values()) + 1
+    fig, ax = plt.subplots(figsize=(min(2.0 + 1.6 * width, 40), min(1.5 + 1.1 * height, 60)))
+    for a, b, label in edges:
+        ax.plot([x[a], x[b]], [-depth[a], -depth[b]], color="0.6", lw=1, zorder=1)
+        ax.text((x[a] + x[b]) / 2, -(depth[a] + depth[b]) / 2, label.replace("\\n", "\n"), fontsize=6,
+                ha="center", va="center", color="tab:blue", zorder=3,
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+    for i, label in nodes.items():
+        ax.text(x[i], -depth[i], label.replace("\\n", "\n"), fontsize=7, ha="center", va="center", zorder=2,
+                bbox=dict(boxstyle="square,pad=0.3", fc="#fff3d6", ec="0.3"))
+    ax.set_xlim(-1, width)
+    ax.set_ylim(-height, 0.8)
+    ax.set_title(f"{model.name}: {model.n_links} links, {model.n_joints} joints, {model.n_q} DOF", fontsize=9)
+    ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def run_tree(args) -> int:
+    model, _ = common.load(args.file)
+    if args.format in ("text", "dot"):
+        text = text_tree(model, args.fold_fixed) if args.format == "text" else dot_source(model, args.fold_fixed)
+        if args.output:
+            with open(args.output, "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+    path = args.output or f"robot_tree.{args.format}"
+    draw_tree(model, path, args.fold_fixed)
+    print(path)
+    return 0
