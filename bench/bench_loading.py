@@ -23,8 +23,10 @@ import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 from robokin_ros import RobotModel  # noqa: E402
+from timing import best_of  # noqa: E402
 
 JOINT = ('<joint name="j{i}" type="revolute"><parent link="l{p}"/><child link="l{i}"/>'
          '<origin xyz="0 0 0.01" rpy="0 0 0"/><axis xyz="0 0 1"/>'
@@ -42,15 +44,6 @@ def document(n_links: int, shape: str) -> str:
         parts.append(JOINT.format(i=i, p=i - 1 if shape == "chain" else 0))
     parts.append("</robot>\n")
     return "".join(parts)
-
-
-def timed(fn, repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 _PIN_TIMER = """
@@ -106,7 +99,7 @@ def main() -> None:
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             assert model.n_links == n
-            ours = timed(lambda: RobotModel.from_urdf(text), repeats)
+            ours = best_of(lambda: RobotModel.from_urdf(text), repeats)
             theirs = pinocchio_seconds(text, repeats) if pin else "absent"
             try:
                 ratio, theirs = f"{ours / float(theirs):9.2f}", f"{float(theirs):8.3f}"
@@ -120,7 +113,7 @@ def main() -> None:
     files = sorted(glob.glob(os.path.join(corpus, "*.urdf")), key=os.path.getsize)[-3:]
     for path in files:
         text = open(path, encoding="utf-8").read()
-        ours = timed(lambda: RobotModel.from_urdf(text), 5)
+        ours = best_of(lambda: RobotModel.from_urdf(text), 5)
         theirs = float(pinocchio_seconds(text, 5)) if pin else math.nan
         print(f"corpus {os.path.basename(path):28} {len(text) / 1e6:5.2f} MB  ours {ours * 1e3:7.2f} ms  "
               f"pin {theirs * 1e3:7.2f} ms  ours/pin {ours / theirs:5.2f}")

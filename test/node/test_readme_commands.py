@@ -50,20 +50,17 @@ def test_node_loads_bundled_urdf_given_with_ros_args_p(path, tmp_path):
         proc.stop()
 
 
-def test_readme_run_in_env_command(tmp_path):
-    """The README's line, through bash: ``tools/run_in_env.sh kin_node --ros-args --params-file
-    config/kin.yaml -p robot_description:="$(cat robokin_ros/robots/panda.urdf)"``."""
-    command = ('exec tools/run_in_env.sh kin_node --ros-args --params-file config/kin.yaml '
-               '-p robot_description:="$(cat robokin_ros/robots/panda.urdf)"')
+def run_until_logged(command: str, pattern: str, log_path: pathlib.Path) -> None:
+    """Run ``command`` through bash (this checkout first on PYTHONPATH) until its output matches
+    ``pattern``, then SIGINT it: it must exit 0."""
     env = dict(os.environ)  # the worktree's source first, as for every node test
     env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
-    log_path = pathlib.Path(tmp_path) / 'readme.log'
     with open(log_path, 'wb') as log:
-        proc = subprocess.Popen(['bash', '-c', command], cwd=str(ROOT), env=env, stdout=log,
+        proc = subprocess.Popen(['bash', '-c', 'exec ' + command], cwd=str(ROOT), env=env, stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + DEFAULT_TIMEOUT
-            while "robot 'panda' from parameter robot_description" not in log_path.read_text():
+            while not re.search(pattern, log_path.read_text(), re.S):
                 assert proc.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, log_path.read_text()
                 time.sleep(0.05)
@@ -73,6 +70,14 @@ def test_readme_run_in_env_command(tmp_path):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_readme_run_in_env_command(tmp_path):
+    """The README's line, through bash: ``tools/run_in_env.sh kin_node --ros-args --params-file
+    config/kin.yaml -p robot_description:="$(cat robokin_ros/robots/panda.urdf)"``."""
+    command = ('tools/run_in_env.sh kin_node --ros-args --params-file config/kin.yaml '
+               '-p robot_description:="$(cat robokin_ros/robots/panda.urdf)"')
+    run_until_logged(command, "robot 'panda' from parameter robot_description", pathlib.Path(tmp_path) / 'readme.log')
 
 
 def test_readme_description_file_command(tmp_path):
@@ -81,25 +86,7 @@ def test_readme_description_file_command(tmp_path):
     text = (ROOT / 'README.md').read_text()
     match = re.search(r'`(tools/run_in_env\.sh kin_node --ros-args -p description_file:=[^`]+)`', text)
     assert match, 'the README shows no description_file command'
-    env = dict(os.environ)
-    env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
-    log_path = pathlib.Path(tmp_path) / 'readme_file.log'
-    with open(log_path, 'wb') as log:
-        proc = subprocess.Popen(['bash', '-c', 'exec ' + match.group(1)], cwd=str(ROOT), env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + DEFAULT_TIMEOUT
-            while not re.search(r"robot '\w+' from description_file .*IK groups|IK groups from the kinematic tree",
-                                log_path.read_text(), re.S):
-                assert proc.poll() is None, log_path.read_text()
-                assert time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.05)
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=DEFAULT_TIMEOUT) == 0, log_path.read_text()
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    run_until_logged(match.group(1), r"IK groups from the kinematic tree", pathlib.Path(tmp_path) / 'readme_file.log')
 
 
 def test_readme_launch_lines_use_only_known_arguments():
