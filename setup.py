@@ -28,8 +28,8 @@ setup(
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
     install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
-    # matplotlib (pictures) and tqdm (progress bars) are for the robokin command only
-    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm']},
+    # matplotlib (pictures), trimesh (meshes in pictures) and tqdm (progress bars): the robokin command only
+    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',

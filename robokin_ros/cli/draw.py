@@ -1,9 +1,11 @@
 """``robokin show`` and ``robokin workspace``: pictures drawn with matplotlib (Agg, no display).
 
-``show`` draws the robot at a configuration from three views: its visual primitives (boxes,
-cylinders, spheres; collision ones for links without a visual) placed by forward kinematics,
-the skeleton (each link's origin joined to its parent's) and the frames of the leaf links.
-Mesh files are not read: a link with only a mesh shows its skeleton and frame.
+``show`` draws the robot at a configuration from three views: its visual geometry (boxes,
+cylinders, spheres, and meshes read with trimesh where the file resolves: ``package://`` through
+ROS_PACKAGE_PATH or the ament index, ``file://``, or relative to the URDF; collision geometry for
+links without a visual) placed by forward kinematics, the skeleton (each link's origin joined to
+its parent's) and the frames of the leaf links. A mesh that cannot be found or read is a warning,
+and its link shows as skeleton.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..spatial import rpy_to_matrix, transform
 from ..urdf_xml import parse_document
-from . import common
+from . import common, meshes
 
 VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
 
@@ -42,8 +44,9 @@ def add_commands(commands) -> None:
 
 # ---------------------------------------------------------------------------- geometry
 def shapes(text: str, model: RobotModel) -> list[tuple[int, str, np.ndarray, dict]]:
-    """(link index, kind, T_link_shape (4, 4), sizes) of each visual primitive (collision where a
-    link has no visual); malformed ones are skipped (the loader warned about them)."""
+    """(link index, kind, T_link_shape (4, 4), sizes) of each visual shape (collision where a
+    link has no visual); ``sizes`` of a mesh holds its ``filename`` and ``scale``. Malformed ones
+    are skipped (the loader warned about them)."""
     root = parse_document(text).root
     out = []
     for link in root.findall("link"):
@@ -54,16 +57,21 @@ def shapes(text: str, model: RobotModel) -> list[tuple[int, str, np.ndarray, dic
         for holder in holders:
             geometry = holder.find("geometry")
             shape = None if geometry is None else next((c for c in geometry if c.tag in ("box", "cylinder", "sphere",
-                                                                                         "capsule")), None)
+                                                                                         "capsule", "mesh")), None)
             if shape is None:
                 continue
             try:
-                sizes = {k: np.array([float(v) for v in shape.get(k).split()]) for k in ("size", "radius", "length")
+                sizes = {k: np.array([float(v) for v in shape.get(k).split()]) for k in ("size", "radius", "length",
+                                                                                         "scale")
                          if shape.get(k) is not None}
+                if shape.tag == "mesh":
+                    if not shape.get("filename"):
+                        continue
+                    sizes["filename"] = shape.get("filename")
                 pose = _origin(holder)
             except (ValueError, AttributeError):
                 continue
-            if np.all(np.isfinite(pose)) and all(np.all(np.isfinite(v)) for v in sizes.values()):
+            if np.all(np.isfinite(pose)) and all(np.all(np.isfinite(v)) for k, v in sizes.items() if k != "filename"):
                 out.append((model.link_index(name), shape.tag, pose, sizes))
     return out
 
@@ -106,7 +114,9 @@ def _axes_equal(ax, points: np.ndarray) -> None:
     ax.set_box_aspect((1, 1, 1))
 
 
-def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: float = 4.0) -> None:
+def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: float = 4.0,
+               urdf_dir=None) -> dict[str, int]:
+    """Draw the robot at ``q (n_q,)`` into ``path``; returns how many primitives and meshes were drawn."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -116,9 +126,21 @@ def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: flo
     origins = poses[:, :3, 3]
     prims = shapes(text, model)
     polygons = []
+    drawn = {"primitives": 0, "meshes": 0}
+    roots = meshes.package_roots() if any(kind == "mesh" for _, kind, _, _ in prims) else {}
     for i, kind, T, sizes in prims:
-        W = poses[i] @ T   # the primitive's pose in the world
-        polygons += [np.asarray(poly) @ W[:3, :3].T + W[:3, 3] for poly in _surface(kind, sizes)]
+        W = poses[i] @ T   # the shape's pose in the world
+        if kind == "mesh":
+            scale = sizes.get("scale", np.ones(3))
+            faces = meshes.triangles(sizes["filename"], scale if scale.size == 3 else np.full(3, scale[0]),
+                                     urdf_dir, roots=roots)
+            if faces is None:
+                continue
+            polygons += list(faces @ W[:3, :3].T + W[:3, 3])
+            drawn["meshes"] += 1
+        else:
+            polygons += [np.asarray(poly) @ W[:3, :3].T + W[:3, 3] for poly in _surface(kind, sizes)]
+            drawn["primitives"] += 1
     points = np.vstack([origins] + polygons) if polygons else origins
     extent = float(np.max(points.max(axis=0) - points.min(axis=0))) or 0.1
     fig = plt.figure(figsize=(size * len(VIEWS), size + 0.4))
@@ -139,17 +161,25 @@ def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: flo
         ax.view_init(elevation, azimuth)
         ax.set_title(title, fontsize=9)
         ax.tick_params(labelsize=6)
-    fig.suptitle(f"{model.name} ({model.n_q} DOF; {len(prims)} primitives drawn)", fontsize=10)
+    fig.suptitle(f"{model.name} ({model.n_q} DOF; {drawn['primitives']} primitives, {drawn['meshes']} meshes)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
+    return drawn
 
 
 def run_show(args) -> int:
     model, text = common.load(args.file)
     q = common.configuration(model, args)
-    draw_robot(model, text, q, args.output, args.size)
-    print(args.output)
+    import warnings
+    from pathlib import Path
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        drawn = draw_robot(model, text, q, args.output, args.size, urdf_dir=Path(args.file).resolve().parent)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"warning: {message}", file=sys.stderr)
+    print(f"{args.output} ({drawn['primitives']} primitives, {drawn['meshes']} meshes)")
     return 0
 
 

@@ -173,3 +173,25 @@ def test_every_corpus_robot(capsys, tmp_path):
         assert code == 0 and len(json.loads(out)["matrix"]) == 4, path.name
     for path in paths[::6]:   # pictures cost ~0.5 s each: a sample of the corpus
         assert run(capsys, "show", path, "-o", tmp_path / "s.png", "--size", 1.5)[0] == 0, path.name
+
+
+def test_show_reads_meshes_by_relative_file_and_package_paths(capsys, tmp_path, monkeypatch):
+    trimesh = pytest.importorskip("trimesh")
+    package = tmp_path / "src" / "my_robot"
+    (package / "meshes").mkdir(parents=True)
+    (package / "package.xml").write_text("<package><name>my_robot</name></package>")
+    trimesh.creation.box(extents=(0.1, 0.2, 0.3)).export(str(package / "meshes" / "box.stl"))
+    urdf = package / "robot.urdf"
+    urdf.write_text(
+        '<robot name="m"><link name="a"><visual><geometry><mesh filename="meshes/box.stl"/></geometry></visual></link>'
+        '<link name="b"><visual><geometry><mesh filename="package://my_robot/meshes/box.stl" scale="2 2 2"/>'
+        '</geometry></visual></link>'
+        f'<link name="c"><visual><geometry><mesh filename="file://{package}/meshes/box.stl"/></geometry></visual></link>'
+        '<link name="d"><visual><geometry><mesh filename="package://elsewhere/missing.dae"/></geometry></visual></link>'
+        '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><limit lower="-1" upper="1"/></joint>'
+        '<joint name="k" type="fixed"><parent link="b"/><child link="c"/><origin xyz="0.3 0 0"/></joint>'
+        '<joint name="l" type="fixed"><parent link="c"/><child link="d"/></joint></robot>')
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "src"))
+    code, out, err = run(capsys, "show", urdf, "-o", tmp_path / "m.png", "--size", 1.5)
+    assert code == 0 and "(0 primitives, 3 meshes)" in out
+    assert "mesh 'package://elsewhere/missing.dae' not found" in err
