@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 
@@ -31,6 +32,8 @@ def add_commands(commands) -> None:
     ik.add_argument("--pose", nargs=7, type=float, required=True, metavar=("X", "Y", "Z", "QX", "QY", "QZ", "QW"))
     ik.add_argument("--seed", nargs="+", metavar="NAME=VALUE", default=(), help="seed joint values (default: home)")
     ik.add_argument("--timeout", type=float, default=1.0, help="[s] (default 1)")
+    # Pose values like -1.5e-05 must read as numbers, not options (argparse only knows -1.5).
+    ik._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
     ik.set_defaults(run=run_ik)
     bench = commands.add_parser("bench", help="FK / Jacobian / IK timings of this robot",
                                 description="Times single and batched FK, the Jacobian of --tip and IK; "

@@ -108,6 +108,12 @@ def test_ik_json_reaches_the_pose(capsys):
     np.testing.assert_allclose(frame_transform(model, solved, model.root_link, "tool0"), T, atol=1e-4)
 
 
+def test_ik_pose_values_in_scientific_notation(capsys):
+    code, out, _ = run(capsys, "ik", UR5E, "--tip", "tool0", "--pose", "0.4", "-1.5e-05", "0.4", "0", "1", "0", "-0.0",
+                       "--timeout", 1)
+    assert code in (0, 3) and "success" in json.loads(out)
+
+
 def test_ik_unreachable_exits_3(capsys):
     code, out, _ = run(capsys, "ik", UR5E, "--tip", "tool0", "--pose", 5, 0, 0, 0, 0, 0, 1, "--timeout", 0.05)
     assert code == 3 and json.loads(out)["success"] is False
