@@ -127,6 +127,8 @@ def main() -> None:
 
     start = time.monotonic()
     warm = None
+    samples: list[tuple[float, float]] = []
+    next_sample = start + 60.0
     sent, k, next_reload, next_call = 0, 0, start + args.reload_every, start + 0.2
     period = 1.0 / args.rate
     print(f"soak: {args.seconds:g} s at {args.rate:g} Hz, reload every {args.reload_every:g} s; node pid "
@@ -137,6 +139,9 @@ def main() -> None:
             break
         if warm is None and now - start > min(10.0, args.seconds / 4):
             warm = proc_status(node_proc.pid)
+        if now >= next_sample:
+            next_sample += 60.0
+            samples.append((now - start, proc_status(node_proc.pid)[0]))
         due = start + sent * period
         if now >= due:
             q = pool[sent % len(pool)]
@@ -207,6 +212,7 @@ def main() -> None:
     if warm is not None:
         print(f"node RSS {warm[0]:.1f} -> {end_status[0]:.1f} MB (growth {end_status[0] - warm[0]:+.1f} MB), "
               f"open fds {warm[1]} -> {end_status[1]}")
+        print("node RSS every minute [MB]: " + ", ".join(f"{t:.0f} s {r:.1f}" for t, r in samples))
     node.destroy_node()
     rclpy.shutdown()
 
