@@ -44,6 +44,28 @@ def main() -> None:
     parser.add_argument("--reload-every", type=float, default=10.0, help="seconds between hot reloads")
     args = parser.parse_args()
 
+    xml = (ROOT / "robokin_ros" / "robots" / "panda.urdf").read_text()
+    variants = [xml, xml.replace("<robot ", "<!-- reloaded -->\n<robot ", 1)]   # same robot, another text
+    model = RobotModel.from_urdf(xml)
+    directory = pathlib.Path(tempfile.mkdtemp(prefix="soak."))
+    params = directory / "params.yaml"
+    params.write_text(yaml.safe_dump({"robokin": {"ros__parameters": {
+        "robot_description": xml, "ignore_timestamp": True, "publish_jacobians": False,
+        "publish_gravity_torques": False}}}))
+    log = open(directory / "kin_node.log", "w")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    node_proc = subprocess.Popen([sys.executable, "-m", "robokin_ros.node.main", "--ros-args", "--params-file",
+                                  str(params)], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
+
+    try:
+        soak(args, model, variants, node_proc, directory)
+    finally:
+        if node_proc.poll() is None:   # never leave the node behind, whatever happened here
+            node_proc.kill()
+            node_proc.wait()
+
+
+def soak(args, model, variants, node_proc, directory) -> None:
     import rclpy
     from builtin_interfaces.msg import Time
     from geometry_msgs.msg import PoseStamped
@@ -58,24 +80,11 @@ def main() -> None:
     from robokin_ros.node.conversions import matrix_to_pose
     from robokin_ros.spatial import quat_xyzw_to_matrix
 
-    xml = (ROOT / "robokin_ros" / "robots" / "panda.urdf").read_text()
-    variants = [xml, xml.replace("<robot ", "<!-- reloaded -->\n<robot ", 1)]   # same robot, another text
-    model = RobotModel.from_urdf(xml)
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="soak."))
-    params = directory / "params.yaml"
-    params.write_text(yaml.safe_dump({"robokin": {"ros__parameters": {
-        "robot_description": xml, "ignore_timestamp": True, "publish_jacobians": False,
-        "publish_gravity_torques": False}}}))
-    log = open(directory / "kin_node.log", "w")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    node_proc = subprocess.Popen([sys.executable, "-m", "robokin_ros.node.main", "--ros-args", "--params-file",
-                                  str(params)], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
-
     rclpy.init()
     node = rclpy.create_node(f"soak_{os.getpid()}")
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    received = {"tf": 0, "wrong": 0, "checked": 0}
+    received = {"tf": 0, "wrong": 0, "checked": 0, "foreign": 0}
     sent_q: dict[tuple[int, int], np.ndarray] = {}
     lock = threading.Lock()
 
@@ -89,6 +98,10 @@ def main() -> None:
         if q is None:
             return
         received["checked"] += 1
+        if any(t.header.frame_id not in model.link_names or t.child_frame_id not in model.link_names
+               for t in msg.transforms):
+            received["foreign"] += 1   # another node on this domain: not ours to check
+            return
         for t in msg.transforms:
             r, p = t.transform.rotation, t.transform.translation
             T = np.eye(4)
@@ -205,6 +218,8 @@ def main() -> None:
     print(f"ran {elapsed:.0f} s; node alive to the end: {alive}, exit code {code}")
     print(f"joint states sent {sent} ({sent / elapsed:.0f}/s), /tf received {received['tf']} "
           f"({100.0 * received['tf'] / max(sent, 1):.2f} %)")
+    if received["foreign"]:
+        print(f"warning: {received['foreign']} /tf messages from another node on this ROS_DOMAIN_ID were ignored")
     print(f"TF checked against the core: {received['checked']} sampled messages, {received['wrong']} wrong; "
           f"final configuration {'correct' if final_ok else 'WRONG OR MISSING'}")
     print(f"services: IK {services['ik_ok']}/{services['ik']} solved, FK {services['fk_ok']}/{services['fk']}, "
