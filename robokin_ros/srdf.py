@@ -178,22 +178,17 @@ def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: M
                 return None
             chains.append((base, tip))
             joints += _independent_path_joints(model, base, tip)
-        elif member.tag == "joint":
-            joint = member.get("name")
-            if joint not in model.all_joint_names:
-                _warn(doc, warnings, el, f"names joint {shorten(joint)}, which robot {model.name!r} does not "
+        elif member.tag in ("joint", "link"):
+            name = member.get("name")
+            known = model.all_joint_names if member.tag == "joint" else model.link_names
+            if name not in known:
+                _warn(doc, warnings, el, f"names {member.tag} {shorten(name)}, which robot {model.name!r} does not "
                                          "have; group skipped")
                 return None
-            joints.append(joint)
-        elif member.tag == "link":
-            link = member.get("name")
-            if link not in model.link_names:
-                _warn(doc, warnings, el, f"names link {shorten(link)}, which robot {model.name!r} does not "
-                                         "have; group skipped")
-                return None
-            i = model.link_index(link)
-            if i > 0:   # a link brings its parent joint (MoveIt's meaning)
-                joints.append(model.all_joint_names[i - 1])
+            if member.tag == "joint":
+                joints.append(name)
+            elif model.link_index(name) > 0:   # a link brings its parent joint (MoveIt's meaning)
+                joints.append(model.all_joint_names[model.link_index(name) - 1])
         elif member.tag == "group":
             sub = member.get("name")
             if sub in resolving or sub not in elements:
