@@ -331,7 +331,7 @@ class KinematicsNode(Node):
                 parse_srdf(v, self._robot.model)
             except (RobokinError, ValueError) as e:
                 return f"invalid semantic description: {e}"
-        if p.name == "robot_description" and v:
+        if p.name == "robot_description":
             if self._from_topic:
                 return "description_from_topic is true: publish the URDF on the robot_description topic instead"
             try:
