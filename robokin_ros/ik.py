@@ -558,7 +558,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     if timeout is not None and not timeout > 0:
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
     if (T.ndim == len(tail) and (seed is None or np.ndim(seed) == 1) and compiled is not None
-            and tol.restarts == 0 and not plan.base_moves):
+            and tol.restarts == 0):
         # One problem (the /compute_ik case): validated and solved on Python floats.
         flat = T.reshape(nt, 16).tolist()
         if not math.isfinite(sum(x for row in flat for x in row)) and not all(math.isfinite(x) for row in flat for x in row):
@@ -570,7 +570,10 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         solver = (request.solver if lower is None and upper is None else
                   _solver(model, plan, *_bounds(model, lower, upper), tol, compiled))
         seed_list = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(seed_list, solver.q_lower, solver.q_upper)]
-        if base_idx:
+        if plan.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
+            T_world_base = compiled_frames(model, (model.link_names[base_idx],)).single(np.array(seed_list))[0, :4, :4]
+            flat = (T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
+        elif base_idx:
             flat = (plan.T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
         target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
         return solver.solve_one(seed_list, target, _Budget(timeout, 1, rng))

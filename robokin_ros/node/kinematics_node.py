@@ -41,6 +41,8 @@ from .conversions import (JointStateMap, some_names, TFMessageEncoder, Transform
                           ns_to_stamp, stamp_to_ns, topic_token)
 
 NODE_NAME = "robokin"
+#: Values of parameter ``executor``.
+EVENTS, THREADS = "events", "threads"
 
 #: /tf like tf2_ros.TransformBroadcaster: reliable, volatile, depth 100.
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -109,6 +111,13 @@ PARAMETERS = {
         constraints="reject or solve_unchecked")),
     "warning_period": (5.0, _describe("Minimum time [s] between two warnings about the same bad joint state entries.",
                                       constraints=">= 0")),
+    "executor": ("events", _describe(
+        "Callback dispatch: 'events' runs the joint-state -> /tf path on rclpy's EventsExecutor "
+        "(dispatch in C++) and serves /compute_ik and /compute_fk from a companion node "
+        "'<node name>_services' on worker threads; 'threads' runs everything on one multi-threaded "
+        "executor (/compute_ik on worker threads, the rest inline). 'events' falls back to "
+        "'threads', with a log line, where rclpy has no EventsExecutor.", read_only=True,
+        constraints="events or threads")),
     "publish_stats": (False, _describe(
         "Publish joint-state callback statistics on ~/stats (std_msgs/String, JSON: counts and the "
         "durations [us] of the callbacks of the last second) once a second.", read_only=True)),
@@ -222,12 +231,9 @@ class KinematicsNode(Node):
             self._description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
 
         self.create_subscription(String, "robot_description_semantic", self._on_semantic, LATCHED_QOS)
-        group = ReentrantCallbackGroup()
-        self.services_group = group
-        self.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=group)
-        # FK takes ~0.1 ms: it runs inline on the spinning thread (default group), so it never
-        # queues behind IK calls holding the worker threads.
-        self.create_service(GetPositionFK, "compute_fk", self._compute_fk)
+        self.services_group = ReentrantCallbackGroup()
+        if self.get_parameter("executor").value != EVENTS:
+            self.attach_services(self)
         if self._stats_pub is not None:
             self.create_timer(1.0, self._publish_stats_message)
 
@@ -251,6 +257,13 @@ class KinematicsNode(Node):
                                    "or description_file")
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
+
+    def attach_services(self, host: Node) -> None:
+        """Serve /compute_ik (callback group :attr:`services_group`, for worker threads) and
+        /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
+        ``host``: this node, or the companion node of the 'events' executor."""
+        host.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=self.services_group)
+        host.create_service(GetPositionFK, "compute_fk", self._compute_fk)
 
     # ------------------------------------------------------------------------- parameters
     def _string_list(self, name: str) -> list[str]:
@@ -304,6 +317,8 @@ class KinematicsNode(Node):
             return f"ik_max_iterations must be >= 0 (0: no budget), got {v!r}"
         if p.name == "ik_restarts" and v < 0:
             return f"ik_restarts must be >= 0, got {v!r}"
+        if p.name == "executor" and v not in (EVENTS, THREADS):
+            return f"executor must be {EVENTS!r} or {THREADS!r}, got {v!r}"
         if p.name == "avoid_collisions_policy" and v not in (services.REJECT, services.SOLVE_UNCHECKED):
             return f"avoid_collisions_policy must be {services.REJECT!r} or {services.SOLVE_UNCHECKED!r}, got {v!r}"
         if p.name == "jacobian_reference":

@@ -1,14 +1,17 @@
-"""Entry point of the ``kin_node`` executable: the ``robokin`` node on an offloading executor."""
+"""Entry point of the ``kin_node`` executable: the ``robokin`` node on rclpy's EventsExecutor (its
+services on worker threads), or on an offloading multi-threaded executor (parameter ``executor``)."""
 
 import signal
 import sys
+import threading
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from .executor import OffloadingExecutor
-from .kinematics_node import KinematicsNode
+from .kinematics_node import EVENTS, THREADS, KinematicsNode
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -57,24 +60,80 @@ def main(args=None):
     sys.setswitchinterval(0.001)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
-    executor = None
+    executor = services = None
     try:
         if stop.requested:
             return
         node = KinematicsNode()
-        executor = OffloadingExecutor([node.services_group], num_threads=2)
-        executor.add_node(node)
+        executor, services = _executors(node)
         while rclpy.ok() and not stop.requested:
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:
         pass
     finally:
+        if services is not None:
+            services.stop()
         if executor is not None:
             executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
         stop.ignore_from_now()
+
+
+def _executors(node: KinematicsNode):
+    """The executor spinning ``node`` in the main thread, and the :class:`ServiceThread` serving
+    its services (None when they are served by the same executor); see parameter ``executor``."""
+    kind = node.get_parameter('executor').value
+    if kind not in (EVENTS, THREADS):
+        node.get_logger().error(f"parameter executor must be {EVENTS!r} or {THREADS!r}, got {kind!r}: using {THREADS!r}")
+        kind = THREADS
+    if kind == EVENTS:
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            node.get_logger().info("this rclpy has no EventsExecutor (rclpy.experimental): executor 'threads'")
+        else:
+            executor = EventsExecutor()
+            executor.add_node(node)
+            return executor, ServiceThread(node)
+        node.attach_services(node)
+    executor = OffloadingExecutor([node.services_group], num_threads=2)
+    executor.add_node(node)
+    return executor, None
+
+
+class ServiceThread:
+    """The services of ``node`` on a companion node, ``<name>_services`` in its namespace, spun by an
+    :class:`OffloadingExecutor` in a thread of its own (/compute_ik on its worker threads).
+
+    rclpy's EventsExecutor dispatches in C++ but runs every callback on its one thread; an IK call
+    there would hold /tf back for its whole time budget. A node belongs to one executor, hence the
+    companion node.
+    """
+
+    def __init__(self, node: KinematicsNode):
+        self.host = Node(f'{node.get_name()}_services', namespace=node.get_namespace(), context=node.context)
+        node.attach_services(self.host)
+        self.executor = OffloadingExecutor([node.services_group], num_threads=2, context=node.context)
+        self.executor.add_node(self.host)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._spin, name='robokin services', daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        try:
+            while not self._stopping.is_set() and self.executor.context.ok():
+                self.executor.spin_once(timeout_sec=0.1)
+        except ExternalShutdownException:
+            pass
+
+    def stop(self):
+        """Stop spinning, let a call in progress finish, destroy the companion node."""
+        self._stopping.set()
+        self._thread.join()
+        self.executor.shutdown()
+        self.host.destroy_node()
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 """kin_node under load: a 5 kHz joint-state flood does not crash it, and a long IK call does not
-stop /tf (services run on their own threads)."""
+stop /tf (services run on their own threads) — with both values of parameter ``executor``."""
 
 import time
 
@@ -16,11 +16,12 @@ from robokin_ros import RobotModel, frame_transform
 PANDA = RobotModel.from_urdf(robot_xml('panda'))
 
 
-@pytest.fixture(scope='module')
-def node(tmp_path_factory):
+@pytest.fixture(scope='module', params=['events', 'threads'])
+def node(tmp_path_factory, request):
     proc = KinNode(tmp_path_factory.mktemp('load'), params={
-        'robot_description': robot_xml('panda'), 'ignore_timestamp': True,
+        'robot_description': robot_xml('panda'), 'ignore_timestamp': True, 'executor': request.param,
         'ik_max_iterations': 1_000_000_000})  # the long IK call below must end on its timeout
+    proc.executor = request.param
     yield proc
     proc.stop()
 
@@ -105,3 +106,13 @@ def test_fk_does_not_queue_behind_ik_calls(probe, node):
     assert not any(c.done() for c in calls), 'an IK call ended before FK was answered'
     assert answer.result().error_code.val == MoveItErrorCodes.SUCCESS
     probe.spin_until(lambda: all(c.done() for c in calls), 'the IK answers', timeout=30)
+
+
+def test_services_are_served_by_the_companion_node_only_with_the_events_executor(probe, node):
+    probe.client(GetPositionIK, '/compute_ik')  # waits until the service is there
+    by_node = {name: {service for service, _ in probe.node.get_service_names_and_types_by_node(name, '/')}
+               for name in ('robokin', 'robokin_services') if name in probe.node.get_node_names()}
+    host = 'robokin_services' if node.executor == 'events' else 'robokin'
+    assert {'/compute_ik', '/compute_fk'} <= by_node[host], by_node
+    assert ('robokin_services' in by_node) == (node.executor == 'events'), by_node
+    assert '/robokin/set_parameters' in by_node['robokin']   # parameters stay on the node itself
