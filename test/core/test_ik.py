@@ -334,6 +334,24 @@ def test_targets_in_a_base_frame():
     assert np.all(result.q[:, lift] == model.home_configuration()[lift])
 
 
+def test_single_requests_in_a_base_frame_moved_by_the_seed():
+    """One request at a time (the scalar path): the base's pose comes from the seed's torso joint,
+    which is not at home, and never moves."""
+    model = robot("twin_arm_torso")
+    rng = np.random.default_rng(18)
+    q = model.random_configuration(12, rng)
+    lift = model.q_names.index("torso_lift_joint")
+    for k in range(len(q)):
+        seed = model.home_configuration()
+        seed[lift] = q[k, lift]
+        T = frame_transform(model, q[k], "torso_link", "left_tool0")
+        result = solve_ik(model, T, "left_tool0", seed, base="torso_link", active_joints=TWIN_LEFT_ARM, rng=k)
+        assert result.success, k
+        dp, dr = pose_errors(model, result.q, "left_tool0", T, base="torso_link")
+        assert dp <= 1e-5 + 1e-12 and dr <= 1e-5 + 1e-12
+        assert result.q[lift] == seed[lift]
+
+
 # ------------------------------------------------------------------------------------- tolerances
 def test_limits_always_respected_even_when_failing():
     model = robot("panda")
