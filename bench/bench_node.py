@@ -1,9 +1,12 @@
 """Benchmark of the robokin node as a process: joint states in, /tf out.
 
 For each robot it starts ``kin_node`` (``ignore_timestamp``: every joint state becomes a /tf
-message; ``publish_stats``: the node reports its callback durations) and, as the peer, a *floor*
-node in the same run: a node that turns each JointState into a TFMessage of the same size without
-any kinematics (pre-built transforms, stamp copied), i.e. the cost of rclpy alone.
+message; ``publish_stats``: the node reports its callback durations) with each ``executor``
+(``events``, ``threads``) and, as the peer, a *floor* node in the same run: a node that turns each
+JointState into a TFMessage of the same size without any kinematics (pre-built transforms, stamp
+copied), i.e. the cost of rclpy alone, on an EventsExecutor and on a SingleThreadedExecutor. The
+/tf messages are counted by a process of their own on an EventsExecutor (receiving in this
+script's loop was the bound at 1 kHz before).
 At doubling rates it streams pre-built JointStates for a few seconds and measures:
 
 * delivered: /tf messages received / joint states sent (a raw subscription, so the bench does
@@ -51,8 +54,9 @@ def _robots():
 
 
 # ----------------------------------------------------------------------------------- floor node
-def floor_node(urdf_path):
-    """The peer: JointState in, TFMessage out (same transforms count), no kinematics."""
+def floor_node(urdf_path, executor_kind):
+    """The peer: JointState in, TFMessage out (same transforms count), no kinematics; on a
+    SingleThreadedExecutor ('threads') or rclpy's EventsExecutor ('events')."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from sensor_msgs.msg import JointState
@@ -74,7 +78,11 @@ def floor_node(urdf_path):
     def on_joint_state(msg):
         pub.publish(TFMessage(transforms=batch.fill(rows, T, msg.header.stamp)))
     node.create_subscription(JointState, 'joint_states', on_joint_state, JOINT_STATES_QOS)
-    executor = SingleThreadedExecutor()
+    if executor_kind == 'events':
+        from rclpy.experimental import EventsExecutor
+        executor = EventsExecutor()
+    else:
+        executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
         while rclpy.ok():
@@ -86,6 +94,40 @@ def floor_node(urdf_path):
         rclpy.try_shutdown()
 
 
+# ----------------------------------------------------------------------------------- counter
+def counter():
+    """The receiving end, a process of its own on an EventsExecutor (so that receiving is never
+    the bound): per line ``<seconds>`` on stdin, counts the /tf messages of the next ``seconds``
+    and prints ``count lat50 lat99`` (end-to-end latency [ms]: arrival - the first transform's
+    stamp, read from the raw CDR bytes)."""
+    import rclpy
+    from rclpy.experimental import EventsExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from tf2_msgs.msg import TFMessage
+    rclpy.init()
+    node = rclpy.create_node('bench_counter')
+    arrivals = []
+
+    def on_tf(data):
+        sec, nanosec = struct.unpack_from('<iI', data, 8)  # CDR header, sequence length, first stamp
+        arrivals.append(time.time_ns() - (sec * 1_000_000_000 + nanosec))
+    node.create_subscription(TFMessage, '/tf', on_tf, QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE),
+                             raw=True)
+    executor = EventsExecutor()
+    executor.add_node(node)
+    print('ready', flush=True)
+    for line in sys.stdin:
+        end = time.monotonic() + float(line)
+        arrivals.clear()
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+        latency = np.array(arrivals) * 1e-6
+        p50, p99 = (np.percentile(latency, 50), np.percentile(latency, 99)) if latency.size else (np.nan, np.nan)
+        print(f'{len(arrivals)} {p50} {p99}', flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
 # ----------------------------------------------------------------------------------- measuring
 def _cpu_seconds(pid):
     fields = pathlib.Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
@@ -95,25 +137,20 @@ def _cpu_seconds(pid):
 class Bench:
     def __init__(self):
         import rclpy
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
-        from tf2_msgs.msg import TFMessage
 
         self.rclpy = rclpy
         rclpy.init()
         self.node = rclpy.create_node('bench_node')
-        self.arrivals = []   # (arrival ns, stamp ns)
         self.stats = []
-        self.node.create_subscription(TFMessage, '/tf', self._on_tf, QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE),
-                                      raw=True)
+        self.counter = subprocess.Popen([sys.executable, __file__, '--counter'], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=_env())
+        if self.counter.stdout.readline().strip() != 'ready':
+            raise RuntimeError('the /tf counter did not start')
         self.node.create_subscription(String, '/robokin/stats', lambda m: self.stats.append(json.loads(m.data)), 10)
         self.pub = self.node.create_publisher(JointState, '/joint_states', 1000)
         self.JointState = JointState
-
-    def _on_tf(self, data):
-        sec, nanosec = struct.unpack_from('<iI', data, 8)  # CDR header, sequence length, first stamp
-        self.arrivals.append((time.time_ns(), sec * 1_000_000_000 + nanosec))
 
     def spin_until(self, condition, what, timeout=30.0):
         deadline = time.monotonic() + timeout
@@ -133,8 +170,10 @@ class Bench:
         messages = [self.JointState(name=list(model.joint_names), position=model.random_configuration(rng=rng).tolist())
                     for _ in range(64)]
         self.drain(0.3)
-        self.arrivals.clear()
         self.stats.clear()
+        self.counter.stdin.write(f'{PHASE_SECONDS + 1.5}\n')   # counts while we send, and 1.5 s more
+        self.counter.stdin.flush()
+        time.sleep(0.1)
         cpu0, wall0 = _cpu_seconds(pid), time.monotonic()
         n = int(rate * PHASE_SECONDS)
         start = time.perf_counter()
@@ -147,29 +186,33 @@ class Bench:
                 msg.header.stamp.sec, msg.header.stamp.nanosec = now // 1_000_000_000, now % 1_000_000_000
                 self.pub.publish(msg)
             k = due
-            self.rclpy.spin_once(self.node, timeout_sec=0)
             time.sleep(0.0005)
         sent_seconds = time.perf_counter() - start
         cpu = (_cpu_seconds(pid) - cpu0) / (time.monotonic() - wall0)
-        self.drain(1.5)   # let the queues empty and the next stats message arrive
-        latency_ms = np.array([a - s for a, s in self.arrivals]) * 1e-6
+        self.drain(1.5)   # the next stats message arrives; the counter sees the queues empty
+        count, lat50, lat99 = self.counter.stdout.readline().split()
         durations = np.array([d for s in self.stats for d in s['durations_us']])
-        return {'rate': rate, 'achieved': n / sent_seconds, 'delivered': len(self.arrivals) / n, 'cpu': cpu,
-                'lat50': np.percentile(latency_ms, 50) if latency_ms.size else np.nan,
-                'lat99': np.percentile(latency_ms, 99) if latency_ms.size else np.nan,
+        return {'rate': rate, 'achieved': n / sent_seconds, 'delivered': int(count) / n, 'cpu': cpu,
+                'lat50': float(lat50), 'lat99': float(lat99),
                 'cb50': np.percentile(durations, 50) if durations.size else np.nan,
                 'cb99': np.percentile(durations, 99) if durations.size else np.nan}
 
     def close(self):
+        self.counter.stdin.close()
+        self.counter.wait(timeout=10)
         self.node.destroy_node()
         self.rclpy.try_shutdown()
 
 
-def _start(args, directory, name):
+def _env():
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
+    return env
+
+
+def _start(args, directory, name):
     log = open(directory / f'{name}.log', 'wb')
-    return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=env), log
+    return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=_env()), log
 
 
 def _stop(proc, log):
@@ -182,26 +225,36 @@ def _stop(proc, log):
     log.close()
 
 
+#: (label, how it is started) of the nodes compared per robot.
+NODES = ('robokin events', 'robokin threads', 'floor events', 'floor threads')
+
+
+def _node_args(who, urdf, directory, publish_every=True):
+    if who.startswith('floor'):
+        return [__file__, '--floor-node', str(urdf), who.split()[1]]
+    params = directory / 'params.yaml'
+    params.write_text(yaml.safe_dump({'robokin': {'ros__parameters': {
+        'robot_description': urdf.read_text(), 'ignore_timestamp': publish_every, 'publish_stats': True,
+        'executor': who.split()[1]}}}))
+    return ['-m', 'robokin_ros.node.main', '--ros-args', '--params-file', str(params)]
+
+
 def run_robot(bench, label, urdf, rates, directory):
     from robokin_ros import RobotModel
     model = RobotModel.from_urdf_file(urdf)
-    params = directory / 'params.yaml'
-    params.write_text(yaml.safe_dump({'robokin': {'ros__parameters': {
-        'robot_description': urdf.read_text(), 'ignore_timestamp': True, 'publish_stats': True}}}))
     rows = []
-    for who, args in (('robokin', ['-m', 'robokin_ros.node.main', '--ros-args', '--params-file', str(params)]),
-                      ('floor', [__file__, '--floor-node', str(urdf)])):
-        proc, log = _start(args, directory, who)
+    for who in NODES:
+        proc, log = _start(_node_args(who, urdf, directory), directory, who.replace(' ', '_'))
         try:
             bench.spin_until(lambda: bench.pub.get_subscription_count() >= 1, f'the {who} node')
-            if who == 'robokin':
+            if who.startswith('robokin'):
                 bench.spin_until(lambda: bench.stats, 'node stats')
             bench.drain(0.5)
             for rate in rates:
                 r = bench.phase(model, rate, proc.pid)
                 r.update(robot=label, node=who, dof=model.n_q, transforms=int((~model.is_fixed).sum()))
                 rows.append(r)
-                print(f'  {label:<30} {who:<8} {rate:>5} Hz: delivered {r["delivered"]:6.1%}  latency p50/p99 '
+                print(f'  {label:<30} {who:<16} {rate:>5} Hz: delivered {r["delivered"]:6.1%}  latency p50/p99 '
                       f'{r["lat50"]:6.2f}/{r["lat99"]:6.2f} ms  callback p50/p99 {r["cb50"]:6.0f}/{r["cb99"]:6.0f} us  '
                       f'cpu {r["cpu"]:5.0%}', flush=True)
                 if r['delivered'] < 0.9:
@@ -209,6 +262,24 @@ def run_robot(bench, label, urdf, rates, directory):
         finally:
             _stop(proc, log)
     return rows
+
+
+def cpu_at_default_frequency(bench, urdf, directory, rate=1000):
+    """CPU share of the robokin node (each executor) with 1 kHz joint states and the default
+    publish_frequency of 20 Hz (robot_state_publisher's usual setting): /tf at 20 Hz."""
+    from robokin_ros import RobotModel
+    model = RobotModel.from_urdf_file(urdf)
+    result = {}
+    for who in ('robokin events', 'robokin threads'):
+        proc, log = _start(_node_args(who, urdf, directory, publish_every=False), directory, who.replace(' ', '_') + '_20hz')
+        try:
+            bench.spin_until(lambda: bench.pub.get_subscription_count() >= 1, f'the {who} node')
+            bench.spin_until(lambda: bench.stats, 'node stats')
+            r = bench.phase(model, rate, proc.pid)
+            result[who] = (r['cpu'], r['delivered'] * rate)
+        finally:
+            _stop(proc, log)
+    return result
 
 
 def ik_round_trips(bench, directory, calls):
@@ -281,11 +352,15 @@ def callback_cost(urdf, repeats):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--floor-node', help=argparse.SUPPRESS)
+    parser.add_argument('--floor-node', nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument('--counter', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--quick', action='store_true', help='fewer rates and IK calls (while developing)')
     args = parser.parse_args()
     if args.floor_node:
-        floor_node(args.floor_node)
+        floor_node(*args.floor_node)
+        return
+    if args.counter:
+        counter()
         return
     if os.environ.get('ROS_AUTOMATIC_DISCOVERY_RANGE') != 'LOCALHOST':
         sys.exit('run through tools/run_in_env.sh (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST)')
@@ -301,21 +376,25 @@ def main():
             for label, urdf in _robots():
                 rows += run_robot(bench, label, urdf, rates, pathlib.Path(tmp))
             ik = ik_round_trips(bench, pathlib.Path(tmp), 10 if args.quick else 40)
+            panda = _robots()[0]
+            default_rate = cpu_at_default_frequency(bench, panda[1], pathlib.Path(tmp))
     finally:
         bench.close()
     print('\n| robot | node | DOF | /tf transforms | highest sustained rate [Hz] (>= 99 % delivered) | at that rate: callback p50 / p99 [us] | e2e latency p50 / p99 [ms] | CPU [% of a core] |')
     print('|---|---|---|---|---|---|---|---|')
     for robot in dict.fromkeys(r['robot'] for r in rows):
-        for who in ('robokin', 'floor'):
+        for who in NODES:
             mine = [r for r in rows if r['robot'] == robot and r['node'] == who]
             ok = [r for r in mine if r['delivered'] >= 0.99]
             best = max(ok, key=lambda r: r['rate']) if ok else None
             if best is None:
                 print(f'| {robot} | {who} | {mine[0]["dof"]} | {mine[0]["transforms"]} | < {mine[0]["rate"]} | | | |')
                 continue
-            cb = f'{best["cb50"]:.0f} / {best["cb99"]:.0f}' if who == 'robokin' else 'n/a'
+            cb = f'{best["cb50"]:.0f} / {best["cb99"]:.0f}' if who.startswith('robokin') else 'n/a'
             print(f'| {robot} | {who} | {best["dof"]} | {best["transforms"]} | {best["rate"]} | {cb} | '
                   f'{best["lat50"]:.2f} / {best["lat99"]:.2f} | {best["cpu"]:.0%} |')
+    print(f'\n{panda[0]}, 1 kHz joint states, default publish_frequency 20 Hz: ' + ', '.join(
+        f'{who}: CPU {cpu:.0%} of a core, /tf {tf:.0f} Hz' for who, (cpu, tf) in default_rate.items()))
     print(f'\n/compute_ik round trip (panda, seed within ~0.1 rad): median {ik[0]:.1f} ms, p90 {ik[1]:.1f} ms, '
           f'{ik[2]}/{ik[3]} solved')
 
