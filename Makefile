@@ -4,7 +4,7 @@
 #   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
 #   make venv        create/update .venv only (fast when nothing changed)
 #   make fuzz        URDF mutation fuzzing for FUZZ_SECONDS (default 600); prints cases/s and findings
-#   make bench       run the benchmarks
+#   make bench       install the benchmark peers (tools/requirements-bench.txt), run the benchmarks
 #   make shell       an interactive shell in the environment
 #   make clean       remove build products and caches (keeps .venv)
 #   make distclean   clean, and remove .venv too (next run is a cold bootstrap)
@@ -35,6 +35,7 @@ demo: venv
 	$(RUN) python -m robokin_ros.node.demo
 
 bench: venv
+	@$(RUN) python -m pip install --quiet -r tools/requirements-bench.txt -c tools/constraints-venv.txt
 	@if [ -f bench/run_all.py ]; then \
 	  $(RUN) python bench/run_all.py; \
 	else \
