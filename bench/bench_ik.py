@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir  # noqa: E402
+from timing import wait_for_kernels  # noqa: E402
 from robokin_ros import RobotModel, frame_transform  # noqa: E402
 from robokin_ros.ik import solve_ik  # noqa: E402
 from robokin_ros.spatial import log_so3  # noqa: E402
@@ -208,6 +209,7 @@ def main() -> None:
         seed, _, T = problems(model, tip, joints, n, np.random.default_rng(12345), base)
         solve_ik(model, T, tip, seed, base=base, active_joints=joints)  # build the kernels and caches (batched ones too)
         solve_ik(model, T[0], tip, seed, base=base, active_joints=joints)
+        wait_for_kernels()
         ours = bench_ours(model, tip, joints, seed, T, base)
         try:
             peer = None if args.no_peers else bench_rtb(path, tip, joints, model, T, base)

@@ -23,3 +23,13 @@ def per_call_us(fn, args_list, repeats: int) -> float:
         for args in args_list:
             fn(*args)
     return best_of(loop, repeats) / len(args_list) * 1e6
+
+
+def wait_for_kernels() -> None:
+    """Wait until the numba kernels that are loading in the background (threads named
+    ``robokin_ros accel``, started by a first large batch) are ready, so that no compilation
+    competes with what is timed next."""
+    import threading
+    for thread in threading.enumerate():
+        if thread.name == "robokin_ros accel":
+            thread.join()

@@ -477,6 +477,93 @@ def _plan(model: RobotModel, tips: tuple[int, ...], base: int, active: tuple[int
 
 
 # ---------------------------------------------------------------------------------------------
+# Problems on a part of the robot: solved on the chain alone
+
+
+class _Chain:
+    """The links from a base to the tips of a problem as a model of their own (the base its root),
+    when the robot has more: the problem's kernel then computes only those links and columns
+    (a humanoid arm: 7 of 30-40 coordinates), and targets ``T_base_tip`` are world poses of
+    the chain. Coordinates outside the chain keep their (clamped) seed values."""
+
+    def __init__(self, model: RobotModel, chain: RobotModel, q_index: Array):
+        self.model, self.chain, self.q_index = weakref.ref(model), chain, q_index
+        self.joint_names = frozenset(chain.all_joint_names)
+
+    def solve(self, targets, tips, seed, *, active_joints, lower, upper, **options) -> IKResult:
+        model, index = self.model(), self.q_index
+        if active_joints is not None:
+            names = (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+            for name in names:
+                model.joint_index(name)  # unknown names are errors of the whole robot's
+            active_joints = [name for name in names if name in self.joint_names]
+        if lower is not None or upper is not None:
+            lo, hi = _bounds(model, lower, upper)
+            lower, upper = lo[index], hi[index]
+        else:
+            lo, hi = model.q_lower, model.q_upper
+        if seed is None:
+            full = model.home_configuration()
+        else:
+            full = model.check_q(seed, "seed")
+            if full.ndim == 1 and not model.quaternion_slices:
+                full = np.minimum(np.maximum(full, lo), hi)
+            else:
+                full = np.minimum(np.maximum(full, lo), hi)
+                for s in model.quaternion_slices:
+                    full[..., s] /= np.linalg.norm(full[..., s], axis=-1, keepdims=True)
+        result = solve_ik(self.chain, targets, tips, full[..., index], active_joints=active_joints, lower=lower,
+                          upper=upper, **options)
+        q = np.array(np.broadcast_to(full, result.q.shape[:-1] + (model.n_q,)))
+        q[..., index] = result.q
+        return dataclasses.replace(result, q=q)
+
+
+_CHAINS: "weakref.WeakKeyDictionary[RobotModel, dict]" = weakref.WeakKeyDictionary()
+
+
+def _chain(model: RobotModel, tips: tuple, base: str | None) -> _Chain | None:
+    """The :class:`_Chain` of ``tips`` below ``base`` (cached), or None: the robot is that chain
+    already, the base is not an ancestor of every tip, or a chain joint mimics one outside it."""
+    per_model = _CHAINS.get(model)
+    if per_model is None:
+        per_model = _CHAINS[model] = {}
+    key = (tips, base)
+    if key in per_model:
+        return per_model[key]
+    if len(per_model) >= 64:
+        per_model.clear()
+    base_idx = 0 if base is None else model.link_index(base)
+    tip_idx = [model.link_index(t) for t in tips]  # (unknown names: errors, never cached)
+    keep, chain = {base_idx}, None
+    for i in tip_idx:
+        while i not in keep and i != 0:
+            keep.add(i)
+            i = int(model.link_parents[i])
+        if i not in keep:  # reached the root without meeting the base
+            keep = None
+            break
+    if keep is not None and len(keep) < model.n_links:
+        joints = [i - 1 for i in sorted(keep) if i != base_idx]
+        sources = {int(model.mimic_source[j]) for j in joints if model.mimic_source[j] >= 0}
+        if sources <= set(joints):
+            from .builder import _assemble, _decompose  # (builder imports nothing of ik)
+            links, records = _decompose(model)
+            names = {model.link_names[i] for i in keep}
+            sub = _assemble(model.name, [link for link in links if link.name in names],
+                            [records[j] for j in joints])
+            index = np.zeros(sub.n_q, np.int64)  # chain q coordinate -> the robot's
+            for j, name in enumerate(sub.all_joint_names):
+                k, n = int(sub.joint_q_index[j]), int(sub.joint_nq[j])
+                if n:
+                    start = int(model.joint_q_index[model.joint_index(name)])
+                    index[k:k + n] = np.arange(start, start + n)
+            chain = _Chain(model, sub, index)
+    per_model[key] = chain
+    return chain
+
+
+# ---------------------------------------------------------------------------------------------
 # The solver
 
 
@@ -548,6 +635,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     single = isinstance(tips, str)
     if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
         raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
+    chain = _chain(model, (tips,) if single else tuple(tips), base)
+    if chain is not None:
+        return chain.solve(targets, tips, seed, position_tolerance=position_tolerance,
+                           rotation_tolerance=rotation_tolerance, axis_tolerances=axis_tolerances, weights=weights,
+                           active_joints=active_joints, lower=lower, upper=upper, timeout=timeout,
+                           max_iterations=max_iterations, restarts=restarts, rng=rng)
     if timeout is not None and (not _is_real(timeout) and timeout != math.inf or timeout <= 0):
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
     active_names = None if active_joints is None else (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)

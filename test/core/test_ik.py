@@ -3,6 +3,7 @@ FK/Jacobian, and every error path."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -350,6 +351,29 @@ def test_single_requests_in_a_base_frame_moved_by_the_seed():
         dp, dr = pose_errors(model, result.q, "left_tool0", T, base="torso_link")
         assert dp <= 1e-5 + 1e-12 and dr <= 1e-5 + 1e-12
         assert result.q[lift] == seed[lift]
+
+
+def test_a_problem_on_part_of_the_robot_is_solved_on_that_chain_alone():
+    """The arm below the torso: the chain model has only the arm's links and joints, and its
+    answers (single and batched) equal a solve on the whole robot with the other joints frozen."""
+    model = robot("twin_arm_torso")
+    chain = ik._chain(model, ("left_tool0",), "torso_link")
+    assert chain.chain.root_link == "torso_link" and chain.chain.joint_names == tuple(TWIN_LEFT_ARM[:6])
+    assert [model.q_names[i] for i in chain.q_index] == list(chain.chain.q_names)
+    assert ik._chain(model, ("left_tool0",), "right_tool0") is None      # base not an ancestor: whole robot
+    rng = np.random.default_rng(19)
+    q = model.random_configuration(8, rng)
+    seeds = model.random_configuration(8, rng)
+    T = frame_transform(model, q, "torso_link", "left_tool0")
+    batched = solve_ik(model, T, "left_tool0", seeds, base="torso_link", rng=0)
+    others = [i for i in range(model.n_q) if i not in chain.q_index]
+    for k in range(len(q)):
+        single = solve_ik(model, T[k], "left_tool0", seeds[k], base="torso_link", rng=0)
+        for result in (single, ik.IKResult(*(np.asarray(a)[k] for a in dataclasses.astuple(batched)))):
+            assert result.success
+            dp, dr = pose_errors(model, result.q, "left_tool0", T[k], base="torso_link")
+            assert dp <= 1e-5 + 1e-12 and dr <= 1e-5 + 1e-12
+            np.testing.assert_array_equal(result.q[others], model.clamp(seeds[k])[others])
 
 
 # ------------------------------------------------------------------------------------- tolerances
