@@ -12,16 +12,26 @@ gravity torques, ``a`` for the nonlinear effects) or constant (standard gravity)
 away. Temporaries are renamed onto a small set of registers once they are dead, so a batched
 call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is last used.
 
+Where numba is installed, :mod:`robokin_ros.accel` compiles each kernel (a loop over a batch,
+plus a single-configuration entry that checks its inputs' shapes and finiteness in the same
+call); once loaded, batches and single calls use it. A kernel is loaded (from the disk cache, or
+compiled in a background thread) once :data:`robokin_ros.accel.MIN_BATCH` configurations have
+gone through it, in one batch or in many single calls; :func:`prepare` loads it at once.
+
 Models with floating or planar joints get no generated kernel (the generic kernels handle them).
 """
 
 from __future__ import annotations
 
 import math
+import re
+import threading
+import warnings
 import weakref
 
 import numpy as np
 
+from . import accel
 from .codegen import (
     _allocate_registers,
     _clean,
@@ -267,6 +277,9 @@ def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
     return values
 
 
+_RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
+
+
 def _reciprocal(x):
     """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
     try:
@@ -309,11 +322,13 @@ class CompiledDynamics:
 
     ``single(*inputs)`` takes 1-D arrays (``q``, then the kernel's other inputs) and returns an
     array of shape :attr:`shape`; ``batch(*inputs)`` takes ``(B, k)`` arrays and returns
-    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input.
+    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input;
+    :attr:`input_sizes`: the length of each input. Both use the numba-compiled kernel once it is
+    loaded (:meth:`accelerate`), else the numpy / Python-float code.
     """
 
     def __init__(self, model: RobotModel, e: _Emitter, values: list, shape: tuple, label: str,
-                 gravity_input: bool = False):
+                 input_sizes: tuple, gravity_input: bool = False):
         values = _allocate_registers(e, [e.plain(x) for x in values])
         names, slots, template = _outputs(values, np.zeros(shape))
         self.generated = _generated(e, values, names, slots, template)
@@ -321,8 +336,8 @@ class CompiledDynamics:
                            "recip": _reciprocal}
         exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._batch, self._single = namespace["fk"], namespace["fk_all"]
-        self.shape, self.gravity_input = shape, gravity_input
-        self._size = template.size
+        self.shape, self.gravity_input, self.input_sizes = shape, gravity_input, tuple(input_sizes)
+        self._size = self.size = template.size
         # Batched results are assembled from the non-zero entries only (variables and non-zero
         # constants, in flat order), copied as runs of consecutive entries.
         flat = template.reshape(-1)
@@ -334,18 +349,102 @@ class CompiledDynamics:
         self._runs = [(int(nonzero[a]), int(a), int(b - a)) for a, b in zip(starts, stops) if b > a]
         self._n_nonzero = nonzero.size
         self._dense = nonzero.size == self._size
+        # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
+        self._accelerated = None
+        self.accelerated_single = None
+        self._accel_failed = False
+        self._compiling: threading.Thread | None = None
+        self._uses = 0   # configurations seen before the kernel is loaded (triggers loading)
+
+    def wrapper_source(self) -> str:
+        """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
+        ``kernel(qb (B, n_in), out (B, size))`` and ``single(x_1, ..., x_k, out) -> status``
+        over 1-D float64 inputs (0: ``out`` filled; 1: a non-finite input; 2: a wrong length),
+        compiled eagerly for C-contiguous float64 vectors only (any other argument raises
+        TypeError instead of compiling a new specialisation)."""
+        body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
+        n_in = sum(self.input_sizes)
+        source = accel.wrapper_source(body, self.generated.values, n_in)
+        args = [f"x{k}" for k in range(len(self.input_sizes))]
+        checks = " or ".join(f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes))
+        signature = f"int64({', '.join(['float64[::1]'] * (len(args) + 1))})"
+        lines = ["", "", "import numpy as np", "", "",
+                 f"@numba.njit({signature!r}, cache=True, nogil=True, error_model='numpy')",
+                 f"def single({', '.join(args)}, out):",
+                 f"    if {checks} or out.shape[0] != {self._size}:",
+                 "        return 2",
+                 "    s = 0.0"]
+        for x, n in zip(args, self.input_sizes):
+            lines += [f"    for k in range({n}):", f"        s += {x}[k] * 0.0"]   # inf * 0 and nan * 0 are nan
+        lines += ["    if s != 0.0:", "        return 1", f"    qb = np.empty((1, {n_in}))"]
+        start = 0
+        for x, n in zip(args, self.input_sizes):
+            lines.append(f"    qb[0, {start}:{start + n}] = {x}")
+            start += n
+        lines += [f"    kernel(qb, out.reshape((1, {self._size})))", "    return 0"]
+        return source + "\n".join(lines) + "\n"
+
+    def accelerate(self) -> bool:
+        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
+
+        Returns:
+            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
+            compilation worked (a failure warns once and keeps numpy).
+        """
+        if not accel.active():
+            return False
+        if self._accelerated is None and not self._accel_failed:
+            try:
+                kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
+                                    reference=lambda x: self._single(x, math.cos, math.sin))
+                single = kernel.py_func.__globals__["single"]
+            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break dynamics
+                self._accel_failed = True
+                warnings.warn(f"robokin_ros.accel: numba dynamics kernel unavailable, using numpy ({error!r})",
+                              RuntimeWarning, stacklevel=2)
+            else:
+                self.accelerated_single, self._accelerated = single, kernel
+        return self._accelerated is not None
+
+    def _kernel(self, batch: int):
+        """The accelerated batch kernel, or None (numpy). Once :data:`robokin_ros.accel.MIN_BATCH`
+        configurations have been asked for (one batch or many calls), loading starts in a
+        background thread (compiling can take seconds; callers go on with numpy meanwhile)."""
+        if not accel.enabled:
+            return None
+        if self._accelerated is None and self._compiling is None:
+            self._uses += batch
+            if self._uses >= accel.MIN_BATCH and accel.available():
+                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+                self._compiling.start()
+        return self._accelerated
 
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.concatenate(inputs).reshape(1, -1), out)
+            return out.reshape(self.shape)
         return self.single_flat([x for a in inputs for x in a.tolist()])
 
     def single_flat(self, inputs: list) -> np.ndarray:
         """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.array([inputs], np.float64), out)
+            return out.reshape(self.shape)
         return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
 
     def batch(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for ``(B, k)`` inputs, in chunks of :data:`CHUNK`."""
         B = inputs[0].shape[0]
+        kernel = self._kernel(B)
+        if kernel is not None:
+            out = np.empty((B, self._size))
+            kernel(np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64), out)
+            return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))
         for k, value in self._constants:
@@ -399,7 +498,8 @@ def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> Com
         v = inputs.read(model.n_v) if with_v else zeros
         a = inputs.read(model.n_v) if with_a else zeros
         tau = _rnea_values(e, bodies, model.n_v, v, a, _gravity_symbols(inputs, constant))
-        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}",
+        sizes = (model.n_q,) + (model.n_v,) * (int(with_v) + int(with_a)) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}", sizes,
                                 gravity_input=constant is None)
 
     return _cached(model, ("rnea", with_v, with_a, constant), build)
@@ -411,7 +511,7 @@ def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
     def build():
         e = _Emitter()
         return CompiledDynamics(model, e, _crba_values(e, _bodies(model, e), model.n_v), (model.n_v, model.n_v),
-                                "crba")
+                                "crba", (model.n_q,))
 
     return _cached(model, "crba", build)
 
@@ -430,7 +530,8 @@ def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | 
         h = _rnea_values(e, bodies, model.n_v, v, [0.0] * model.n_v, _gravity_symbols(inputs, constant))
         M = _crba_values(e, bodies, model.n_v)
         a = _solve_values(e, M, [e.sub(t, x) for t, x in zip(tau, h)])
-        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}",
+        sizes = (model.n_q, model.n_v, model.n_v) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}", sizes,
                                 gravity_input=constant is None)
 
     return _cached(model, ("forward dynamics", constant), build)
