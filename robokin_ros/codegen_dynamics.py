@@ -359,19 +359,22 @@ class CompiledDynamics:
     def wrapper_source(self) -> str:
         """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
         ``kernel(qb (B, n_in), out (B, size))`` and ``single(x_1, ..., x_k, out) -> status``
-        over 1-D float64 inputs (0: ``out`` filled; 1: a non-finite input; 2: a wrong length),
+        over 1-D float64 inputs and an output of :attr:`shape` (0: ``out`` filled; 1: a
+        non-finite input; 2: a wrong length),
         compiled eagerly for C-contiguous float64 vectors only (any other argument raises
         TypeError instead of compiling a new specialisation)."""
         body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
         n_in = sum(self.input_sizes)
         source = accel.wrapper_source(body, self.generated.values, n_in)
         args = [f"x{k}" for k in range(len(self.input_sizes))]
-        checks = " or ".join(f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes))
-        signature = f"int64({', '.join(['float64[::1]'] * (len(args) + 1))})"
+        checks = [f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes)]
+        checks += [f"out.shape[{k}] != {n}" for k, n in enumerate(self.shape)]
+        out_type = "float64[::1]" if len(self.shape) == 1 else "float64[:, ::1]"
+        signature = f"int64({', '.join(['float64[::1]'] * len(args) + [out_type])})"
         lines = ["", "", "import numpy as np", "", "",
                  f"@numba.njit({signature!r}, cache=True, nogil=True, error_model='numpy')",
                  f"def single({', '.join(args)}, out):",
-                 f"    if {checks} or out.shape[0] != {self._size}:",
+                 f"    if {' or '.join(checks)}:",
                  "        return 2",
                  "    s = 0.0"]
         for x, n in zip(args, self.input_sizes):

@@ -500,14 +500,12 @@ def _fast(model: RobotModel, key: str, *vectors) -> Array | None:
     for x in vectors:
         if type(x) is not np.ndarray or x.ndim != 1:
             return None
-    out = np.empty(kernel.size)
+    out = np.empty(kernel.shape)
     try:
         status = kernel.accelerated_single(*vectors, out)
     except TypeError:   # another dtype, non-contiguous or read-only: numba has no such signature
         return None
-    if status:
-        return None
-    return out if len(kernel.shape) == 1 else out.reshape(kernel.shape)
+    return None if status else out
 
 
 def _register(model: RobotModel, key: str, kernel) -> None:
