@@ -1,14 +1,14 @@
 """Benchmark of the dynamics: generic, generated (numpy) and numba kernels side by side with Pinocchio from Python.
 
 Usage: ``python3 bench/bench_dynamics.py [--quick]``. Prints µs per configuration, on Panda and
-Talos (example-robot-data), for rnea, crba, aba and gravity torques:
+Talos (example-robot-data), for rnea, crba, aba, gravity torques and the centre of mass:
 
 - batched (10,000 configurations; 1,000 with --quick): robokin_ros's generic kernel, its
   per-robot generated kernel on numpy and the same kernel compiled by numba;
 - single calls (one configuration as 1-D float64 arrays, the public function): the generated
   kernel on Python floats (numba off) and the numba-compiled single entry;
 - Pinocchio's call from Python in a loop (``pin.rnea``, ``pin.crba``, ``pin.aba``,
-  ``pin.computeGeneralizedGravity``), timed interleaved with our single call;
+  ``pin.computeGeneralizedGravity``, ``pin.centerOfMass``), timed interleaved with our single call;
 - a floor row per robot: a no-op numba function taking the same arrays as our compiled rnea
   entry (q, v, a, out), called from Python with the output allocated — the call overhead no
   compiled single call can go below.
@@ -34,9 +34,9 @@ from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import best_of
 
 from robokin_ros import RobotModel, accel, dynamics, kinematics
-from robokin_ros.dynamics import aba, crba, gravity_torques, rnea
+from robokin_ros.dynamics import aba, center_of_mass, crba, gravity_torques, rnea
 
-ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques"}
+ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques", "com": "center_of_mass"}
 
 
 def batch_us(fn, model, inputs, batch: int, repeats: int, generated: bool, numba: bool) -> float:
@@ -90,7 +90,7 @@ def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
     v, a = rng.normal(size=(2, batch, model.n_v))
     tau = rnea(model, q, v, a)
     ours = {"rnea": (rnea, (q, v, a)), "crba": (crba, (q,)), "aba": (aba, (q, v, tau)),
-            "gravity": (gravity_torques, (q,))}
+            "gravity": (gravity_torques, (q,)), "com": (center_of_mass, (q,))}
     peers = {}
     if pin is not None:
         pm = pin.buildModelFromUrdf(path)
@@ -100,7 +100,8 @@ def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
         peers = {"rnea": lambda: pin.rnea(pm, pd, pq, pv, pa),
                  "crba": lambda: pin.crba(pm, pd, pq),   # upper triangle; ours fills both
                  "aba": lambda: pin.aba(pm, pd, pq, pv, pa),
-                 "gravity": lambda: pin.computeGeneralizedGravity(pm, pd, pq)}
+                 "gravity": lambda: pin.computeGeneralizedGravity(pm, pd, pq),
+                 "com": lambda: pin.centerOfMass(pm, pd, pq)}
     for algo, (fn, inputs) in ours.items():
         generic_b = batch_us(fn, model, inputs, batch, repeats, False, False)
         gen_b = batch_us(fn, model, inputs, batch, repeats, True, False)

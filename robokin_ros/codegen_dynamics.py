@@ -277,6 +277,22 @@ def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
     return values
 
 
+def _com_values(e: _Emitter, bodies: list, mass0: float, h0, total: float) -> list:
+    """Emit the whole robot's centre of mass in the world frame: ``Σ m_b (R_b c_b + p_b) / Σ m``
+    over the moving bodies, plus the root body's constant ``h0 = m_0 c_0`` (``total``: every
+    link's mass)."""
+    identity = [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]
+    R, p = {0: identity}, {0: [0.0, 0.0, 0.0]}
+    moment = [float(x) for x in h0]
+    for b, body in enumerate(bodies[1:], start=1):
+        Rp, pp = R[body.parent], p[body.parent]
+        R[b] = e.matmul(Rp, _transpose(body.E))                  # world <- body
+        p[b] = _vadd(e, pp, e.matvec(Rp, body.r))
+        if body.mass:
+            moment = _vadd(e, moment, e.matvec(R[b], body.h), _scale(e, p[b], body.mass))
+    return _scale(e, moment, 1.0 / total)
+
+
 _RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
 
 
@@ -538,3 +554,22 @@ def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | 
                                 gravity_input=constant is None)
 
     return _cached(model, ("forward dynamics", constant), build)
+
+
+def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
+    """The generated centre of mass of ``model``: ``q -> c (3,)`` in the world frame, every
+    link (the root's included) weighted by its mass (None for floating / planar joints or a
+    massless model)."""
+    from .dynamics import _tree
+
+    total = float(model.link_masses.sum())
+
+    def build():
+        if total <= 0.0:
+            return None
+        e = _Emitter()
+        tree = _tree(model)
+        values = _com_values(e, _bodies(model, e), float(tree.mass[0]), tree.mass[0] * tree.com[0], total)
+        return CompiledDynamics(model, e, values, (3,), "center of mass", (model.n_q,))
+
+    return _cached(model, "center of mass", build)

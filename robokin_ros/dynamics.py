@@ -20,7 +20,7 @@ Modelling choices:
 
 Generated kernels: for models without floating or planar joints, :func:`rnea`,
 :func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba` and
-:func:`aba` run per-robot straight-line code from :mod:`robokin_ros.codegen_dynamics` (faster for
+:func:`aba` (and :func:`center_of_mass`) run per-robot straight-line code from :mod:`robokin_ros.codegen_dynamics` (faster for
 one configuration and for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or
 external wrenches select the generic kernels below, which are the generated code's oracle.
 Once a kernel is compiled by numba (:mod:`robokin_ros.accel`, :func:`prepare`), a single
@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import accel, kinematics
-from .codegen_dynamics import compiled_crba, compiled_forward_dynamics, compiled_rnea
+from .codegen_dynamics import compiled_center_of_mass, compiled_crba, compiled_forward_dynamics, compiled_rnea
 from .errors import ModelError, NonFiniteError, ShapeError
 from .inertia import (
     apply_inertia,
@@ -691,6 +691,7 @@ _PREPARABLE = {
     "coriolis_torques": ("coriolis", lambda model: compiled_rnea(model, True, False, np.zeros(3))),
     "crba": ("crba", compiled_crba),
     "aba": ("aba", lambda model: compiled_forward_dynamics(model, _STANDARD_GRAVITY)),
+    "center_of_mass": ("com", compiled_center_of_mass),
 }
 
 
@@ -705,7 +706,7 @@ def prepare(model: RobotModel, calls=("rnea", "gravity_torques", "crba", "aba"))
 
     Args:
         calls: names among ``rnea``, ``gravity_torques``, ``nonlinear_effects``,
-            ``coriolis_torques``, ``crba``, ``aba``.
+            ``coriolis_torques``, ``crba``, ``aba``, ``center_of_mass``.
 
     Returns:
         True when every kernel is accelerated; False when the accelerator is not active
@@ -757,6 +758,17 @@ def center_of_mass(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no mass. ShapeError, NonFiniteError: bad ``q``.
     """
+    c = _fast(model, "com", q)
+    if c is not None:
+        return c
+    if kinematics.use_generated_kernels:
+        if total_mass(model) <= 0.0:
+            raise ModelError(f"model {model.name!r} has no mass: its centre of mass is undefined")
+        kernel = compiled_center_of_mass(model)
+        c = _generated(kernel, model, q, {}, None)
+        if c is not None:
+            _register(model, "com", kernel)
+            return c
     _, _, _, h, batch = _com_parts(model, q)
     return _out(h.sum(axis=1) / total_mass(model), batch)
 

@@ -451,7 +451,7 @@ def test_generated_kernels_equal_generic_kernels(name):
     tau = rng.normal(size=(5, model.n_v))
     cases = [(rnea, (q, v, a), {}), (rnea, (q, v, a), {"gravity": (0.3, -1.0, -9.0)}), (crba, (q,), {}),
              (gravity_torques, (q,), {}), (gravity_torques, (q,), {"gravity": (0.0, 2.0, 0.0)}),
-             (nonlinear_effects, (q, v), {}), (coriolis_torques, (q, v), {})]
+             (nonlinear_effects, (q, v), {}), (coriolis_torques, (q, v), {}), (center_of_mass, (q,), {})]
     for call, args, kwargs in cases:
         expected = generic(call, model, *args, **kwargs)
         assert_close(call(model, *args, **kwargs), expected, rtol=1e-12)                    # batch
@@ -548,7 +548,7 @@ def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
 
 # ------------------------------------------------------------------------------------ numba single calls
 needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not installed (optional accelerator)")
-ALL_CALLS = ("rnea", "gravity_torques", "nonlinear_effects", "coriolis_torques", "crba", "aba")
+ALL_CALLS = ("rnea", "gravity_torques", "nonlinear_effects", "coriolis_torques", "crba", "aba", "center_of_mass")
 ACCEL_CASES = ["double_pendulum", "branched", "prismatic_continuous_mimic", "random_mimic_3", "panda"]
 
 
@@ -557,7 +557,7 @@ def single_calls(model, q, v, a):
     return {"rnea": lambda: rnea(model, q, v, a), "gravity_torques": lambda: gravity_torques(model, q),
             "nonlinear_effects": lambda: nonlinear_effects(model, q, v),
             "coriolis_torques": lambda: coriolis_torques(model, q, v), "crba": lambda: crba(model, q),
-            "aba": lambda: aba(model, q, v, a)}
+            "aba": lambda: aba(model, q, v, a), "center_of_mass": lambda: center_of_mass(model, q)}
 
 
 @pytest.fixture
@@ -601,7 +601,7 @@ def test_compiled_single_calls_agree_with_pinocchio(name, numba_on, monkeypatch)
     pin = pytest.importorskip("pinocchio")
     path = erd_urdf(ERD_ROBOTS[name])
     model = RobotModel.from_urdf_file(path)
-    assert dynamics.prepare(model)
+    assert dynamics.prepare(model, ("rnea", "gravity_torques", "crba", "aba", "center_of_mass"))
     pm, pd = pin_model(path)
     P = velocity_map(model, pm)
     rng = np.random.default_rng(31)
@@ -613,6 +613,9 @@ def test_compiled_single_calls_agree_with_pinocchio(name, numba_on, monkeypatch)
         Mp = pin.crba(pm, pd, pq)
         assert_close(crba(model, q), P.T @ (np.triu(Mp) + np.triu(Mp, 1).T) @ P, rtol=1e-12)
         assert_close(gravity_torques(model, q), P.T @ pin.computeGeneralizedGravity(pm, pd, pq), rtol=1e-12)
+        m_pin, m0, c0 = pin.computeTotalMass(pm), pm.inertias[0].mass, pm.inertias[0].lever   # + what is welded
+        assert_close(center_of_mass(model, q), (m_pin * pin.centerOfMass(pm, pd, pq) + m0 * c0) / (m_pin + m0),
+                     rtol=1e-12)
         if not model.is_mimic.any():
             # ABA against a Lᵀ D L solve of M a = tau - h: agreement limited by the conditioning of M
             assert_close(aba(model, q, v, a), P.T @ pin.aba(pm, pd, pq, P @ v, P @ a), rtol=1e-10)
