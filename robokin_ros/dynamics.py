@@ -19,10 +19,11 @@ Modelling choices:
 - Joint friction and damping (URDF ``<dynamics>``) and rotor inertia are ignored.
 
 Generated kernels: for models without floating or planar joints, :func:`rnea`,
-:func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba` and
-:func:`aba` (and :func:`center_of_mass`) run per-robot straight-line code from :mod:`robokin_ros.codegen_dynamics` (faster for
-one configuration and for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or
-external wrenches select the generic kernels below, which are the generated code's oracle.
+:func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba`,
+:func:`aba` and :func:`center_of_mass` run per-robot straight-line code from
+:mod:`robokin_ros.codegen_dynamics` (faster for one configuration and for batches);
+``robokin_ros.kinematics.use_generated_kernels = False`` or external wrenches select the generic
+kernels below, which are the generated code's oracle.
 Once a kernel is compiled by numba (:mod:`robokin_ros.accel`, :func:`prepare`), a single
 configuration given as 1-D float64 arrays with the default gravity goes straight to its compiled
 single-configuration entry, which checks lengths and finiteness itself; anything else, or a
