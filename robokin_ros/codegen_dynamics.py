@@ -417,6 +417,7 @@ class CompiledDynamics:
                 kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
                                     reference=lambda x: self._single(x, math.cos, math.sin))
                 single = kernel.py_func.__globals__["single"]
+                self._check_single(single)
             except Exception as error:  # noqa: BLE001 - an optional accelerator must not break dynamics
                 self._accel_failed = True
                 warnings.warn(f"robokin_ros.accel: numba dynamics kernel unavailable, using numpy ({error!r})",
@@ -424,6 +425,19 @@ class CompiledDynamics:
             else:
                 self.accelerated_single, self._accelerated = single, kernel
         return self._accelerated is not None
+
+    def _check_single(self, single) -> None:
+        """Raise :class:`robokin_ros.accel.KernelCheckError` unless the compiled single entry agrees
+        with the Python-float kernel at accel's check configuration (the batch kernel is checked by
+        :func:`robokin_ros.accel.load`)."""
+        x = accel._check_configuration(sum(self.input_sizes))
+        bounds = np.cumsum((0,) + self.input_sizes)
+        out = np.empty(self.shape)
+        status = single(*[np.array(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], out)
+        expected = np.reshape(self._single(x, math.cos, math.sin), self.shape)
+        if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
+            raise accel.KernelCheckError(
+                f"the compiled single entry disagrees with the Python kernel (status {status})")
 
     def _kernel(self, batch: int):
         """The accelerated batch kernel, or None (numpy). Once :data:`robokin_ros.accel.MIN_BATCH`

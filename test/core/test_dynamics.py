@@ -700,6 +700,31 @@ def test_many_single_calls_load_the_compiled_kernel_in_the_background(numba_on, 
     assert_close(crba(model, q), expected, rtol=1e-12)   # ... which the next one takes
 
 
+@needs_numba
+def test_a_compiled_single_entry_that_disagrees_is_not_used(numba_on, monkeypatch):
+    model = fixture("double_pendulum")
+    kernel = codegen_dynamics.compiled_crba(model)
+    assert kernel.accelerate()
+    kernel._check_single(kernel.accelerated_single)            # the real entry passes its check
+
+    def zeros(q, out):
+        out[:] = 0.0
+        return 0
+
+    for fake in (lambda q, out: 1, zeros):
+        with pytest.raises(accel.KernelCheckError, match="single entry disagrees"):
+            kernel._check_single(fake)
+    fresh = fixture("double_pendulum")                          # a new model: its kernel is not loaded yet
+    def failing_check(self, single):
+        raise accel.KernelCheckError("the compiled single entry disagrees with the Python kernel")
+
+    monkeypatch.setattr(codegen_dynamics.CompiledDynamics, "_check_single", failing_check)
+    with pytest.warns(RuntimeWarning, match="numba dynamics kernel unavailable"):
+        assert dynamics.prepare(fresh, ["crba"]) is False
+    assert not dynamics._tree(fresh).fast
+    assert_close(crba(fresh, np.array([0.4, 0.1])), generic(crba, fresh, np.array([0.4, 0.1])), rtol=1e-12)
+
+
 def test_without_numba_single_calls_run_on_numpy(monkeypatch):
     monkeypatch.setattr(accel, "_available", False)
     model = fixture("double_pendulum")
