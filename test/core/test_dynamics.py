@@ -596,7 +596,7 @@ def test_compiled_single_calls_equal_generic_and_numpy_kernels(name, numba_on, m
 
 
 @needs_numba
-@pytest.mark.parametrize("name", ["panda", "ur5", "kinova"])
+@pytest.mark.parametrize("name", ["panda", "ur5"])
 def test_compiled_single_calls_agree_with_pinocchio(name, numba_on, monkeypatch):
     pin = pytest.importorskip("pinocchio")
     path = erd_urdf(ERD_ROBOTS[name])
