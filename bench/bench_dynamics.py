@@ -1,10 +1,21 @@
-"""Benchmark of the dynamics: generic and generated kernels side by side with Pinocchio from Python.
+"""Benchmark of the dynamics: generic, generated (numpy) and numba kernels side by side with Pinocchio from Python.
 
 Usage: ``python3 bench/bench_dynamics.py [--quick]``. Prints µs per configuration, on Panda and
-Talos (example-robot-data), for rnea, crba, aba and gravity torques: robokin_ros's generic kernel
-and its per-robot generated kernel, each batched (10,000 configurations; 1,000 with --quick) and
-as a single call, next to Pinocchio's per-call time (a Python loop of calls), with the ratios
-ours / Pinocchio (below 1: faster than Pinocchio). All columns come from the same run.
+Talos (example-robot-data), for rnea, crba, aba, gravity torques and the centre of mass:
+
+- batched (10,000 configurations; 1,000 with --quick): robokin_ros's generic kernel, its
+  per-robot generated kernel on numpy and the same kernel compiled by numba;
+- single calls (one configuration as 1-D float64 arrays, the public function): the generated
+  kernel on Python floats (numba off) and the numba-compiled single entry;
+- Pinocchio's call from Python in a loop (``pin.rnea``, ``pin.crba``, ``pin.aba``,
+  ``pin.computeGeneralizedGravity``, ``pin.centerOfMass``), timed interleaved with our single call;
+- a floor row per robot: a no-op numba function taking the same arrays as our compiled rnea
+  entry (q, v, a, out), called from Python with the output allocated — the call overhead no
+  compiled single call can go below.
+
+Ratios are ours / Pinocchio (below 1: faster than Pinocchio). All columns come from the same run.
+The numba kernels are compiled (or loaded from the disk cache) before timing; the first compile
+on a machine takes minutes for Talos (see ``robokin_ros.dynamics.prepare``).
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -21,29 +33,33 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import best_of
 
-from robokin_ros import RobotModel, kinematics
-from robokin_ros.dynamics import aba, crba, gravity_torques, rnea
+from robokin_ros import RobotModel, accel, dynamics, kinematics
+from robokin_ros.dynamics import aba, center_of_mass, crba, gravity_torques, rnea
+
+ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques", "com": "center_of_mass"}
 
 
-def time_ours(fn, model, inputs, batch: int, repeats: int, n_single: int, generated: bool) -> tuple[float, float]:
-    """(batched, single) µs per configuration of ``fn`` with the generated kernels on or off."""
-    kinematics.use_generated_kernels = generated
+def batch_us(fn, model, inputs, batch: int, repeats: int, generated: bool, numba: bool) -> float:
+    """µs per configuration of ``fn`` on the whole batch."""
+    kinematics.use_generated_kernels, accel.enabled = generated, numba
     try:
-        first = tuple(x[0] for x in inputs)
-        fn(model, *inputs)  # build / warm the per-model caches
-        fn(model, *first)
-        t_batch = best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6
-        t_single = best_of(lambda: [fn(model, *first) for _ in range(n_single)], repeats) / n_single * 1e6
+        fn(model, *inputs)
+        return best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6
     finally:
-        kinematics.use_generated_kernels = True
-    return t_batch, t_single
+        kinematics.use_generated_kernels, accel.enabled = True, True
+
+
+def single_us(call, n: int, repeats: int) -> float:
+    """µs per call of ``call()`` (best of ``repeats`` loops of ``n`` calls)."""
+    call()
+    return best_of(lambda: [call() for _ in range(n)], repeats) / n * 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small batch and few repeats")
     args = parser.parse_args()
-    batch, repeats, singles = (1000, 2, 200) if args.quick else (10000, 5, 2000)
+    batch, repeats, singles = (1000, 3, 300) if args.quick else (10000, 5, 2000)
     try:
         import pinocchio as pin
     except ImportError:
@@ -51,11 +67,13 @@ def main() -> None:
     base = example_robot_data_dir()
     if base is None:
         sys.exit("example-robot-data is not installed (pip install example-robot-data)")
+    if not accel.active():
+        print("numba is not active (not installed, or ROBOKIN_ACCEL=0): numba columns repeat numpy")
     rng = np.random.default_rng(0)
-    print(f"µs per configuration; batch of {batch}; single = one call; pin = Pinocchio, loop of calls from Python;"
-          " gen = generated kernel; ratio = ours / pin")
-    header = (f"{'robot':6s} {'algo':7s} {'batch':>8s} {'gen batch':>10s} {'single':>8s} {'gen single':>11s}"
-              f" {'pin':>7s} {'batch/pin':>10s} {'gen batch/pin':>14s} {'gen single/pin':>15s}")
+    print(f"µs per configuration; batch of {batch}; single = one call from Python; pin = Pinocchio, loop of calls"
+          " from Python; gen = generated kernel on numpy; nb = numba; ratio = ours / pin")
+    header = (f"{'robot':6s} {'algo':8s} {'generic b':>10s} {'gen b':>8s} {'nb b':>8s} {'gen 1':>8s} {'nb 1':>8s}"
+              f" {'pin 1':>8s} {'nb b/pin':>9s} {'nb 1/pin':>9s}")
     print(header)
     print("-" * len(header))
     for name in ("panda", "talos"):
@@ -63,34 +81,73 @@ def main() -> None:
 
 
 def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
-    """Print one table row per algorithm for the robot at ``path``."""
+    """Print one table row per algorithm for the robot at ``path``, then the floor row."""
     model = RobotModel.from_urdf_file(path)
+    t = time.perf_counter()
+    ready = dynamics.prepare(model, tuple(ALGOS.values()))
+    print(f"{name}: numba kernels {'ready' if ready else 'NOT ready'} in {time.perf_counter() - t:.1f} s", flush=True)
     q = model.random_configuration(batch, rng)
     v, a = rng.normal(size=(2, batch, model.n_v))
     tau = rnea(model, q, v, a)
     ours = {"rnea": (rnea, (q, v, a)), "crba": (crba, (q,)), "aba": (aba, (q, v, tau)),
-            "gravity": (gravity_torques, (q,))}
+            "gravity": (gravity_torques, (q,)), "com": (center_of_mass, (q,))}
     peers = {}
     if pin is not None:
         pm = pin.buildModelFromUrdf(path)
         pd = pm.createData()
-        pq = [pin_configuration(model, pm, qi) for qi in q[:singles]]
-        pv = rng.normal(size=(singles, pm.nv))
-        peers = {"rnea": lambda k: pin.rnea(pm, pd, pq[k], pv[k], pv[k]), "crba": lambda k: pin.crba(pm, pd, pq[k]),
-                 "aba": lambda k: pin.aba(pm, pd, pq[k], pv[k], pv[k]),
-                 "gravity": lambda k: pin.computeGeneralizedGravity(pm, pd, pq[k])}
+        pq = pin_configuration(model, pm, q[0])
+        pv, pa = rng.normal(size=(2, pm.nv))
+        peers = {"rnea": lambda: pin.rnea(pm, pd, pq, pv, pa),
+                 "crba": lambda: pin.crba(pm, pd, pq),   # upper triangle; ours fills both
+                 "aba": lambda: pin.aba(pm, pd, pq, pv, pa),
+                 "gravity": lambda: pin.computeGeneralizedGravity(pm, pd, pq),
+                 "com": lambda: pin.centerOfMass(pm, pd, pq)}
     for algo, (fn, inputs) in ours.items():
-        generic_batch, generic_single = time_ours(fn, model, inputs, batch, repeats, max(1, singles // 100), False)
-        gen_batch, gen_single = time_ours(fn, model, inputs, batch, repeats, max(1, singles // 10), True)
-        row = f"{name:6s} {algo:7s} {generic_batch:8.2f} {gen_batch:10.2f} {generic_single:8.1f} {gen_single:11.1f}"
+        generic_b = batch_us(fn, model, inputs, batch, repeats, False, False)
+        gen_b = batch_us(fn, model, inputs, batch, repeats, True, False)
+        nb_b = batch_us(fn, model, inputs, batch, repeats, True, True)
+        first = tuple(np.ascontiguousarray(x[0]) for x in inputs)
+
+        def one(fn=fn, first=first):
+            return fn(model, *first)
+
+        accel.enabled = False
+        try:
+            gen_1 = single_us(one, max(1, singles // 10), repeats)
+        finally:
+            accel.enabled = True
+        nb_1 = pin_1 = np.inf
+        for _ in range(repeats):   # interleaved: both see the same machine load
+            nb_1 = min(nb_1, single_us(one, singles, 1))
+            if algo in peers:
+                pin_1 = min(pin_1, single_us(peers[algo], singles, 1))
+        row = f"{name:6s} {algo:8s} {generic_b:10.2f} {gen_b:8.2f} {nb_b:8.2f} {gen_1:8.1f} {nb_1:8.2f}"
         if algo in peers:
-            call = peers[algo]
-            t_pin = best_of(lambda: [call(k) for k in range(singles)], repeats) / singles * 1e6  # noqa: B023
-            row += (f" {t_pin:7.2f} {generic_batch / t_pin:10.2f} {gen_batch / t_pin:14.2f}"
-                    f" {gen_single / t_pin:15.1f}")
-        else:
-            row += f" {'-':>7s} {'-':>10s} {'-':>14s} {'-':>15s}"
+            row += f" {pin_1:8.2f} {nb_b / pin_1:9.2f} {nb_1 / pin_1:9.2f}"
         print(row, flush=True)
+    floor = floor_us(model, singles, repeats)
+    print(f"{name:6s} {'floor':8s} {'':>10s} {'':>8s} {'':>8s} {'':>8s} {floor:8.2f}"
+          "   (no-op numba call with rnea's arrays, output allocated)", flush=True)
+
+
+def floor_us(model, singles: int, repeats: int) -> float:
+    """µs of a Python function that allocates the output and calls a no-op numba function with
+    the same arguments as the compiled rnea entry (q, v, a, out)."""
+    if not accel.active():
+        return float("nan")
+    import numba
+
+    @numba.njit("int64(float64[::1], float64[::1], float64[::1], float64[::1])", nogil=True)
+    def noop(q, v, a, out):
+        return 0
+
+    def call(model, q, v, a):
+        out = np.empty(model.n_v)
+        noop(q, v, a, out)
+        return out
+
+    q, v = model.home_configuration().copy(), np.zeros(model.n_v)
+    return single_us(lambda: call(model, q, v, v), singles, repeats)
 
 
 if __name__ == "__main__":

@@ -12,16 +12,26 @@ gravity torques, ``a`` for the nonlinear effects) or constant (standard gravity)
 away. Temporaries are renamed onto a small set of registers once they are dead, so a batched
 call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is last used.
 
+Where numba is installed, :mod:`robokin_ros.accel` compiles each kernel (a loop over a batch,
+plus a single-configuration entry that checks its inputs' shapes and finiteness in the same
+call); once loaded, batches and single calls use it. A kernel is loaded (from the disk cache, or
+compiled in a background thread) once :data:`robokin_ros.accel.MIN_BATCH` configurations have
+gone through it, in one batch or in many single calls; :func:`prepare` loads it at once.
+
 Models with floating or planar joints get no generated kernel (the generic kernels handle them).
 """
 
 from __future__ import annotations
 
 import math
+import re
+import threading
+import warnings
 import weakref
 
 import numpy as np
 
+from . import accel
 from .codegen import (
     _allocate_registers,
     _clean,
@@ -267,6 +277,25 @@ def _crba_values(e: _Emitter, bodies: list, n_v: int) -> list:
     return values
 
 
+def _com_values(e: _Emitter, bodies: list, mass0: float, h0, total: float) -> list:
+    """Emit the whole robot's centre of mass in the world frame: ``Σ m_b (R_b c_b + p_b) / Σ m``
+    over the moving bodies, plus the root body's constant ``h0 = m_0 c_0`` (``total``: every
+    link's mass)."""
+    identity = [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]
+    R, p = {0: identity}, {0: [0.0, 0.0, 0.0]}
+    moment = [float(x) for x in h0]
+    for b, body in enumerate(bodies[1:], start=1):
+        Rp, pp = R[body.parent], p[body.parent]
+        R[b] = e.matmul(Rp, _transpose(body.E))                  # world <- body
+        p[b] = _vadd(e, pp, e.matvec(Rp, body.r))
+        if body.mass:
+            moment = _vadd(e, moment, e.matvec(R[b], body.h), _scale(e, p[b], body.mass))
+    return _scale(e, moment, 1.0 / total)
+
+
+_RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
+
+
 def _reciprocal(x):
     """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
     try:
@@ -309,11 +338,13 @@ class CompiledDynamics:
 
     ``single(*inputs)`` takes 1-D arrays (``q``, then the kernel's other inputs) and returns an
     array of shape :attr:`shape`; ``batch(*inputs)`` takes ``(B, k)`` arrays and returns
-    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input.
+    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input;
+    :attr:`input_sizes`: the length of each input. Both use the numba-compiled kernel once it is
+    loaded (:meth:`accelerate`), else the numpy / Python-float code.
     """
 
     def __init__(self, model: RobotModel, e: _Emitter, values: list, shape: tuple, label: str,
-                 gravity_input: bool = False):
+                 input_sizes: tuple, gravity_input: bool = False):
         values = _allocate_registers(e, [e.plain(x) for x in values])
         names, slots, template = _outputs(values, np.zeros(shape))
         self.generated = _generated(e, values, names, slots, template)
@@ -321,8 +352,8 @@ class CompiledDynamics:
                            "recip": _reciprocal}
         exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._batch, self._single = namespace["fk"], namespace["fk_all"]
-        self.shape, self.gravity_input = shape, gravity_input
-        self._size = template.size
+        self.shape, self.gravity_input, self.input_sizes = shape, gravity_input, tuple(input_sizes)
+        self._size = self.size = template.size
         # Batched results are assembled from the non-zero entries only (variables and non-zero
         # constants, in flat order), copied as runs of consecutive entries.
         flat = template.reshape(-1)
@@ -334,18 +365,119 @@ class CompiledDynamics:
         self._runs = [(int(nonzero[a]), int(a), int(b - a)) for a, b in zip(starts, stops) if b > a]
         self._n_nonzero = nonzero.size
         self._dense = nonzero.size == self._size
+        # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
+        self._accelerated = None
+        self.accelerated_single = None
+        self._accel_failed = False
+        self._compiling: threading.Thread | None = None
+        self._uses = 0   # configurations seen before the kernel is loaded (triggers loading)
+
+    def wrapper_source(self) -> str:
+        """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
+        ``kernel(qb (B, n_in), out (B, size))`` and ``single(x_1, ..., x_k, out) -> status``
+        over 1-D float64 inputs and an output of :attr:`shape` (0: ``out`` filled; 1: a
+        non-finite input; 2: a wrong length),
+        compiled eagerly for C-contiguous float64 vectors only (any other argument raises
+        TypeError instead of compiling a new specialisation)."""
+        body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
+        n_in = sum(self.input_sizes)
+        source = accel.wrapper_source(body, self.generated.values, n_in)
+        args = [f"x{k}" for k in range(len(self.input_sizes))]
+        checks = [f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes)]
+        checks += [f"out.shape[{k}] != {n}" for k, n in enumerate(self.shape)]
+        out_type = "float64[::1]" if len(self.shape) == 1 else "float64[:, ::1]"
+        signature = f"int64({', '.join(['float64[::1]'] * len(args) + [out_type])})"
+        lines = ["", "", "import numpy as np", "", "",
+                 f"@numba.njit({signature!r}, cache=True, nogil=True, error_model='numpy')",
+                 f"def single({', '.join(args)}, out):",
+                 f"    if {' or '.join(checks)}:",
+                 "        return 2",
+                 "    s = 0.0"]
+        for x, n in zip(args, self.input_sizes):
+            lines += [f"    for k in range({n}):", f"        s += {x}[k] * 0.0"]   # inf * 0 and nan * 0 are nan
+        lines += ["    if s != 0.0:", "        return 1", f"    qb = np.empty((1, {n_in}))"]
+        start = 0
+        for x, n in zip(args, self.input_sizes):
+            lines.append(f"    qb[0, {start}:{start + n}] = {x}")
+            start += n
+        lines += [f"    kernel(qb, out.reshape((1, {self._size})))", "    return 0"]
+        return source + "\n".join(lines) + "\n"
+
+    def accelerate(self) -> bool:
+        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
+
+        Returns:
+            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
+            compilation worked (a failure warns once and keeps numpy).
+        """
+        if not accel.active():
+            return False
+        if self._accelerated is None and not self._accel_failed:
+            try:
+                kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
+                                    reference=lambda x: self._single(x, math.cos, math.sin))
+                single = kernel.py_func.__globals__["single"]
+                self._check_single(single)
+            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break dynamics
+                self._accel_failed = True
+                warnings.warn(f"robokin_ros.accel: numba dynamics kernel unavailable, using numpy ({error!r})",
+                              RuntimeWarning, stacklevel=2)
+            else:
+                self.accelerated_single, self._accelerated = single, kernel
+        return self._accelerated is not None
+
+    def _check_single(self, single) -> None:
+        """Raise :class:`robokin_ros.accel.KernelCheckError` unless the compiled single entry agrees
+        with the Python-float kernel at accel's check configuration (the batch kernel is checked by
+        :func:`robokin_ros.accel.load`)."""
+        x = accel._check_configuration(sum(self.input_sizes))
+        bounds = np.cumsum((0,) + self.input_sizes)
+        out = np.empty(self.shape)
+        status = single(*[np.array(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], out)
+        expected = np.reshape(self._single(x, math.cos, math.sin), self.shape)
+        if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
+            raise accel.KernelCheckError(
+                f"the compiled single entry disagrees with the Python kernel (status {status})")
+
+    def _kernel(self, batch: int):
+        """The accelerated batch kernel, or None (numpy). Once :data:`robokin_ros.accel.MIN_BATCH`
+        configurations have been asked for (one batch or many calls), loading starts in a
+        background thread (compiling can take seconds; callers go on with numpy meanwhile)."""
+        if not accel.enabled:
+            return None
+        if self._accelerated is None and self._compiling is None:
+            self._uses += batch
+            if self._uses >= accel.MIN_BATCH and accel.available():
+                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+                self._compiling.start()
+        return self._accelerated
 
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.concatenate(inputs).reshape(1, -1), out)
+            return out.reshape(self.shape)
         return self.single_flat([x for a in inputs for x in a.tolist()])
 
     def single_flat(self, inputs: list) -> np.ndarray:
         """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.array([inputs], np.float64), out)
+            return out.reshape(self.shape)
         return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
 
     def batch(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for ``(B, k)`` inputs, in chunks of :data:`CHUNK`."""
         B = inputs[0].shape[0]
+        kernel = self._kernel(B)
+        if kernel is not None:
+            out = np.empty((B, self._size))
+            kernel(np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64), out)
+            return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))
         for k, value in self._constants:
@@ -399,7 +531,8 @@ def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> Com
         v = inputs.read(model.n_v) if with_v else zeros
         a = inputs.read(model.n_v) if with_a else zeros
         tau = _rnea_values(e, bodies, model.n_v, v, a, _gravity_symbols(inputs, constant))
-        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}",
+        sizes = (model.n_q,) + (model.n_v,) * (int(with_v) + int(with_a)) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}", sizes,
                                 gravity_input=constant is None)
 
     return _cached(model, ("rnea", with_v, with_a, constant), build)
@@ -411,7 +544,7 @@ def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
     def build():
         e = _Emitter()
         return CompiledDynamics(model, e, _crba_values(e, _bodies(model, e), model.n_v), (model.n_v, model.n_v),
-                                "crba")
+                                "crba", (model.n_q,))
 
     return _cached(model, "crba", build)
 
@@ -430,7 +563,27 @@ def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | 
         h = _rnea_values(e, bodies, model.n_v, v, [0.0] * model.n_v, _gravity_symbols(inputs, constant))
         M = _crba_values(e, bodies, model.n_v)
         a = _solve_values(e, M, [e.sub(t, x) for t, x in zip(tau, h)])
-        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}",
+        sizes = (model.n_q, model.n_v, model.n_v) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}", sizes,
                                 gravity_input=constant is None)
 
     return _cached(model, ("forward dynamics", constant), build)
+
+
+def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
+    """The generated centre of mass of ``model``: ``q -> c (3,)`` in the world frame, every
+    link (the root's included) weighted by its mass (None for floating / planar joints or a
+    massless model)."""
+    from .dynamics import _tree
+
+    total = float(model.link_masses.sum())
+
+    def build():
+        if total <= 0.0:
+            return None
+        e = _Emitter()
+        tree = _tree(model)
+        values = _com_values(e, _bodies(model, e), float(tree.mass[0]), tree.mass[0] * tree.com[0], total)
+        return CompiledDynamics(model, e, values, (3,), "center of mass", (model.n_q,))
+
+    return _cached(model, "center of mass", build)

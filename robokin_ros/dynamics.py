@@ -19,10 +19,15 @@ Modelling choices:
 - Joint friction and damping (URDF ``<dynamics>``) and rotor inertia are ignored.
 
 Generated kernels: for models without floating or planar joints, :func:`rnea`,
-:func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba` and
-:func:`aba` run per-robot straight-line code from :mod:`robokin_ros.codegen_dynamics` (faster for
-one configuration and for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or
-external wrenches select the generic kernels below, which are the generated code's oracle.
+:func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba`,
+:func:`aba` and :func:`center_of_mass` run per-robot straight-line code from
+:mod:`robokin_ros.codegen_dynamics` (faster for one configuration and for batches);
+``robokin_ros.kinematics.use_generated_kernels = False`` or external wrenches select the generic
+kernels below, which are the generated code's oracle.
+Once a kernel is compiled by numba (:mod:`robokin_ros.accel`, :func:`prepare`), a single
+configuration given as 1-D float64 arrays with the default gravity goes straight to its compiled
+single-configuration entry, which checks lengths and finiteness itself; anything else, or a
+failed check, takes the full path below (which raises the typed errors naming the culprit).
 
 Internally arrays are component-first and batch-last (a spatial vector per body is ``(6, n, B)``)
 so every arithmetic operation runs over a contiguous batch; Python loops run over depth levels.
@@ -36,8 +41,8 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from . import kinematics
-from .codegen_dynamics import compiled_crba, compiled_forward_dynamics, compiled_rnea
+from . import accel, kinematics
+from .codegen_dynamics import compiled_center_of_mass, compiled_crba, compiled_forward_dynamics, compiled_rnea
 from .errors import ModelError, NonFiniteError, ShapeError
 from .inertia import (
     apply_inertia,
@@ -57,6 +62,7 @@ Array = NDArray[np.float64]
 #: Standard gravity along -z [m/s²].
 GRAVITY = (0.0, 0.0, -9.81)
 _STANDARD_GRAVITY = np.array(GRAVITY)
+_NO_GRAVITY = (0.0, 0.0, 0.0)
 
 _TREES: weakref.WeakKeyDictionary[RobotModel, _Tree] = weakref.WeakKeyDictionary()
 
@@ -111,6 +117,7 @@ class _Tree:
             self.subtree_mass[self.parent[b]] += self.subtree_mass[b]
             self.subtree_inertia[self.parent[b]] += self.subtree_inertia[b]
         self.has_inertial = bool(model.link_has_inertial.any())
+        self.fast: dict = {}   # accelerated single-configuration kernels by public call (see _fast)
         self._columns(model, body_of_moving)
 
     def _columns(self, model: RobotModel, body_of_moving: dict) -> None:
@@ -480,6 +487,35 @@ def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
     return flat if math.isfinite(sum(flat)) else None
 
 
+def _fast(model: RobotModel, key: str, *vectors) -> Array | None:
+    """One configuration through the numba-compiled single entry registered as ``key`` (see
+    :func:`_register`), or None: no such entry, kernels switched off, or inputs that are not
+    1-D C-contiguous float64 arrays of the right lengths with finite entries (the caller then
+    takes the full path, which raises the typed errors)."""
+    tree = _TREES.get(model)
+    if tree is None:
+        return None
+    kernel = tree.fast.get(key)
+    if kernel is None or not kinematics.use_generated_kernels or not accel.enabled:
+        return None
+    for x in vectors:
+        if type(x) is not np.ndarray or x.ndim != 1:
+            return None
+    out = np.empty(kernel.shape)
+    try:
+        status = kernel.accelerated_single(*vectors, out)
+    except TypeError:   # another dtype, non-contiguous or read-only: numba has no such signature
+        return None
+    return None if status else out
+
+
+def _register(model: RobotModel, key: str, kernel) -> None:
+    """Make ``kernel``'s compiled single entry the fast path ``key`` of ``model`` once it is
+    loaded (called after a checked call, so the model-level checks have passed)."""
+    if kernel is not None and kernel.accelerated_single is not None:
+        _tree(model).fast[key] = kernel
+
+
 def _rnea_kernel(model: RobotModel, with_v: bool, with_a: bool, g: Array):
     return compiled_rnea(model, with_v, with_a, g) if kinematics.use_generated_kernels else None
 
@@ -511,11 +547,18 @@ def rnea(model: RobotModel, q, v, a, gravity=GRAVITY, f_ext=None) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
+    if f_ext is None and gravity is GRAVITY:
+        tau = _fast(model, "rnea", q, v, a)
+        if tau is not None:
+            return tau
     tree = _dynamic_tree(model)
     g = _gravity(gravity)
     if f_ext is None:
-        tau = _generated(_rnea_kernel(model, True, True, g), model, q, {"v": v, "a": a}, g)
+        kernel = _rnea_kernel(model, True, True, g)
+        tau = _generated(kernel, model, q, {"v": v, "a": a}, g)
         if tau is not None:
+            if gravity is GRAVITY:
+                _register(model, "rnea", kernel)
             return tau
     qb, x, f, batch = _inputs(model, q, {"v": v, "a": a}, f_ext)
     return _out(_chunked(lambda *args: _rnea(model, tree, *args, g), qb, x["v"], x["a"], f), batch)
@@ -527,10 +570,17 @@ def gravity_torques(model: RobotModel, q, gravity=GRAVITY) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
+    if gravity is GRAVITY:
+        tau = _fast(model, "gravity", q)
+        if tau is not None:
+            return tau
     tree = _dynamic_tree(model)
     g = _gravity(gravity)
-    tau = _generated(_rnea_kernel(model, False, False, g), model, q, {}, g)
+    kernel = _rnea_kernel(model, False, False, g)
+    tau = _generated(kernel, model, q, {}, g)
     if tau is not None:
+        if gravity is GRAVITY:
+            _register(model, "gravity", kernel)
         return tau
     qb, _, _, batch = _inputs(model, q, {})
     zero = np.zeros((1, model.n_v))
@@ -543,10 +593,18 @@ def nonlinear_effects(model: RobotModel, q, v, gravity=GRAVITY) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
+    key = "nle" if gravity is GRAVITY else "coriolis" if gravity is _NO_GRAVITY else None
+    if key is not None:
+        h = _fast(model, key, q, v)
+        if h is not None:
+            return h
     tree = _dynamic_tree(model)
     g = _gravity(gravity)
-    h = _generated(_rnea_kernel(model, True, False, g), model, q, {"v": v}, g)
+    kernel = _rnea_kernel(model, True, False, g)
+    h = _generated(kernel, model, q, {"v": v}, g)
     if h is not None:
+        if key is not None:
+            _register(model, key, kernel)
         return h
     qb, x, _, batch = _inputs(model, q, {"v": v})
     zero = np.zeros((model.n_v, 1))
@@ -559,7 +617,7 @@ def coriolis_torques(model: RobotModel, q, v) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
-    return nonlinear_effects(model, q, v, gravity=(0.0, 0.0, 0.0))
+    return nonlinear_effects(model, q, v, gravity=_NO_GRAVITY)
 
 
 def crba(model: RobotModel, q) -> Array:
@@ -574,9 +632,14 @@ def crba(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
-    tree = _dynamic_tree(model)
-    M = _generated(_crba_kernel(model), model, q, {}, None)
+    M = _fast(model, "crba", q)
     if M is not None:
+        return M
+    tree = _dynamic_tree(model)
+    kernel = _crba_kernel(model)
+    M = _generated(kernel, model, q, {}, None)
+    if M is not None:
+        _register(model, "crba", kernel)
         return M
     qb, _, _, batch = _inputs(model, q, {})
     return _chunked(lambda qc: _crba(model, tree, qc), qb, axis=0).reshape(batch + (model.n_v, model.n_v))
@@ -601,17 +664,72 @@ def aba(model: RobotModel, q, v, tau, gravity=GRAVITY, f_ext=None) -> Array:
         ModelError: no inertial, or a joint that moves no mass (M singular).
         ShapeError, NonFiniteError: bad inputs.
     """
+    if f_ext is None and gravity is GRAVITY:
+        acc = _fast(model, "aba", q, v, tau)
+        if acc is not None:
+            return acc
     tree = _dynamic_tree(model)
     if tree.massless_coordinates:
         raise ModelError(f"coordinates {list(tree.massless_coordinates)} move no mass: the mass matrix is singular")
     g = _gravity(gravity)
     if f_ext is None and kinematics.use_generated_kernels:
-        acc = _generated(compiled_forward_dynamics(model, g), model, q, {"v": v, "tau": tau}, g)
+        kernel = compiled_forward_dynamics(model, g)
+        acc = _generated(kernel, model, q, {"v": v, "tau": tau}, g)
         if acc is not None:
+            if gravity is GRAVITY:
+                _register(model, "aba", kernel)
             return acc
     qb, x, f, batch = _inputs(model, q, {"v": v, "tau": tau}, f_ext)
     kernel = _aba_by_solve if tree.has_mimic else _aba
     return _out(_chunked(lambda *args: kernel(model, tree, *args, g), qb, x["v"], x["tau"], f), batch)
+
+
+#: The calls :func:`prepare` can accelerate, with their single-call keys and kernel factories.
+_PREPARABLE = {
+    "rnea": ("rnea", lambda model: compiled_rnea(model, True, True, _STANDARD_GRAVITY)),
+    "gravity_torques": ("gravity", lambda model: compiled_rnea(model, False, False, _STANDARD_GRAVITY)),
+    "nonlinear_effects": ("nle", lambda model: compiled_rnea(model, True, False, _STANDARD_GRAVITY)),
+    "coriolis_torques": ("coriolis", lambda model: compiled_rnea(model, True, False, np.zeros(3))),
+    "crba": ("crba", compiled_crba),
+    "aba": ("aba", lambda model: compiled_forward_dynamics(model, _STANDARD_GRAVITY)),
+    "center_of_mass": ("com", compiled_center_of_mass),
+}
+
+
+def prepare(model: RobotModel, calls=("rnea", "gravity_torques", "crba", "aba")) -> bool:
+    """Compile (or load from the disk cache) the numba kernels of ``calls`` now (default
+    gravity), so that even their first single calls use them (e.g. at a controller's start-up).
+
+    Without it a kernel is loaded in a background thread once
+    :data:`robokin_ros.accel.MIN_BATCH` configurations have gone through it. Compiling takes
+    1-6 s per kernel for an arm and up to ~90 s for Talos's forward dynamics, once per machine
+    (then < 0.1 s per process).
+
+    Args:
+        calls: names among ``rnea``, ``gravity_torques``, ``nonlinear_effects``,
+            ``coriolis_torques``, ``crba``, ``aba``, ``center_of_mass``.
+
+    Returns:
+        True when every kernel is accelerated; False when the accelerator is not active
+        (:func:`robokin_ros.accel.active`) or the model has no generated kernel (floating or
+        planar joints).
+
+    Raises:
+        ModelError: the model has no inertial. ValueError: an unknown name in ``calls``.
+    """
+    unknown = [c for c in calls if c not in _PREPARABLE]
+    if unknown:
+        raise ValueError(f"prepare: unknown calls {unknown}; choose among {sorted(_PREPARABLE)}")
+    tree = _dynamic_tree(model)
+    ready = True
+    for call in calls:
+        key, factory = _PREPARABLE[call]
+        kernel = factory(model)
+        if kernel is None or not kernel.accelerate():
+            ready = False
+        elif key != "aba" or not tree.massless_coordinates:   # aba of a singular M must raise
+            _register(model, key, kernel)
+    return ready
 
 
 def total_mass(model: RobotModel) -> float:
@@ -641,6 +759,17 @@ def center_of_mass(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no mass. ShapeError, NonFiniteError: bad ``q``.
     """
+    c = _fast(model, "com", q)
+    if c is not None:
+        return c
+    if kinematics.use_generated_kernels:
+        if total_mass(model) <= 0.0:
+            raise ModelError(f"model {model.name!r} has no mass: its centre of mass is undefined")
+        kernel = compiled_center_of_mass(model)
+        c = _generated(kernel, model, q, {}, None)
+        if c is not None:
+            _register(model, "com", kernel)
+            return c
     _, _, _, h, batch = _com_parts(model, q)
     return _out(h.sum(axis=1) / total_mass(model), batch)
 

@@ -18,6 +18,7 @@ from robokin_ros import (
     NonFiniteError,
     RobotModel,
     ShapeError,
+    accel,
     codegen_dynamics,
     dynamics,
     jacobians,
@@ -450,7 +451,7 @@ def test_generated_kernels_equal_generic_kernels(name):
     tau = rng.normal(size=(5, model.n_v))
     cases = [(rnea, (q, v, a), {}), (rnea, (q, v, a), {"gravity": (0.3, -1.0, -9.0)}), (crba, (q,), {}),
              (gravity_torques, (q,), {}), (gravity_torques, (q,), {"gravity": (0.0, 2.0, 0.0)}),
-             (nonlinear_effects, (q, v), {}), (coriolis_torques, (q, v), {})]
+             (nonlinear_effects, (q, v), {}), (coriolis_torques, (q, v), {}), (center_of_mass, (q,), {})]
     for call, args, kwargs in cases:
         expected = generic(call, model, *args, **kwargs)
         assert_close(call(model, *args, **kwargs), expected, rtol=1e-12)                    # batch
@@ -543,3 +544,202 @@ def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
     namespace = {"recip": codegen_dynamics._reciprocal}
     exec(source, namespace)  # noqa: S102 (generated code under test)
     np.testing.assert_allclose(namespace["f"](list(M.flat) + list(b)), np.linalg.solve(M, b), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------ numba single calls
+needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not installed (optional accelerator)")
+ALL_CALLS = ("rnea", "gravity_torques", "nonlinear_effects", "coriolis_torques", "crba", "aba", "center_of_mass")
+ACCEL_CASES = ["double_pendulum", "branched", "prismatic_continuous_mimic", "random_mimic_3", "panda"]
+
+
+def single_calls(model, q, v, a):
+    """Every public call that has a compiled single entry, on one configuration."""
+    return {"rnea": lambda: rnea(model, q, v, a), "gravity_torques": lambda: gravity_torques(model, q),
+            "nonlinear_effects": lambda: nonlinear_effects(model, q, v),
+            "coriolis_torques": lambda: coriolis_torques(model, q, v), "crba": lambda: crba(model, q),
+            "aba": lambda: aba(model, q, v, a), "center_of_mass": lambda: center_of_mass(model, q)}
+
+
+@pytest.fixture
+def numba_on(monkeypatch):
+    monkeypatch.setattr(accel, "enabled", True)
+
+
+def no_full_path(monkeypatch):
+    """Make the checked (non-compiled) paths fail, so a result proves the compiled entry ran."""
+    def fail(*args, **kwargs):
+        raise AssertionError("the full path ran")
+
+    monkeypatch.setattr(dynamics, "_generated", fail)
+    monkeypatch.setattr(dynamics, "_inputs", fail)
+
+
+@needs_numba
+@pytest.mark.parametrize("name", ACCEL_CASES)
+def test_compiled_single_calls_equal_generic_and_numpy_kernels(name, numba_on, monkeypatch):
+    model = load(name)
+    assert dynamics.prepare(model, ALL_CALLS)
+    rng = np.random.default_rng(30)
+    for _ in range(3):
+        q, v, a = random_state(model, rng)
+        expected_generic = {call: generic(f) for call, f in single_calls(model, q, v, a).items()}
+        with monkeypatch.context() as m:
+            m.setattr(accel, "enabled", False)
+            expected_numpy = {call: f() for call, f in single_calls(model, q, v, a).items()}
+        with monkeypatch.context() as m:
+            no_full_path(m)
+            ours = {call: f() for call, f in single_calls(model, q, v, a).items()}
+        for call in ALL_CALLS:
+            assert ours[call].shape == expected_generic[call].shape and ours[call].flags.c_contiguous
+            assert_close(ours[call], expected_numpy[call], rtol=1e-12)
+            assert_close(ours[call], expected_generic[call], rtol=1e-12 if call != "aba" else 1e-9)
+
+
+@needs_numba
+@pytest.mark.parametrize("name", ["panda", "ur5"])
+def test_compiled_single_calls_agree_with_pinocchio(name, numba_on, monkeypatch):
+    pin = pytest.importorskip("pinocchio")
+    path = erd_urdf(ERD_ROBOTS[name])
+    model = RobotModel.from_urdf_file(path)
+    assert dynamics.prepare(model, ("rnea", "gravity_torques", "crba", "aba", "center_of_mass"))
+    pm, pd = pin_model(path)
+    P = velocity_map(model, pm)
+    rng = np.random.default_rng(31)
+    no_full_path(monkeypatch)
+    for _ in range(3):
+        q, v, a = random_state(model, rng)
+        pq = pin_configuration(model, pm, q)
+        assert_close(rnea(model, q, v, a), P.T @ pin.rnea(pm, pd, pq, P @ v, P @ a), rtol=1e-12)
+        Mp = pin.crba(pm, pd, pq)
+        assert_close(crba(model, q), P.T @ (np.triu(Mp) + np.triu(Mp, 1).T) @ P, rtol=1e-12)
+        assert_close(gravity_torques(model, q), P.T @ pin.computeGeneralizedGravity(pm, pd, pq), rtol=1e-12)
+        m_pin, m0, c0 = pin.computeTotalMass(pm), pm.inertias[0].mass, pm.inertias[0].lever   # + what is welded
+        assert_close(center_of_mass(model, q), (m_pin * pin.centerOfMass(pm, pd, pq) + m0 * c0) / (m_pin + m0),
+                     rtol=1e-12)
+        if not model.is_mimic.any():
+            # ABA against a Lᵀ D L solve of M a = tau - h: agreement limited by the conditioning of M
+            assert_close(aba(model, q, v, a), P.T @ pin.aba(pm, pd, pq, P @ v, P @ a), rtol=1e-10)
+
+
+@needs_numba
+def test_compiled_single_calls_keep_every_check(numba_on):
+    model = fixture("double_pendulum")
+    assert dynamics.prepare(model, ALL_CALLS)
+    q, z = np.array([0.3, -0.4]), np.zeros(2)
+    with pytest.raises(NonFiniteError, match=r"q has non-finite entries at \['joint2'\]"):
+        gravity_torques(model, np.array([0.0, np.inf]))
+    with pytest.raises(NonFiniteError, match=r"q has non-finite entries at \['joint1'\]"):
+        crba(model, np.array([np.nan, 0.0]))
+    with pytest.raises(NonFiniteError, match=r"a has non-finite entries at \['joint2'\]"):
+        rnea(model, q, z, np.array([0.0, np.nan]))
+    with pytest.raises(NonFiniteError, match=r"tau has non-finite entries at \['joint1'\]"):
+        aba(model, q, z, np.array([np.nan, 0.0]))
+    with pytest.raises(NonFiniteError, match=r"v has non-finite entries at \['joint2'\]"):
+        coriolis_torques(model, q, np.array([0.0, -np.inf]))
+    with pytest.raises(ShapeError, match=r"q must have shape \(\.\.\., 2\), got \(3,\)"):
+        rnea(model, np.zeros(3), z, z)
+    with pytest.raises(ShapeError, match=r"v must have shape \(\.\.\., 2\), got \(1,\)"):
+        nonlinear_effects(model, q, np.zeros(1))
+    with pytest.raises(ShapeError, match=r"tau must have shape \(\.\.\., 2\), got \(0,\)"):
+        aba(model, q, z, np.zeros(0))
+    # inputs the compiled entry does not take go the full way, with the same answer
+    expected = generic(rnea, model, q, z + 0.5, z - 0.25)
+    read_only = q.copy()
+    read_only.flags.writeable = False
+    for args in ((q.tolist(), [0.5, 0.5], (-0.25, -0.25)), (np.array([q[0], 9.0, q[1]])[::2], z + 0.5, z - 0.25),
+                 (read_only, z + 0.5, z - 0.25), (q[None], z + 0.5, z - 0.25)):
+        assert_close(rnea(model, *args).reshape(-1), expected, rtol=1e-12)
+    assert_close(rnea(model, q.astype(np.float32), z + 0.5, z - 0.25),
+                 generic(rnea, model, q.astype(np.float32), z + 0.5, z - 0.25), rtol=1e-12)
+    # other gravity vectors, external wrenches and batches still work (through the full path)
+    assert_close(gravity_torques(model, q, gravity=(0.0, 1.0, -3.0)),
+                 generic(gravity_torques, model, q, gravity=(0.0, 1.0, -3.0)), rtol=1e-12)
+    f_ext = np.ones((model.n_links, 6))
+    assert_close(rnea(model, q, z, z, f_ext=f_ext), generic(rnea, model, q, z, z, f_ext=f_ext), rtol=1e-12)
+    qb = np.stack([q, -q, 2 * q])
+    assert_close(crba(model, qb), generic(crba, model, qb), rtol=1e-12)
+
+
+@needs_numba
+def test_disabling_generated_kernels_or_numba_bypasses_the_compiled_entry(numba_on, monkeypatch):
+    model = fixture("branched")
+    assert dynamics.prepare(model, ["rnea"])
+    q, v, a = random_state(model, np.random.default_rng(32))
+    used = []
+    real = dynamics._generated
+
+    def spy(kernel, *args):
+        if kernel is not None:
+            used.append(1)
+        return real(kernel, *args)
+
+    monkeypatch.setattr(dynamics, "_generated", spy)
+    rnea(model, q, v, a)
+    assert used == []
+    monkeypatch.setattr(accel, "enabled", False)
+    rnea(model, q, v, a)
+    assert used == [1]
+    monkeypatch.setattr(accel, "enabled", True)
+    generic(rnea, model, q, v, a)   # the generic kernel: no generated kernel at all
+    assert used == [1]
+
+
+@needs_numba
+def test_many_single_calls_load_the_compiled_kernel_in_the_background(numba_on, monkeypatch):
+    model = fixture("planar_2link")
+    monkeypatch.setattr(accel, "MIN_BATCH", 5)
+    q = np.array([0.2, -0.7])
+    kernel = codegen_dynamics.compiled_crba(model)
+    for _ in range(5):
+        crba(model, q)
+    kernel._compiling.join(timeout=120)
+    assert kernel._accelerated is not None
+    crba(model, q)                       # a checked call registers the compiled entry ...
+    expected = generic(crba, model, q)
+    no_full_path(monkeypatch)
+    assert_close(crba(model, q), expected, rtol=1e-12)   # ... which the next one takes
+
+
+@needs_numba
+def test_a_compiled_single_entry_that_disagrees_is_not_used(numba_on, monkeypatch):
+    model = fixture("double_pendulum")
+    kernel = codegen_dynamics.compiled_crba(model)
+    assert kernel.accelerate()
+    kernel._check_single(kernel.accelerated_single)            # the real entry passes its check
+
+    def zeros(q, out):
+        out[:] = 0.0
+        return 0
+
+    for fake in (lambda q, out: 1, zeros):
+        with pytest.raises(accel.KernelCheckError, match="single entry disagrees"):
+            kernel._check_single(fake)
+    fresh = fixture("double_pendulum")                          # a new model: its kernel is not loaded yet
+    def failing_check(self, single):
+        raise accel.KernelCheckError("the compiled single entry disagrees with the Python kernel")
+
+    monkeypatch.setattr(codegen_dynamics.CompiledDynamics, "_check_single", failing_check)
+    with pytest.warns(RuntimeWarning, match="numba dynamics kernel unavailable"):
+        assert dynamics.prepare(fresh, ["crba"]) is False
+    assert not dynamics._tree(fresh).fast
+    assert_close(crba(fresh, np.array([0.4, 0.1])), generic(crba, fresh, np.array([0.4, 0.1])), rtol=1e-12)
+
+
+def test_without_numba_single_calls_run_on_numpy(monkeypatch):
+    monkeypatch.setattr(accel, "_available", False)
+    model = fixture("double_pendulum")
+    assert dynamics.prepare(model) is False
+    assert not dynamics._tree(model).fast
+    q, v, a = random_state(model, np.random.default_rng(33))
+    for call, f in single_calls(model, q, v, a).items():
+        assert_close(f(), generic(f), rtol=1e-12 if call != "aba" else 1e-9)
+    with pytest.raises(NonFiniteError, match=r"q has non-finite entries at \['joint1'\]"):
+        gravity_torques(model, np.array([np.nan, 0.0]))
+
+
+def test_prepare_names_unknown_calls_and_models_without_inertials():
+    with pytest.raises(ValueError, match=r"unknown calls \['rnae'\]"):
+        dynamics.prepare(fixture("double_pendulum"), ["rnae"])
+    model = random_tree(np.random.default_rng(14), 4, types=[JointType.REVOLUTE], mimic=False)
+    with pytest.raises(ModelError, match="no <inertial> on any link"):
+        dynamics.prepare(model)
