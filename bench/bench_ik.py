@@ -160,6 +160,12 @@ def bench_rtb(path, tip, joints, model, T, base=None):
             f.write(text)
         robot = rtb.Robot.URDF(stripped)
     ets = robot.ets(start=base or model.root_link, end=tip)
+    # A chain's ETS keeps the joint indices of the whole robot (q12, q13, ... for an arm mounted on
+    # a legged base), which rtb's C++ ik_LM reads as indices into the chain's own q: renumber.
+    joints = [e for e in ets if e.isjoint]
+    for k, e in enumerate(joints):
+        e.jindex = k
+    ets = rtb.ETS(list(ets))
     qlim = ets.qlim
     seed = np.where(np.isfinite(qlim).all(axis=0), qlim.mean(axis=0), 0.0)
     n = len(T)
