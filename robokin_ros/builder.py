@@ -27,6 +27,7 @@ class _Link:
     inertia: np.ndarray
     has_inertial: bool
     mesh: str | None
+    collisions: tuple = ()
 
 
 @dataclasses.dataclass
@@ -69,7 +70,8 @@ def rigid_transform(T, argument: str) -> np.ndarray:
 
 def _decompose(model: RobotModel) -> tuple[list[_Link], list[_Joint]]:
     links = [_Link(n, float(model.link_masses[i]), model.link_coms[i].copy(), model.link_inertias[i].copy(),
-                   bool(model.link_has_inertial[i]), model.link_meshes[i])
+                   bool(model.link_has_inertial[i]), model.link_meshes[i],
+                   model.link_collisions[i])
              for i, n in enumerate(model.link_names)]
     names = model.all_joint_names
     joints = [_Joint(names[j], model.link_names[model.link_parents[j + 1]], model.link_names[j + 1],
@@ -126,7 +128,7 @@ def _assemble(name: str, links: list[_Link], joints: list[_Joint]) -> RobotModel
         joint_acceleration=[j.acceleration for j in ordered], mimic_source=src, mimic_multiplier=mult,
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
-        link_meshes=[link.mesh for link in ol])
+        link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol])
 
 
 def _joint_type(joint_type) -> JointType:
