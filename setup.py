@@ -23,7 +23,7 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test*']),
-    package_data={package_name: ['robots/*.urdf']},
+    package_data={package_name: ['robots/*.urdf', 'robots/*.srdf']},
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
