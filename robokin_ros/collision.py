@@ -12,8 +12,9 @@ on two different links, minus
   (``"Never"``), MoveIt Setup Assistant's procedure, cached on disk.
 
 :func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
-for the whole batch, a vectorised bounding-sphere test of every pair in every configuration, and
-coal's narrow phase (``coal.collide``) only for the pairs whose spheres overlap.
+for the whole batch, a vectorised bounding-volume test of every pair in every configuration
+(capsules and spheres around each shape, a lower bound of the pair's distance), and coal's
+narrow phase (``coal.collide``) only for the pairs whose bounds overlap.
 """
 
 from __future__ import annotations
@@ -44,8 +45,11 @@ SAMPLES = 5000
 #: A pair in collision in at least this fraction of the samples is "Always" in collision
 #: (MoveIt Setup Assistant's threshold).
 ALWAYS_FRACTION = 0.95
-#: Configurations evaluated together (bounds the memory of the sphere test).
+#: Configurations evaluated together (bounds the memory of the bounding-volume test).
 CHUNK = 1024
+#: [m] Pairs whose bounding capsules are closer than this go to coal's narrow phase (covers
+#: rounding in the bound; it never decides a collision).
+BOUND_MARGIN = 1e-6
 _CACHE_VERSION = 1
 
 
@@ -107,6 +111,45 @@ def _adjacent_pairs(model: RobotModel, has_geometry: np.ndarray) -> set:
             if has_geometry[i] and has_geometry[j]}
 
 
+def _bounding_capsule(shape) -> tuple[Array, float]:
+    """Segment ends ``(2, 3)`` and radius of a capsule containing a coal shape (its own frame):
+    a sphere or capsule is its own, a cylinder its capsule, anything else the capsule along the
+    longest side of its local bounding box."""
+    name = type(shape).__name__
+    if name == "Sphere":
+        return np.zeros((2, 3)), float(shape.radius)
+    if name in ("Capsule", "Cylinder"):
+        half = float(shape.halfLength)
+        return np.array([[0.0, 0.0, -half], [0.0, 0.0, half]]), float(shape.radius)
+    lo, hi = np.array(shape.aabb_local.min_, float), np.array(shape.aabb_local.max_, float)
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    axis = int(np.argmax(half))
+    ends = np.array([centre, centre])
+    ends[0, axis] -= half[axis]
+    ends[1, axis] += half[axis]
+    return ends, float(np.hypot(*np.delete(half, axis)))
+
+
+def _segment_distances(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
+    """``(...)`` distance between segments ``[p1, q1]`` and ``[p2, q2]`` (points ``(..., 3)``),
+    by the closest points of the two segments (Ericson, Real-Time Collision Detection, 5.1.9)."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e = (d1 * d1).sum(-1), (d2 * d2).sum(-1)
+    b, c, f = (d1 * d2).sum(-1), (d1 * r).sum(-1), (d2 * r).sum(-1)
+    tiny = 1e-18
+    a_safe, e_safe = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
+    denom = a * e - b * b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(denom > tiny * np.maximum(a * e, tiny), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
+    t = (b * s + f) / e_safe
+    s = np.where(t < 0, np.clip(-c / a_safe, 0, 1), np.where(t > 1, np.clip((b - c) / a_safe, 0, 1), s))
+    t = np.clip(t, 0, 1)
+    point_a, point_b = a <= tiny, e <= tiny     # degenerate segments (spheres)
+    s = np.where(point_a, 0.0, np.where(point_b, np.clip(-c / a_safe, 0, 1), s))
+    t = np.where(point_b, 0.0, np.where(point_a, np.clip(f / e_safe, 0, 1), t))
+    return np.linalg.norm(p1 + d1 * s[..., None] - p2 - d2 * t[..., None], axis=-1)
+
+
 class CollisionModel:
     """coal shapes of a model's collision geometry and the pairs to check. Build it with
     :meth:`build` (cached per model); the model is held weakly.
@@ -138,9 +181,12 @@ class CollisionModel:
         self.placements = np.array(placements).reshape(-1, 4, 4)
         self.shapes = shapes
         self.warnings = tuple(warnings)
-        # Bounding spheres in the link frames: centre (n_geometries, 3), radius (n_geometries,).
-        centres = np.array([s.aabb_center for s in shapes], float).reshape(-1, 3)
-        self.sphere_centres = np.einsum("gij,gj->gi", self.placements[:, :3, :3], centres) + self.placements[:, :3, 3]
+        # Bounding capsules in the geometry frames: segment ends (n_geometries, 2, 3), radius (n_geometries,).
+        ends, radii = zip(*[_bounding_capsule(g) for g in shapes]) if shapes else ((), ())
+        self.capsule_ends = np.array(ends, float).reshape(-1, 2, 3)
+        self.capsule_radii = np.array(radii, float)
+        # and bounding spheres (coal's local AABB's): centre (n_geometries, 3), radius (n_geometries,)
+        self.sphere_centres = np.array([s.aabb_center for s in shapes], float).reshape(-1, 3)
         self.sphere_radii = np.array([s.aabb_radius for s in shapes], float)
         has_geometry = np.zeros(model.n_links, bool)
         has_geometry[self.geometry_links] = True
@@ -230,12 +276,16 @@ class CollisionModel:
         T = forward_kinematics(self.model, q)
         return T[:, self.geometry_links] @ self.placements
 
-    def sphere_gaps(self, Tg: Array, pairs: Array) -> Array:
-        """``(B, n_pairs)`` [m] distance between the bounding spheres of each pair (<= 0: overlap),
-        a lower bound of the pair's distance."""
-        c = np.einsum("bgij,gj->bgi", Tg[..., :3, :3], self.sphere_centres) + Tg[..., :3, 3]
+    def bound_gaps(self, Tg: Array, pairs: Array) -> Array:
+        """``(B, n_pairs)`` [m] a lower bound of each pair's distance (<= 0: the bounds
+        overlap): the larger of the distances between their bounding capsules and spheres."""
+        R, p = Tg[..., :3, :3], Tg[..., :3, 3]
+        c = np.einsum("bgij,gkj->bgki", R, self.capsule_ends) + p[:, :, None]
+        o = np.einsum("bgij,gj->bgi", R, self.sphere_centres) + p
         a, b = pairs[:, 0], pairs[:, 1]
-        return np.linalg.norm(c[:, a] - c[:, b], axis=-1) - (self.sphere_radii[a] + self.sphere_radii[b])
+        capsules = _segment_distances(c[:, a, 0], c[:, a, 1], c[:, b, 0], c[:, b, 1]) - (self.capsule_radii[a] + self.capsule_radii[b])
+        spheres = np.linalg.norm(o[:, a] - o[:, b], axis=-1) - (self.sphere_radii[a] + self.sphere_radii[b])
+        return np.maximum(capsules, spheres)
 
     def _transforms(self, Tg: Array):
         coal = coal_module()
@@ -249,18 +299,27 @@ class CollisionModel:
             return cache[key]
         return get
 
-    def colliding(self, Tg: Array, pairs: Array) -> np.ndarray:
-        """``(B, n_pairs)`` bool: coal's narrow phase where the bounding spheres overlap."""
+    def colliding(self, Tg: Array, pairs: Array, first: bool = False) -> np.ndarray:
+        """``(B, n_pairs)`` bool: coal's narrow phase where the bounding capsules overlap (the
+        deepest overlaps first); ``first``: only up to the first collision of each configuration."""
         coal = coal_module()
         out = np.zeros((Tg.shape[0], len(pairs)), bool)
         if not len(pairs):
             return out
+        gaps = self.bound_gaps(Tg, pairs)
+        b_idx, p_idx = np.nonzero(gaps <= BOUND_MARGIN)
+        order = np.lexsort((gaps[b_idx, p_idx], b_idx))
         tf = self._transforms(Tg)
         request, result, shapes = coal.CollisionRequest(), coal.CollisionResult(), self.shapes
-        for b, p in zip(*np.nonzero(self.sphere_gaps(Tg, pairs) <= 0.0)):
+        done = -1
+        for b, p in zip(b_idx[order].tolist(), p_idx[order].tolist()):
+            if b == done:
+                continue
             ga, gb = pairs[p]
             result.clear()
-            out[b, p] = coal.collide(shapes[ga], tf(b, ga), shapes[gb], tf(b, gb), request, result) > 0
+            if coal.collide(shapes[ga], tf(b, ga), shapes[gb], tf(b, gb), request, result):
+                out[b, p] = True
+                done = b if first else -1
         return out
 
 
@@ -341,7 +400,7 @@ def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Arra
     tf, out = cm._transforms(Tg), np.full(len(Tg), np.inf)
     if not len(cm.pairs):
         return out
-    gaps = cm.sphere_gaps(Tg, cm.pairs)
+    gaps = cm.bound_gaps(Tg, cm.pairs)
     request = coal.DistanceRequest()
     for b in range(len(Tg)):
         candidates = np.flatnonzero(colliding[b]) if colliding[b].any() else np.argsort(gaps[b])
@@ -458,4 +517,4 @@ def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0,
 def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     """``(B,)`` bool for configurations ``q (B, n_q)`` (the IK acceptance test; no names)."""
     q = np.atleast_2d(np.asarray(q, float))
-    return cm.colliding(cm.geometry_poses(q), cm.pairs).any(axis=1)
+    return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)
