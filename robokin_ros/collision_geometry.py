@@ -128,3 +128,35 @@ def geometry_placement(geometry: CollisionGeometry) -> np.ndarray:
     T[:3, :3] = rpy_to_matrix(np.asarray(geometry.origin[3:], float))
     T[:3, 3] = geometry.origin[:3]
     return T
+
+
+def bounding_box_model(model, package_paths=None, base_dir: str | None = None):
+    """``model`` with every collision mesh replaced by its bounding box (the axis-aligned box of
+    the scaled mesh in the mesh's frame), primitives kept; meshes that cannot be loaded are
+    dropped. Primitive-only models check much faster (the benchmark's Talos is built so).
+
+    Raises:
+        CollisionUnavailableError: coal is not installed.
+    """
+    import dataclasses
+
+    from .spatial import matrix_to_rpy
+
+    per_link = []
+    for geometries in model.link_collisions:
+        kept = []
+        for g in geometries:
+            if g.shape != "mesh":
+                kept.append(g)
+                continue
+            shape, _ = geometry_shape(g, package_paths, base_dir)
+            if shape is None:
+                continue
+            shape.computeLocalAABB()
+            lo, hi = np.array(shape.aabb_local.min_, float), np.array(shape.aabb_local.max_, float)
+            T = geometry_placement(g)
+            T[:3, 3] += T[:3, :3] @ (0.5 * (lo + hi))
+            origin = tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())
+            kept.append(CollisionGeometry("box", tuple((hi - lo).tolist()), origin))
+        per_link.append(tuple(kept))
+    return dataclasses.replace(model, link_collisions=tuple(per_link))
