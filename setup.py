@@ -29,7 +29,7 @@ setup(
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
     install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
     # matplotlib (pictures), trimesh (meshes in pictures) and tqdm (progress bars): the robokin command only
-    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh']},
+    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh'], 'collision': ['coal', 'trimesh']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',
