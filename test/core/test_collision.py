@@ -16,7 +16,7 @@ from robokin_ros.collision import _segment_distances
 from robokin_ros.srdf import parse_srdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from peers import ERD_ROBOTS, erd_urdf, example_robot_data_dir, pin_configuration  # noqa: E402
+from peers import ERD_ROBOTS, PinCollisions, erd_urdf, example_robot_data_dir, strip_collision_meshes  # noqa: E402
 
 coal = pytest.importorskip("coal")
 
@@ -273,43 +273,6 @@ def test_the_core_imports_without_importing_coal():
 pin = pytest.importorskip("pinocchio")
 
 
-def _strip_collision_meshes(text: str) -> str:
-    """The URDF without its mesh collision elements (for corpus files whose meshes are absent)."""
-    root = ET.fromstring(text)
-    for link in root.iter("link"):
-        for c in list(link.findall("collision")):
-            if c.find("geometry/mesh") is not None:
-                link.remove(c)
-    return ET.tostring(root, encoding="unicode")
-
-
-class PinCollisions:
-    """Pinocchio's self-collision pairs (link names) of a URDF text, over every geometry pair."""
-
-    def __init__(self, text: str, package_dirs=()):
-        self.model = pin.buildModelFromXML(text)
-        self.data = self.model.createData()
-        self.geom = pin.buildGeomFromUrdfString(self.model, text, pin.GeometryType.COLLISION, package_dirs=list(package_dirs))
-        self.geom.addAllCollisionPairs()
-        self.gdata = pin.GeometryData(self.geom)
-        link = lambda g: self.model.frames[self.geom.geometryObjects[g].parentFrame].name  # noqa: E731
-        self.links = [(link(p.first), link(p.second)) for p in self.geom.collisionPairs]
-
-    def pairs(self, model: RobotModel, q: np.ndarray, checked: set) -> set:
-        # A fresh GeometryData per configuration: reused, Pinocchio 4.1 / coal 3.0.3 missed a
-        # 14 mm box-box penetration on Talos (test_talos_bounding_boxes_agree_with_pinocchio,
-        # configuration 5) that a fresh one and coal.collide both find.
-        self.gdata = pin.GeometryData(self.geom)
-        pin.computeCollisions(self.model, self.data, self.geom, self.gdata, pin_configuration(model, self.model, q), False)
-        out = set()
-        for k, (a, b) in enumerate(self.links):
-            if self.gdata.collisionResults[k].isCollision():
-                pair = (a, b) if model.link_index(a) < model.link_index(b) else (b, a)
-                if pair in checked:
-                    out.add(pair)
-        return out
-
-
 def _agree(model: RobotModel, cm: CollisionModel, peer: PinCollisions, n: int, seed: int) -> int:
     """Same colliding link pairs on ``n`` random configurations, over the pairs both check
     (Pinocchio never pairs geometries on one joint: links joined by fixed joints)."""
@@ -360,7 +323,7 @@ def test_corpus_primitives_agree_with_pinocchio(name):
     path = CORPUS / f"{name}.urdf"
     if not path.is_file():
         pytest.skip(f"{path} is absent (../shared is not beside this checkout)")
-    text = _strip_collision_meshes(path.read_text())
+    text = strip_collision_meshes(path.read_text())
     model = RobotModel.from_urdf(text)
     cm = CollisionModel.build(model, samples=0)
     assert cm.warnings == ()
@@ -429,3 +392,29 @@ def test_ik_avoid_collisions_true_uses_the_models_default_collision_model(tmp_pa
     assert solve_ik(model, target, "b", axis_tolerances=free, timeout=0.05).success
     result = solve_ik(model, target, "b", axis_tolerances=free, timeout=0.05, avoid_collisions=True)
     assert not result.success
+
+
+def test_ik_with_avoid_collisions_on_talos_meshes_verified_by_pinocchio():
+    """A humanoid with its real collision meshes: the left arm from the torso, targets from
+    collision-free configurations, every solution free of self-collision for Pinocchio + coal."""
+    path = erd_urdf(ERD_ROBOTS["talos"])
+    robots = example_robot_data_dir()
+    package_dirs = [str(Path(robots).parents[1]), str(Path(robots).parent)]
+    model = RobotModel.from_urdf_file(path)
+    cm = CollisionModel.build(model, srdf=Path(robots, "talos_data", "srdf", "talos.srdf").read_text(),
+                              package_paths=package_dirs)
+    peer = PinCollisions(Path(path).read_text(), package_dirs)
+    arm = [n for n in model.joint_names if n.startswith("arm_left_") or n.startswith("torso_")]
+    home = model.home_configuration()
+    q = np.tile(home, (120, 1))
+    cols = [model.q_names.index(n) for n in arm]
+    q[:, cols] = model.random_configuration(120, np.random.default_rng(21))[:, cols]
+    free = q[~self_collisions(cm, q).in_collision][:30]
+    tip = "arm_left_7_link"
+    targets = forward_kinematics(model, free)[:, model.link_index(tip)]
+    result = solve_ik(model, targets, tip, seed=home, active_joints=arm, timeout=0.1, avoid_collisions=cm, rng=0)
+    assert result.success.sum() >= 25
+    order = lambda a, b: (a, b) if model.link_index(a) < model.link_index(b) else (b, a)  # noqa: E731
+    checked = set(cm.link_pairs) & {order(a, b) for a, b in peer.links}
+    for qs in result.q[result.success]:
+        assert peer.pairs(model, qs, checked) == set()
