@@ -278,14 +278,22 @@ class CollisionModel:
 
     def bound_gaps(self, Tg: Array, pairs: Array) -> Array:
         """``(B, n_pairs)`` [m] a lower bound of each pair's distance (<= 0: the bounds
-        overlap): the larger of the distances between their bounding capsules and spheres."""
+        overlap): the distance between their bounding spheres and, where those overlap, the
+        larger of it and the distance between their bounding capsules."""
         R, p = Tg[..., :3, :3], Tg[..., :3, 3]
-        c = np.einsum("bgij,gkj->bgki", R, self.capsule_ends) + p[:, :, None]
-        o = np.einsum("bgij,gj->bgi", R, self.sphere_centres) + p
+        o = (R @ self.sphere_centres[:, :, None])[..., 0] + p                       # (B, G, 3)
         a, b = pairs[:, 0], pairs[:, 1]
-        capsules = _segment_distances(c[:, a, 0], c[:, a, 1], c[:, b, 0], c[:, b, 1]) - (self.capsule_radii[a] + self.capsule_radii[b])
-        spheres = np.linalg.norm(o[:, a] - o[:, b], axis=-1) - (self.sphere_radii[a] + self.sphere_radii[b])
-        return np.maximum(capsules, spheres)
+        d = o[:, a] - o[:, b]
+        gaps = np.sqrt(np.einsum("bpi,bpi->bp", d, d)) - (self.sphere_radii[a] + self.sphere_radii[b])
+        bi, pi = np.nonzero(gaps <= BOUND_MARGIN)
+        if bi.size:  # capsules of the pairs whose spheres overlap
+            ga, gb = a[pi], b[pi]
+            ends_a = (Tg[bi, ga, :3, :3] @ np.swapaxes(self.capsule_ends[ga], -1, -2)) + Tg[bi, ga, :3, 3:]
+            ends_b = (Tg[bi, gb, :3, :3] @ np.swapaxes(self.capsule_ends[gb], -1, -2)) + Tg[bi, gb, :3, 3:]
+            capsules = _segment_distances(ends_a[..., 0], ends_a[..., 1], ends_b[..., 0], ends_b[..., 1]) - \
+                (self.capsule_radii[ga] + self.capsule_radii[gb])
+            gaps[bi, pi] = np.maximum(gaps[bi, pi], capsules)
+        return gaps
 
     def _transforms(self, Tg: Array):
         coal = coal_module()
