@@ -14,7 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ModelError, NonFiniteError, ShapeError
+from .collision_geometry import geometry_placement
 from .model import SCALAR_TYPES, JointType, RobotModel
+from .spatial import matrix_to_rpy
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -289,7 +291,8 @@ def set_fixed_transform(model: RobotModel, joint_name: str, parent_to_joint=None
             unchanged (and the child frame's pose becomes ``T · X`` for every q) only if the moved
             frame still lies on the joint's line of action, so ``X``'s translation must be parallel
             to the axis for revolute and continuous joints; floating and planar joints are refused
-            (their coordinates would change meaning). Visual origins are not modelled.
+            (their coordinates would change meaning). Collision geometry is re-expressed too; visual
+            origins are not modelled.
 
     Raises:
         UnknownJointError: unknown joint. ShapeError, NonFiniteError, ModelError: a malformed
@@ -318,6 +321,12 @@ def set_fixed_transform(model: RobotModel, joint_name: str, parent_to_joint=None
         if child.has_inertial:
             child.com = R.T @ (child.com - p)
             child.inertia = R.T @ child.inertia @ R
+        if child.collisions:  # collision geometry stays where it is too
+            moved = []
+            for g in child.collisions:
+                T = X_inv @ geometry_placement(g)
+                moved.append(g._replace(origin=tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())))
+            child.collisions = tuple(moved)
         for other in joints:
             if other.parent == joint.child:
                 other.origin = X_inv @ other.origin

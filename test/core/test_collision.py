@@ -418,3 +418,25 @@ def test_ik_with_avoid_collisions_on_talos_meshes_verified_by_pinocchio():
     checked = set(cm.link_pairs) & {order(a, b) for a, b in peer.links}
     for qs in result.q[result.success]:
         assert peer.pairs(model, qs, checked) == set()
+
+
+def test_builder_operations_keep_collision_geometry_in_place():
+    from robokin_ros.builder import set_fixed_transform
+    from robokin_ros.collision_geometry import geometry_placement
+    from robokin_ros.spatial import rpy_to_matrix
+
+    X = np.eye(4)
+    X[:3, :3] = rpy_to_matrix(np.array([0.3, -0.2, 0.5]))
+    X[:3, 3] = (0.01, 0.02, 0.05)
+    moved = set_fixed_transform(PANDA, "panda_hand_joint", joint_to_child=X)
+    q = PANDA.random_configuration(5, np.random.default_rng(2))
+    i = PANDA.link_index("panda_hand")
+    before = forward_kinematics(PANDA, q)[:, i] @ geometry_placement(PANDA.link_collisions[i][0])
+    after = forward_kinematics(moved, q)[:, i] @ geometry_placement(moved.link_collisions[i][0])
+    np.testing.assert_allclose(after, before, atol=1e-12)
+    cm_before, cm_after = CollisionModel.build(PANDA, samples=0), CollisionModel.build(moved, samples=0)
+    assert self_collisions(cm_before, q).pairs == self_collisions(cm_after, q).pairs
+    removed = moved.remove_subtree("panda_hand_tcp")
+    assert removed.link_collisions[removed.link_index("panda_hand")] == moved.link_collisions[i]
+    assert removed.link_collisions[removed.link_index("panda_leftfinger")] == PANDA.link_collisions[
+        PANDA.link_index("panda_leftfinger")]
