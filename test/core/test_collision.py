@@ -1,10 +1,8 @@
 """Self-collision checking (robokin_ros.collision) on hand-made fixtures, and against Pinocchio + coal."""
 
 import json
-import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np

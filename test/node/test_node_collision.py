@@ -15,7 +15,7 @@ from moveit_msgs.srv import GetPositionIK, GetStateValidity
 from node_harness import KinNode, Probe, robot_xml
 from sensor_msgs.msg import JointState
 
-from robokin_ros import CollisionModel, RobotModel, forward_kinematics, frame_transform, self_collisions
+from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose
 from robokin_ros.srdf import IKGroup, parse_srdf
