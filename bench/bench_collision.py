@@ -1,6 +1,7 @@
 """Benchmark of self-collision checking and collision-aware IK, against Pinocchio + coal.
 
-Usage: ``python3 bench/bench_collision.py [--quick] [--configurations N] [--problems N]``.
+Usage: ``python3 bench/bench_collision.py [--quick] [--configurations N] [--problems N] [--robots a,b]
+[--no-checks] [--no-ik]``.
 
 Robots (primitives only): the bundled Panda (cylinders and spheres, pairs from its SRDF) and
 example-robot-data's Talos (talos_reduced.urdf with every collision mesh replaced by its
@@ -167,14 +168,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1,000 configurations, 200 IK problems")
     parser.add_argument("--configurations", type=int, default=None)
     parser.add_argument("--problems", type=int, default=None)
+    parser.add_argument("--robots", default=None, help="comma-separated labels (default: all)")
+    parser.add_argument("--no-checks", action="store_true", help="only the IK part")
+    parser.add_argument("--no-ik", action="store_true", help="only the checks part")
     args = parser.parse_args()
     n_checks = args.configurations or (1000 if args.quick else 10000)
     n_ik = args.problems or (200 if args.quick else 2000)
-    cases = robots()
+    cases = [c for c in robots() if args.robots is None or c[0] in args.robots.split(",")]
     built = []
     for label, model, text, srdf, tip, joints, package_dirs in cases:
         cm = CollisionModel.build(model, srdf=srdf, package_paths=list(package_dirs) or None)
         built.append((label, model, text, cm, tip, joints, package_dirs))
+    if not args.no_checks:
+        checks(built, n_checks)
+    if not args.no_ik:
+        collision_aware_ik(built, n_ik)
+
+
+def checks(built, n_checks: int) -> None:
     print(f"Self-collision checks/s, {n_checks} random configurations (best of 3); Pinocchio {__import__('pinocchio').__version__} "
           "+ coal from Python on the same URDF text and link pairs.")
     header = (f"{'robot':14s} {'geoms':>5s} {'pairs':>6s} {'pin':>6s} | {'ours all':>10s} {'ours 1st':>10s} {'µs/1':>8s} | "
@@ -189,6 +200,9 @@ def main() -> None:
           "pairs / pin: geometry pairs checked by ours / Pinocchio (it never pairs geometries on one joint). "
           "≠fresh / ≠reused: configurations where the verdicts differ from Pinocchio with a fresh / reused GeometryData.")
     print()
+
+
+def collision_aware_ik(built, n_ik: int) -> None:
     print(f"Collision-aware IK, TRAC-IK protocol: {n_ik} targets from collision-free configurations, seed at mid-limits, "
           f"tolerance {TOLERANCE:g}, {TIMEOUT * 1e3:g} ms; verified by FK (<{CHECK_POSITION:g} m, <{CHECK_ROTATION:g} rad) "
           "and Pinocchio + coal (no self-collision).")
