@@ -188,6 +188,10 @@ class CollisionModel:
         # and bounding spheres (coal's local AABB's): centre (n_geometries, 3), radius (n_geometries,)
         self.sphere_centres = np.array([s.aabb_center for s in shapes], float).reshape(-1, 3)
         self.sphere_radii = np.array([s.aabb_radius for s in shapes], float)
+        # and boxes (coal's local AABBs): centre (n_geometries, 3), half extents (n_geometries, 3)
+        lo = np.array([s.aabb_local.min_ for s in shapes], float).reshape(-1, 3)
+        hi = np.array([s.aabb_local.max_ for s in shapes], float).reshape(-1, 3)
+        self.box_centres, self.box_halves = 0.5 * (lo + hi), 0.5 * (hi - lo)
         has_geometry = np.zeros(model.n_links, bool)
         has_geometry[self.geometry_links] = True
         self.has_geometry = has_geometry
@@ -279,7 +283,9 @@ class CollisionModel:
     def bound_gaps(self, Tg: Array, pairs: Array) -> Array:
         """``(B, n_pairs)`` [m] a lower bound of each pair's distance (<= 0: the bounds
         overlap): the distance between their bounding spheres and, where those overlap, the
-        larger of it and the distance between their bounding capsules."""
+        largest of it, the distance between their bounding capsules and the gap between the
+        world-axis-aligned boxes around their local bounding boxes (along the axis where it is
+        largest)."""
         R, p = Tg[..., :3, :3], Tg[..., :3, 3]
         o = (R @ self.sphere_centres[:, :, None])[..., 0] + p                       # (B, G, 3)
         a, b = pairs[:, 0], pairs[:, 1]
@@ -292,7 +298,13 @@ class CollisionModel:
             ends_b = (Tg[bi, gb, :3, :3] @ np.swapaxes(self.capsule_ends[gb], -1, -2)) + Tg[bi, gb, :3, 3:]
             capsules = _segment_distances(ends_a[..., 0], ends_a[..., 1], ends_b[..., 0], ends_b[..., 1]) - \
                 (self.capsule_radii[ga] + self.capsule_radii[gb])
-            gaps[bi, pi] = np.maximum(gaps[bi, pi], capsules)
+            Ra, Rb = Tg[bi, ga, :3, :3], Tg[bi, gb, :3, :3]
+            ca = (Ra @ self.box_centres[ga][..., None])[..., 0] + Tg[bi, ga, :3, 3]
+            cb = (Rb @ self.box_centres[gb][..., None])[..., 0] + Tg[bi, gb, :3, 3]
+            ha = (np.abs(Ra) @ self.box_halves[ga][..., None])[..., 0]
+            hb = (np.abs(Rb) @ self.box_halves[gb][..., None])[..., 0]
+            boxes = (np.abs(ca - cb) - ha - hb).max(axis=-1)
+            gaps[bi, pi] = np.maximum(np.maximum(gaps[bi, pi], capsules), boxes)
         return gaps
 
     def _transforms(self, Tg: Array):
