@@ -277,7 +277,9 @@ class CollisionModel:
     # ------------------------------------------------------------------ checking
     def geometry_poses(self, q: Array) -> Array:
         """``(B, n_geometries, 4, 4)`` world poses of the geometries at ``q (B, n_q)``."""
-        T = forward_kinematics(self.model, q)
+        model = self.model
+        # one configuration: the single-configuration kernel (a batch of one costs more)
+        T = forward_kinematics(model, q[0])[None] if len(q) == 1 else forward_kinematics(model, q)
         return T[:, self.geometry_links] @ self.placements
 
     def bound_gaps(self, Tg: Array, pairs: Array) -> Array:
