@@ -265,6 +265,7 @@ class CollisionModel:
         else:
             disabled = ()
         index = {n: i for i, n in enumerate(model.link_names)}
+        disabled = tuple(d for d in disabled if d[0] in index and d[1] in index)  # (an SRDF of another model)
         pairs = {(min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in disabled}
         cm._set_pairs(pairs)
         cm.disabled = tuple((model.link_names[i], model.link_names[j], "Adjacent") for i, j in sorted(cm.adjacent)) + \
