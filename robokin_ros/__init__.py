@@ -11,7 +11,8 @@ from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
 from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
 from .collision import (CollisionModel, CollisionUnavailableError, Contact, SelfCollisionResult, collision_model,
-                        disabled_pairs_by_sampling, self_collisions)
+                        self_collisions)
+from .collision_pairs import disabled_pairs_by_sampling
 from .collision_geometry import bounding_box_model
 from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_torques, crba, gravity_torques,
                        kinetic_energy, nonlinear_effects, rnea, total_mass)

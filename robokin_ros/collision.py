@@ -9,7 +9,7 @@ on two different links, minus
 * the SRDF's ``disable_collisions`` pairs, when an SRDF is given;
 * without an SRDF, the pairs :func:`disabled_pairs_by_sampling` finds in collision at the home
   configuration (``"Default"``), in nearly every random configuration (``"Always"``) or in none
-  (``"Never"``), MoveIt Setup Assistant's procedure, cached on disk.
+  (``"Never"``), MoveIt Setup Assistant's procedure, cached on disk (:mod:`robokin_ros.collision_pairs`).
 
 :func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
 for the whole batch, a vectorised bounding-volume test of every pair in every configuration
@@ -20,37 +20,30 @@ narrow phase (``coal.collide``) only for the pairs whose bounds overlap.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import os
 import weakref
 from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .collision_geometry import (CollisionUnavailableError, coal_module, geometry_placement, geometry_shape,
-                                 resolve_mesh_uri)
+from .collision_geometry import (CollisionUnavailableError, bounding_capsule, coal_module, geometry_placement,
+                                 geometry_shape, resolve_mesh_uri, segment_distances)
 from .errors import ArgumentError
 from .kinematics import forward_kinematics
 from .model import RobotModel
 
 __all__ = ["CollisionModel", "CollisionUnavailableError", "Contact", "SelfCollisionResult", "collision_model",
-           "disabled_pairs_by_sampling", "resolve_mesh_uri", "self_collisions"]
+           "in_collision", "resolve_mesh_uri", "self_collisions"]
 
 Array = NDArray[np.float64]
 
 #: Random configurations :func:`disabled_pairs_by_sampling` draws by default.
 SAMPLES = 5000
-#: A pair in collision in at least this fraction of the samples is "Always" in collision
-#: (MoveIt Setup Assistant's threshold).
-ALWAYS_FRACTION = 0.95
 #: Configurations evaluated together (bounds the memory of the bounding-volume test).
 CHUNK = 1024
 #: [m] Pairs whose bounding capsules are closer than this go to coal's narrow phase (covers
 #: rounding in the bound; it never decides a collision).
 BOUND_MARGIN = 1e-6
-_CACHE_VERSION = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,45 +104,6 @@ def _adjacent_pairs(model: RobotModel, has_geometry: np.ndarray) -> set:
             if has_geometry[i] and has_geometry[j]}
 
 
-def _bounding_capsule(shape) -> tuple[Array, float]:
-    """Segment ends ``(2, 3)`` and radius of a capsule containing a coal shape (its own frame):
-    a sphere or capsule is its own, a cylinder its capsule, anything else the capsule along the
-    longest side of its local bounding box."""
-    name = type(shape).__name__
-    if name == "Sphere":
-        return np.zeros((2, 3)), float(shape.radius)
-    if name in ("Capsule", "Cylinder"):
-        half = float(shape.halfLength)
-        return np.array([[0.0, 0.0, -half], [0.0, 0.0, half]]), float(shape.radius)
-    lo, hi = np.array(shape.aabb_local.min_, float), np.array(shape.aabb_local.max_, float)
-    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
-    axis = int(np.argmax(half))
-    ends = np.array([centre, centre])
-    ends[0, axis] -= half[axis]
-    ends[1, axis] += half[axis]
-    return ends, float(np.hypot(*np.delete(half, axis)))
-
-
-def _segment_distances(p1: Array, q1: Array, p2: Array, q2: Array) -> Array:
-    """``(...)`` distance between segments ``[p1, q1]`` and ``[p2, q2]`` (points ``(..., 3)``),
-    by the closest points of the two segments (Ericson, Real-Time Collision Detection, 5.1.9)."""
-    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a, e = (d1 * d1).sum(-1), (d2 * d2).sum(-1)
-    b, c, f = (d1 * d2).sum(-1), (d1 * r).sum(-1), (d2 * r).sum(-1)
-    tiny = 1e-18
-    a_safe, e_safe = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
-    denom = a * e - b * b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(denom > tiny * np.maximum(a * e, tiny), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
-    t = (b * s + f) / e_safe
-    s = np.where(t < 0, np.clip(-c / a_safe, 0, 1), np.where(t > 1, np.clip((b - c) / a_safe, 0, 1), s))
-    t = np.clip(t, 0, 1)
-    point_a, point_b = a <= tiny, e <= tiny     # degenerate segments (spheres)
-    s = np.where(point_a, 0.0, np.where(point_b, np.clip(-c / a_safe, 0, 1), s))
-    t = np.where(point_b, 0.0, np.where(point_a, np.clip(f / e_safe, 0, 1), t))
-    return np.linalg.norm(p1 + d1 * s[..., None] - p2 - d2 * t[..., None], axis=-1)
-
-
 class CollisionModel:
     """coal shapes of a model's collision geometry and the pairs to check. Build it with
     :meth:`build` (cached per model); the model is held weakly.
@@ -182,7 +136,7 @@ class CollisionModel:
         self.shapes = shapes
         self.warnings = tuple(warnings)
         # Bounding capsules in the geometry frames: segment ends (n_geometries, 2, 3), radius (n_geometries,).
-        ends, radii = zip(*[_bounding_capsule(g) for g in shapes]) if shapes else ((), ())
+        ends, radii = zip(*[bounding_capsule(g) for g in shapes]) if shapes else ((), ())
         self.capsule_ends = np.array(ends, float).reshape(-1, 2, 3)
         self.capsule_radii = np.array(radii, float)
         # and bounding spheres (coal's local AABB's): centre (n_geometries, 3), radius (n_geometries,)
@@ -261,6 +215,8 @@ class CollisionModel:
         if srdf is not None:
             disabled = tuple((a, b, reason) for a, b, reason in srdf.disabled_collisions)
         elif samples and len(cm.pairs):
+            from .collision_pairs import disabled_pairs_by_sampling
+
             disabled = disabled_pairs_by_sampling(model, samples, rng, cm)
         else:
             disabled = ()
@@ -299,7 +255,7 @@ class CollisionModel:
             ga, gb = a[pi], b[pi]
             ends_a = (Tg[bi, ga, :3, :3] @ np.swapaxes(self.capsule_ends[ga], -1, -2)) + Tg[bi, ga, :3, 3:]
             ends_b = (Tg[bi, gb, :3, :3] @ np.swapaxes(self.capsule_ends[gb], -1, -2)) + Tg[bi, gb, :3, 3:]
-            capsules = _segment_distances(ends_a[..., 0], ends_a[..., 1], ends_b[..., 0], ends_b[..., 1]) - \
+            capsules = segment_distances(ends_a[..., 0], ends_a[..., 1], ends_b[..., 0], ends_b[..., 1]) - \
                 (self.capsule_radii[ga] + self.capsule_radii[gb])
             Ra, Rb = Tg[bi, ga, :3, :3], Tg[bi, gb, :3, :3]
             ca = (Ra @ self.box_centres[ga][..., None])[..., 0] + Tg[bi, ga, :3, 3]
@@ -436,105 +392,6 @@ def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Arra
             best = min(best, coal.distance(cm.shapes[ga], tf(b, ga), cm.shapes[gb], tf(b, gb), request, result))
         out[b] = best
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Pairs never / always in collision, by sampling (MoveIt Setup Assistant's procedure)
-
-
-def _cache_path(model: RobotModel, samples: int, rng) -> str | None:
-    """Disk cache file of a sampling, keyed by the model's URDF text and the sampling options."""
-    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):
-        return None  # a generator's state is not a key
-    from .accel import cache_dir
-
-    text = f"{_CACHE_VERSION}\n{samples}\n{int(rng)}\n{model.to_urdf()}"
-    return os.path.join(cache_dir(), "collision_pairs", hashlib.sha256(text.encode()).hexdigest() + ".json")
-
-
-def _read_cache(path: str, model: RobotModel) -> tuple | None:
-    """The cached pairs, or None if absent or not a valid entry (never trusted blindly)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        links = set(model.link_names)
-        pairs = tuple((str(a), str(b), str(r)) for a, b, r in data["disabled"])
-        if all(a in links and b in links and r in ("Default", "Always", "Never") for a, b, r in pairs):
-            return pairs
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    return None
-
-
-def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0, collision: CollisionModel | None = None,
-                               cache: bool = True) -> tuple:
-    """Link pairs not worth checking, as MoveIt Setup Assistant finds them without an SRDF.
-
-    Of the pairs of links that carry geometry and are not adjacent: those in collision at the
-    home configuration (``"Default"``), those in collision in at least :data:`ALWAYS_FRACTION` of
-    ``samples`` random configurations (``"Always"``), and those in collision in none of them
-    (``"Never"``). The result is cached on disk (in ``collision_pairs/`` of
-    :func:`robokin_ros.accel.cache_dir`) under a hash of the model's URDF text and the options; a
-    corrupt entry is recomputed.
-
-    Args:
-        model: the robot.
-        samples: random configurations drawn (``model.random_configuration``).
-        rng: seed (an int, cached) or generator (not cached).
-        collision: its collision model (default: one without disabled pairs, meshes resolved
-            with the defaults).
-        cache: read and write the disk cache.
-
-    Returns:
-        ``(link1, link2, reason)`` tuples, link1 before link2 in the model's link order.
-    """
-    if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
-        raise ArgumentError("samples", f"must be a whole number >= 1, got {samples!r}")
-    path = _cache_path(model, samples, rng) if cache else None
-    if path is not None:
-        cached = _read_cache(path, model)
-        if cached is not None:
-            return cached
-    cm = collision if collision is not None else CollisionModel(model)
-    candidates = CollisionModel.__new__(CollisionModel)
-    candidates.__dict__.update(cm.__dict__)
-    candidates._set_pairs(set())  # every non-adjacent pair
-    g = candidates.geometry_links
-    link_pairs = sorted({(int(g[a]), int(g[b])) for a, b in candidates.pairs})
-    row = {p: k for k, p in enumerate(link_pairs)}
-    of_pair = np.array([row[(int(g[a]), int(g[b]))] for a, b in candidates.pairs], np.int64)
-
-    def link_hits(q: Array) -> np.ndarray:  # (B, n_link_pairs) bool
-        hits = candidates.colliding(candidates.geometry_poses(q), candidates.pairs)
-        out = np.zeros((len(q), len(link_pairs)), bool)
-        for k in range(len(link_pairs)):
-            out[:, k] = hits[:, of_pair == k].any(axis=1)
-        return out
-
-    default = link_hits(model.home_configuration()[None])[0]
-    counts = np.zeros(len(link_pairs), np.int64)
-    generator = np.random.default_rng(rng)
-    for start in range(0, samples, CHUNK):
-        q = np.atleast_2d(model.random_configuration(min(CHUNK, samples - start), generator))
-        counts += link_hits(q).sum(axis=0)
-    names = model.link_names
-    disabled = []
-    for k, (a, b) in enumerate(link_pairs):
-        reason = ("Default" if default[k] else "Always" if counts[k] >= ALWAYS_FRACTION * samples
-                  else "Never" if counts[k] == 0 else None)
-        if reason:
-            disabled.append((names[a], names[b], reason))
-    disabled = tuple(disabled)
-    if path is not None:
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"robot": model.name, "samples": samples, "disabled": disabled}, f)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs the sampling next time
-    return disabled
 
 
 def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:

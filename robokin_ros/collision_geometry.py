@@ -7,7 +7,9 @@ when it is missing. Primitives map one to one (``box`` -> ``coal.Box``, ``cylind
 on the geometry origin with the cylinder / capsule axis along z, as in URDF). Meshes load with
 coal's own loader (assimp: STL, DAE, OBJ, ..., as Pinocchio's ``buildGeomFromUrdf``), else with
 trimesh, into a ``BVHModelOBBRSS``. A mesh that cannot be found or read is skipped with a
-warning (the link keeps its other geometries), never an error.
+warning (the link keeps its other geometries), never an error. Also here: the bounding capsules
+and the segment distances of :meth:`robokin_ros.collision.CollisionModel.bound_gaps` (a filter
+before coal's narrow phase, never a verdict).
 """
 
 from __future__ import annotations
@@ -128,6 +130,45 @@ def geometry_placement(geometry: CollisionGeometry) -> np.ndarray:
     T[:3, :3] = rpy_to_matrix(np.asarray(geometry.origin[3:], float))
     T[:3, 3] = geometry.origin[:3]
     return T
+
+
+def bounding_capsule(shape) -> tuple[np.ndarray, float]:
+    """Segment ends ``(2, 3)`` and radius of a capsule containing a coal shape (its own frame):
+    a sphere or capsule is its own, a cylinder its capsule, anything else the capsule along the
+    longest side of its local bounding box."""
+    name = type(shape).__name__
+    if name == "Sphere":
+        return np.zeros((2, 3)), float(shape.radius)
+    if name in ("Capsule", "Cylinder"):
+        half = float(shape.halfLength)
+        return np.array([[0.0, 0.0, -half], [0.0, 0.0, half]]), float(shape.radius)
+    lo, hi = np.array(shape.aabb_local.min_, float), np.array(shape.aabb_local.max_, float)
+    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    axis = int(np.argmax(half))
+    ends = np.array([centre, centre])
+    ends[0, axis] -= half[axis]
+    ends[1, axis] += half[axis]
+    return ends, float(np.hypot(*np.delete(half, axis)))
+
+
+def segment_distances(p1, q1, p2, q2) -> np.ndarray:
+    """``(...)`` distance between segments ``[p1, q1]`` and ``[p2, q2]`` (points ``(..., 3)``),
+    by the closest points of the two segments (Ericson, Real-Time Collision Detection, 5.1.9)."""
+    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
+    a, e = (d1 * d1).sum(-1), (d2 * d2).sum(-1)
+    b, c, f = (d1 * d2).sum(-1), (d1 * r).sum(-1), (d2 * r).sum(-1)
+    tiny = 1e-18
+    a_safe, e_safe = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
+    denom = a * e - b * b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(denom > tiny * np.maximum(a * e, tiny), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
+    t = (b * s + f) / e_safe
+    s = np.where(t < 0, np.clip(-c / a_safe, 0, 1), np.where(t > 1, np.clip((b - c) / a_safe, 0, 1), s))
+    t = np.clip(t, 0, 1)
+    point_a, point_b = a <= tiny, e <= tiny     # degenerate segments (spheres)
+    s = np.where(point_a, 0.0, np.where(point_b, np.clip(-c / a_safe, 0, 1), s))
+    t = np.where(point_b, 0.0, np.where(point_a, np.clip(f / e_safe, 0, 1), t))
+    return np.linalg.norm(p1 + d1 * s[..., None] - p2 - d2 * t[..., None], axis=-1)
 
 
 def bounding_box_model(model, package_paths=None, base_dir: str | None = None):

@@ -10,7 +10,7 @@ import pytest
 
 from robokin_ros import (CollisionModel, CollisionUnavailableError, RobotModel, bounding_box_model,
                          disabled_pairs_by_sampling, forward_kinematics, self_collisions, solve_ik)
-from robokin_ros.collision import _segment_distances
+from robokin_ros.collision_geometry import segment_distances
 from robokin_ros.srdf import parse_srdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -144,7 +144,7 @@ def test_segment_distances_lower_bound_a_dense_sampling():
     q1[:50] = p1[:50]                                   # a point against a segment
     q2[25:75] = p2[25:75]                               # both points, and a segment against a point
     q2[100:150] = p2[100:150] + 0.5 * (q1[100:150] - p1[100:150])   # parallel segments
-    d = _segment_distances(p1, q1, p2, q2)
+    d = segment_distances(p1, q1, p2, q2)
     u = np.linspace(0, 1, 201)[None, :, None]
     A, B = p1[:, None] + (q1 - p1)[:, None] * u, p2[:, None] + (q2 - p2)[:, None] * u
     sampled = np.linalg.norm(A[:, :, None] - B[:, None], axis=-1).min(axis=(1, 2))
