@@ -23,13 +23,13 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test*']),
-    package_data={package_name: ['robots/*.urdf']},
+    package_data={package_name: ['robots/*.urdf', 'robots/*.srdf']},
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
     install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
     # matplotlib (pictures), trimesh (meshes in pictures) and tqdm (progress bars): the robokin command only
-    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh']},
+    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh'], 'collision': ['coal', 'trimesh']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',

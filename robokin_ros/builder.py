@@ -14,7 +14,9 @@ from typing import Sequence
 import numpy as np
 
 from .errors import ModelError, NonFiniteError, ShapeError
+from .collision_geometry import geometry_placement
 from .model import SCALAR_TYPES, JointType, RobotModel
+from .spatial import matrix_to_rpy
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -27,6 +29,7 @@ class _Link:
     inertia: np.ndarray
     has_inertial: bool
     mesh: str | None
+    collisions: tuple = ()
 
 
 @dataclasses.dataclass
@@ -69,7 +72,8 @@ def rigid_transform(T, argument: str) -> np.ndarray:
 
 def _decompose(model: RobotModel) -> tuple[list[_Link], list[_Joint]]:
     links = [_Link(n, float(model.link_masses[i]), model.link_coms[i].copy(), model.link_inertias[i].copy(),
-                   bool(model.link_has_inertial[i]), model.link_meshes[i])
+                   bool(model.link_has_inertial[i]), model.link_meshes[i],
+                   model.link_collisions[i])
              for i, n in enumerate(model.link_names)]
     names = model.all_joint_names
     joints = [_Joint(names[j], model.link_names[model.link_parents[j + 1]], model.link_names[j + 1],
@@ -126,7 +130,7 @@ def _assemble(name: str, links: list[_Link], joints: list[_Joint]) -> RobotModel
         joint_acceleration=[j.acceleration for j in ordered], mimic_source=src, mimic_multiplier=mult,
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
-        link_meshes=[link.mesh for link in ol])
+        link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol])
 
 
 def _joint_type(joint_type) -> JointType:
@@ -287,7 +291,8 @@ def set_fixed_transform(model: RobotModel, joint_name: str, parent_to_joint=None
             unchanged (and the child frame's pose becomes ``T · X`` for every q) only if the moved
             frame still lies on the joint's line of action, so ``X``'s translation must be parallel
             to the axis for revolute and continuous joints; floating and planar joints are refused
-            (their coordinates would change meaning). Visual origins are not modelled.
+            (their coordinates would change meaning). Collision geometry is re-expressed too; visual
+            origins are not modelled.
 
     Raises:
         UnknownJointError: unknown joint. ShapeError, NonFiniteError, ModelError: a malformed
@@ -316,6 +321,12 @@ def set_fixed_transform(model: RobotModel, joint_name: str, parent_to_joint=None
         if child.has_inertial:
             child.com = R.T @ (child.com - p)
             child.inertia = R.T @ child.inertia @ R
+        if child.collisions:  # collision geometry stays where it is too
+            moved = []
+            for g in child.collisions:
+                T = X_inv @ geometry_placement(g)
+                moved.append(g._replace(origin=tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())))
+            child.collisions = tuple(moved)
         for other in joints:
             if other.parent == joint.child:
                 other.origin = X_inv @ other.origin

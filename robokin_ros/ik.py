@@ -45,6 +45,9 @@ Array = NDArray[np.float64]
 
 #: Values of :attr:`IKResult.status`.
 CONVERGED, MAX_ITERATIONS, TIMEOUT, NO_FREE_JOINTS = "converged", "max_iterations", "timeout", "no_free_joints"
+#: Status of a problem whose only configurations within tolerance were in self-collision
+#: (``avoid_collisions``).
+IN_COLLISION = "in_collision"
 
 #: Levenberg–Marquardt damping ``λ = DAMPING_COST · ½‖r‖² + DAMPING_FLOOR`` (Sugihara 2011).
 DAMPING_COST, DAMPING_FLOOR = 0.1, 1e-6
@@ -129,7 +132,9 @@ class IKResult:
         rotation_error: ``(...)`` [rad] worst tip rotation angle ``|log(R_targetᵀ R_tip)|`` (raw).
         iterations: ``(...)`` int, iterations spent on the problem.
         status: ``(...)`` str: ``"converged"``, ``"max_iterations"`` (iteration budget spent),
-            ``"timeout"`` (time budget spent) or ``"no_free_joints"`` (no allowed joint moves a tip).
+            ``"timeout"`` (time budget spent), ``"no_free_joints"`` (no allowed joint moves a tip)
+            or ``"in_collision"`` (``avoid_collisions``: the reported ``q`` meets the tolerances
+            but is in self-collision).
     """
 
     q: Array
@@ -571,7 +576,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
              position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5,
              axis_tolerances=None, weights=None, active_joints: Sequence[str] | None = None,
              lower=None, upper=None, timeout: float | None = None, max_iterations: int = 500,
-             restarts: int | None = None, rng=None) -> IKResult:
+             restarts: int | None = None, rng=None, avoid_collisions=False) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
@@ -620,6 +625,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             bounds, from a point chosen by ``rng``.
         rng: integer seed, ``numpy.random.Generator`` or anything ``numpy.random.default_rng``
             takes, choosing where the restarts start (fixed: deterministic results).
+        avoid_collisions: False; True (the model's default
+            :func:`~robokin_ros.collision.collision_model`) or a
+            :class:`~robokin_ros.collision.CollisionModel`: a configuration within tolerance that
+            is in self-collision is not a solution (its row restarts elsewhere); a problem that
+            finds no other ends ``success=False``, status ``"in_collision"`` if its best
+            configuration meets the tolerances.
 
     Returns:
         :class:`IKResult` with batch shape ``...`` (the broadcast of the targets' and seed's).
@@ -631,11 +642,13 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         UnknownLinkError: unknown tip or base. UnknownJointError: unknown active joint.
         JointLimitError: a bound override that leaves a joint no admissible value.
         IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0.
+        CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
     single = isinstance(tips, str)
     if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
         raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
-    chain = _chain(model, (tips,) if single else tuple(tips), base)
+    # (Collisions involve the whole robot: a collision-aware problem is solved on all of it.)
+    chain = None if avoid_collisions else _chain(model, (tips,) if single else tuple(tips), base)
     if chain is not None:
         return chain.solve(targets, tips, seed, position_tolerance=position_tolerance,
                            rotation_tolerance=rotation_tolerance, axis_tolerances=axis_tolerances, weights=weights,
@@ -672,7 +685,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         elif base_idx:
             flat = (plan.T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
         target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
-        return solver.solve_one(seed_list, target, _Budget(timeout, 1, rng))
+        accept = _collision_test(model, avoid_collisions)
+        return _refuse_collisions(solver.solve_one(seed_list, target, _Budget(timeout, 1, rng, accept)), accept)
 
     T = T.reshape(T.shape[:T.ndim - len(tail)] + (nt, 4, 4))
     finite = np.isfinite(T).all(axis=(-3, -2, -1))
@@ -699,8 +713,49 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     # Target components (n, n_tips * 12): per tip its rotation row-major, then its position.
     targets_flat = np.concatenate([T[..., :3, :3].reshape(n, nt, 9), T[..., :3, 3]], axis=-1).reshape(n, nt * 12)
     solver = _solver(model, plan, lo, hi, tol, compiled)
-    result = solver.solve(targets_flat, seeds, _Outcome(seeds, _Budget(timeout, n, rng)))
-    return IKResult(*(a.reshape(batch + a.shape[1:]) for a in result))
+    accept = _collision_test(model, avoid_collisions)
+    result = solver.solve(targets_flat, seeds, _Outcome(seeds, _Budget(timeout, n, rng, accept)))
+    return _refuse_collisions(IKResult(*(a.reshape(batch + a.shape[1:]) for a in result)), accept)
+
+
+def _collision_test(model: RobotModel, avoid_collisions):
+    """``accept(q)`` of ``avoid_collisions``: for ``q (B, n_q)`` a ``(B,)`` mask of configurations
+    free of self-collision, for ``q (n_q,)`` (a list) one bool; None when not avoiding."""
+    if avoid_collisions is False or avoid_collisions is None:
+        return None
+    from .collision import CollisionModel, in_collision
+
+    cm = CollisionModel.build(model) if avoid_collisions is True else avoid_collisions
+    if not isinstance(cm, CollisionModel):
+        raise IKOptionError(f"avoid_collisions must be a bool or a CollisionModel, got {type(avoid_collisions).__name__}")
+    if cm.model is not model:
+        raise IKOptionError("avoid_collisions: the CollisionModel was built for another model")
+    return lambda q: ~in_collision(cm, q) if np.ndim(q) == 2 else not in_collision(cm, q)[0]
+
+
+def _rejected(budget: "_Budget", q: Array, ok: Array) -> Array:
+    """``(B,)`` rows of ``q (n_q, B)`` within tolerance (``ok``) that ``budget.accept`` refuses."""
+    out = np.zeros(ok.shape, bool)
+    if budget.accept is not None and ok.any():
+        rows = np.flatnonzero(ok)
+        out[rows] = ~budget.accept(q[:, rows].T)
+    return out
+
+
+def _refuse_collisions(result: IKResult, accept) -> IKResult:
+    """``result`` with ``success`` cleared (status :data:`IN_COLLISION`) where ``accept`` refuses
+    ``q``: the solver checks the rows it declares converged, this the iterates it reports as
+    they are (a seed within tolerance, a best iterate after a timeout)."""
+    if accept is None or not result.success.any():
+        return result
+    success = np.array(result.success)
+    bad = success & ~accept(np.atleast_2d(result.q).reshape(-1, result.q.shape[-1])).reshape(success.shape)
+    if not bad.any():
+        return result
+    success[bad] = False
+    status = np.array(result.status)
+    status[bad] = IN_COLLISION
+    return dataclasses.replace(result, success=success, status=status)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -839,12 +894,14 @@ def _options(nt, position_tolerance, rotation_tolerance, axis_tolerances, weight
 
 
 class _Budget:
-    """Per-call time budget and position in the sequence of restart configurations (drawn
-    from ``rng`` on first use: most calls never restart)."""
+    """Per-call time budget, position in the sequence of restart configurations (drawn
+    from ``rng`` on first use: most calls never restart) and the test a converged
+    configuration must pass (``avoid_collisions``)."""
 
-    def __init__(self, timeout: float | None, n: int, rng):
+    def __init__(self, timeout: float | None, n: int, rng, accept=None):
         self.deadline = None if timeout is None else time.perf_counter() + timeout * n
         self._rng, self._next = rng, -1
+        self.accept = accept  # None, or the avoid_collisions test (see _collision_test)
 
     def take(self, k: int) -> range:
         """Indices of the call's next ``k`` restarts in the R2 sequence (see :meth:`_Solver.starts`)."""
@@ -1029,7 +1086,9 @@ class _Solver:
         while True:
             cost, q_next = iteration(q, target, DAMPING_COST)
             if cost is None:
-                return (q, CONVERGED, it) + q_next + (True,)
+                if budget.accept is None or budget.accept(q):
+                    return (q, CONVERGED, it) + q_next + (True,)
+                cost, q_next, stall = math.inf, q, STALL_ITERATIONS  # in collision: restart elsewhere
             if not moves:
                 status = NO_FREE_JOINTS
                 break
@@ -1129,14 +1188,16 @@ class _Solver:
             F = self.frames(rows.q.T)
             d = self.errors(F, rows.target)
             r, ok = self.residual(d)
+            rejected = _rejected(out.budget, rows.q, ok)  # avoid_collisions: in collision, restart elsewhere
+            ok &= ~rejected
             rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
             cost = 0.5 * (rw * rw).sum(axis=0)
-            improved = cost < rows.best_cost
+            improved = (cost < rows.best_cost) & ~rejected
             rows.best_cost = np.where(improved, cost, rows.best_cost)
             rows.best_q[:, improved] = rows.q[:, improved]
             progress = cost < rows.reference * (1.0 - STALL_PROGRESS)
             rows.reference = np.where(progress, cost, rows.reference)
-            rows.stall = np.where(progress, 0, rows.stall + 1)
+            rows.stall = np.where(progress | rejected, np.where(rejected, STALL_ITERATIONS, 0), rows.stall + 1)
             finished = []
             if ok.any():  # converged: per problem, the converged row closest to its seed
                 ok_rows = np.flatnonzero(ok)

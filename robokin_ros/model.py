@@ -12,7 +12,7 @@ import dataclasses
 import math
 import enum
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +39,23 @@ NQ_OF_TYPE = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.CONTINUOUS: 1
 NV_OF_TYPE = {JointType.FIXED: 0, JointType.REVOLUTE: 1, JointType.CONTINUOUS: 1,
               JointType.PRISMATIC: 1, JointType.FLOATING: 6, JointType.PLANAR: 3}
 SCALAR_TYPES = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
+
+
+class CollisionGeometry(NamedTuple):
+    """One URDF ``<collision>`` element of a link (see :mod:`robokin_ros.collision`).
+
+    Attributes:
+        shape: ``"box"``, ``"cylinder"``, ``"sphere"``, ``"capsule"`` or ``"mesh"``.
+        size: box ``(x, y, z)`` side lengths, cylinder / capsule ``(radius, length)``, sphere
+            ``(radius,)``, mesh ``(sx, sy, sz)`` scale [m].
+        origin: ``(x, y, z, roll, pitch, yaw)`` of the geometry in the link frame [m, rad].
+        filename: the mesh's URI (``package://``, ``file://`` or a path); "" for primitives.
+    """
+
+    shape: str
+    size: tuple
+    origin: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    filename: str = ""
 
 
 def first_overflowing_link(parents: Sequence[int], origins: np.ndarray) -> int | None:
@@ -101,7 +118,9 @@ class RobotModel:
         link_names, link_parents ``(n_links,)`` (-1 for the root),
         link_masses ``(n_links,)`` [kg], link_coms ``(n_links, 3)`` [m] in the link frame,
         link_inertias ``(n_links, 3, 3)`` [kg m²] about the COM in link-frame axes,
-        link_has_inertial ``(n_links,)`` bool, link_meshes (visual mesh path or None).
+        link_has_inertial ``(n_links,)`` bool, link_meshes (visual mesh path or None),
+        link_collisions: per link a tuple of :class:`CollisionGeometry` (its ``<collision>``
+        elements, document order; ``()`` for none).
     load_warnings: :class:`~robokin_ros.errors.LoadWarning` s of the URDF it was read from (parts
     the model does not use that urdfdom would accept or skip), each with its input line; ``()``
     for models built otherwise.
@@ -137,6 +156,7 @@ class RobotModel:
     link_inertias: np.ndarray
     link_has_inertial: np.ndarray
     link_meshes: tuple
+    link_collisions: tuple = ()
     load_warnings: tuple = ()
 
     # ------------------------------------------------------------------ construction
@@ -146,7 +166,7 @@ class RobotModel:
                joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
                joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
                link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None, load_warnings=()) -> "RobotModel":
+               link_meshes=None, link_collisions=None, load_warnings=()) -> "RobotModel":
         """Make a model from per-link / per-joint data already in topological order.
 
         ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
@@ -183,6 +203,8 @@ class RobotModel:
             link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None else np.asarray(link_inertias, float)),
             link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None else np.asarray(link_has_inertial, bool)),
             link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
+            link_collisions=tuple([()] * n_links if link_collisions is None
+                                  else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
             load_warnings=tuple(load_warnings),
         )
         _validate(model)

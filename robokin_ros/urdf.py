@@ -1,11 +1,11 @@
 """URDF text <-> RobotModel: hardened parsing, validation that reports every problem, writing.
 
 The reader accepts what urdfdom (robot_state_publisher's parser) accepts. It reads the elements
-the model uses -- links, joints, inertials, the first visual mesh -- straight from the hardened
-element tree (:mod:`robokin_ros.urdf_xml`), in time linear in the document's size. Kinematic and
-inertial problems (unknown links, cycles, non-finite or overflowing numbers, zero axes, mimic
-cycles) reject the description with one :class:`URDFError` listing every problem with its input
-line. Problems in parts the model does not use (visual and collision geometry, materials,
+the model uses -- links, joints, inertials, the first visual mesh, the collision geometry --
+straight from the hardened element tree (:mod:`robokin_ros.urdf_xml`), in time linear in the
+document's size. Kinematic and inertial problems (unknown links, cycles, non-finite or
+overflowing numbers, zero axes, mimic cycles) reject the description with one :class:`URDFError` listing every problem with its input
+line. Problems in parts the kinematics do not use (visual and collision geometry, materials,
 textures, transmissions, ros2_control, extension elements) never reject it: they become
 :class:`LoadWarning` s on ``model.load_warnings``, each naming the element and its input line.
 """
@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .errors import LoadWarning, URDFError
-from .model import SCALAR_TYPES, JointType, RobotModel, first_overflowing_link
+from .model import SCALAR_TYPES, CollisionGeometry, JointType, RobotModel, first_overflowing_link
 from .spatial import matrix_to_rpy, rpy_to_matrix, transform
 from .urdf_xml import XMLDocument, parse_document, parse_xml_hardened, read_description_file, shorten
 
@@ -107,8 +107,8 @@ def _poses(xyz_rpy: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- parts the model ignores
-def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> str | None:
-    """Warnings for a ``<visual>``/``<collision>``; returns its mesh filename if it has one."""
+def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> CollisionGeometry | None:
+    """Warnings for a ``<visual>``/``<collision>``; returns its geometry (None if unusable)."""
     geometry = holder.find("geometry")
     if geometry is None:
         report.warn(holder, f"of {owner} has no <geometry>; ignored")
@@ -123,18 +123,45 @@ def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> s
     shape = shapes[0]
     required = {"box": ("size",), "cylinder": ("radius", "length"), "capsule": ("radius", "length"),
                 "sphere": ("radius",), "mesh": ("filename",)}[shape.tag]
+    missing = False
     for key in required:
         if shape.get(key) is None:
             report.warn(shape, f"of {owner} has no {key}")
+            missing = True
+    size = None
     if shape.tag == "box":
-        report.numbers(shape, "size", 3, f"<box> size of {owner}", warn_only=True)
-    elif shape.tag == "mesh" and shape.get("scale") is not None:
-        if len(shape.get("scale").split()) == 1:
-            report.warn(shape, f"of {owner} has scale = {shorten(shape.get('scale'))}, one number; "
-                               "read as a uniform scale")
-        else:
-            report.numbers(shape, "scale", 3, f"<mesh> scale of {owner}", warn_only=True)
-    return shape.get("filename") if shape.tag == "mesh" else None
+        size = report.numbers(shape, "size", 3, f"<box> size of {owner}", warn_only=True)
+    elif shape.tag == "mesh":
+        size = [1.0, 1.0, 1.0]
+        if shape.get("scale") is not None:
+            if len(shape.get("scale").split()) == 1:
+                report.warn(shape, f"of {owner} has scale = {shorten(shape.get('scale'))}, one number; "
+                                   "read as a uniform scale")
+                size = report.numbers(shape, "scale", 1, f"<mesh> scale of {owner}", warn_only=True)
+                size = None if size is None else size * 3
+            else:
+                size = report.numbers(shape, "scale", 3, f"<mesh> scale of {owner}", warn_only=True)
+    elif not missing:
+        size = []
+        for key in required:
+            value = report.numbers(shape, key, 1, f"<{shape.tag}> {key} of {owner}", warn_only=True)
+            if value is None:
+                return None
+            size += value
+        if any(v < 0 for v in size):
+            report.warn(shape, f"of {owner} has a negative size {size}; ignored")
+            return None
+    if missing or size is None:
+        return None
+    o = holder.find("origin")
+    origin = [0.0] * 6
+    if o is not None:
+        xyz = report.numbers(o, "xyz", 3, f"<{holder.tag}> origin xyz of {owner}", warn_only=True)
+        rpy = report.numbers(o, "rpy", 3, f"<{holder.tag}> origin rpy of {owner}", warn_only=True)
+        if xyz is None or rpy is None:
+            return None
+        origin = xyz + rpy
+    return CollisionGeometry(shape.tag, tuple(size), tuple(origin), shape.get("filename") or "")
 
 
 def _check_material(report: _Report, material: ET.Element, owner: str) -> None:
@@ -160,21 +187,25 @@ def _check_joint_references(report: _Report, root: ET.Element, joint_names: set[
                                      "have; ignored")
 
 
-def _link_meshes_and_warnings(report: _Report, link_elements: dict[str, ET.Element]) -> dict[str, str]:
-    meshes = {}
+def _link_geometry_and_warnings(report: _Report, link_elements: dict[str, ET.Element]):
+    """(first visual mesh per link, collision geometries per link), with warnings."""
+    meshes, collisions = {}, {}
     for name, link in link_elements.items():
         owner = f"link {name!r}"
         for holder in link:
             if holder.tag not in ("visual", "collision"):
                 continue
-            mesh = _check_geometry_holder(report, holder, owner)
-            if holder.tag == "visual":
-                if mesh and name not in meshes:
-                    meshes[name] = mesh
-                material = holder.find("material")
-                if material is not None:
-                    _check_material(report, material, owner)
-    return meshes
+            geometry = _check_geometry_holder(report, holder, owner)
+            if holder.tag == "collision":
+                if geometry is not None:
+                    collisions.setdefault(name, []).append(geometry)
+                continue
+            if geometry is not None and geometry.shape == "mesh" and name not in meshes:
+                meshes[name] = geometry.filename
+            material = holder.find("material")
+            if material is not None:
+                _check_material(report, material, owner)
+    return meshes, collisions
 
 
 # ---------------------------------------------------------------------------- tree
@@ -473,7 +504,7 @@ def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
             has_inertial[i] = True
     coms = frames[:, :3].copy()
     inertias = _inertias(report, order, link_elements, moments, rpy_to_matrix(frames[:, 3:]))
-    meshes = _link_meshes_and_warnings(report, link_elements)
+    meshes, collisions = _link_geometry_and_warnings(report, link_elements)
     for material in root.findall("material"):
         _check_material(report, material, f"robot {root.get('name')!r}")
     if report.problems:
@@ -485,7 +516,8 @@ def model_from_urdf(xml, max_bytes: int | None = None) -> RobotModel:
         joint_origins=origins, joint_lower=limits[:, 0], joint_upper=limits[:, 1], joint_velocity=limits[:, 2],
         joint_effort=limits[:, 3], mimic_source=src, mimic_multiplier=mult, mimic_offset=offset,
         link_masses=masses, link_coms=coms, link_inertias=inertias, link_has_inertial=has_inertial,
-        link_meshes=[meshes.get(name) for name in order], load_warnings=tuple(report.warnings))
+        link_meshes=[meshes.get(name) for name in order],
+        link_collisions=[tuple(collisions.get(name, ())) for name in order], load_warnings=tuple(report.warnings))
 
 
 def model_from_urdf_file(path, max_bytes: int | None = None) -> RobotModel:
@@ -518,6 +550,18 @@ def model_to_urdf(model: RobotModel) -> str:
             visual = ET.SubElement(link, "visual")
             geometry = ET.SubElement(visual, "geometry")
             ET.SubElement(geometry, "mesh", filename=model.link_meshes[i])
+        for g in model.link_collisions[i]:
+            collision = ET.SubElement(link, "collision")
+            ET.SubElement(collision, "origin", xyz=_fmt(g.origin[:3]), rpy=_fmt(g.origin[3:]))
+            geometry = ET.SubElement(collision, "geometry")
+            if g.shape == "box":
+                ET.SubElement(geometry, "box", size=_fmt(g.size))
+            elif g.shape == "sphere":
+                ET.SubElement(geometry, "sphere", radius=repr(float(g.size[0])))
+            elif g.shape == "mesh":
+                ET.SubElement(geometry, "mesh", filename=g.filename, scale=_fmt(g.size))
+            else:
+                ET.SubElement(geometry, g.shape, radius=repr(float(g.size[0])), length=repr(float(g.size[1])))
     for j, name in enumerate(model.all_joint_names):
         t = JointType(model.joint_types[j])
         joint = ET.SubElement(root, "joint", name=name, type=t.name.lower())

@@ -149,7 +149,7 @@ step "interfaces: RIHS01 type hashes"
 from tf2_msgs.msg import TFMessage, TF2Error
 from object_recognition_msgs.msg import ObjectType
 from moveit_msgs.msg import MoveItErrorCodes
-from moveit_msgs.srv import GetPositionIK, GetPositionFK
+from moveit_msgs.srv import GetPositionIK, GetPositionFK, GetStateValidity
 assert MoveItErrorCodes.SUCCESS == 1 and TF2Error.LOOKUP_ERROR == 1
 ' || die "the built interface packages do not import"
 done_step "OK"

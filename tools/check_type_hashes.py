@@ -20,8 +20,14 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_00bb0df2edac637497dedf1778d8f217187c8d9d10f41dcfccc4d8578123ef13',
     'moveit_msgs/msg/CollisionObject':
         'RIHS01_74b0acd6d56be032bf4f764b2c2633f50588b5fb2bd71e97206c59052747cf7e',
+    'moveit_msgs/msg/ConstraintEvalResult':
+        'RIHS01_b632ab96d68fbfd587546b1c585a3b8be0606b7de7751929653392b343039997',
     'moveit_msgs/msg/Constraints':
         'RIHS01_71718200459ae8fecdc4f2c9631215f7eba5ff686c701a32e231ba8b11b3592b',
+    'moveit_msgs/msg/ContactInformation':
+        'RIHS01_47c926e539a1f54729ec4a9edc568a983678beefb908841d68fbb3cff3feeecb',
+    'moveit_msgs/msg/CostSource':
+        'RIHS01_dd6bd4e383e102b4b7ef54e46e2f8cd4b4323a2c56370c42862bd2d3358a59f6',
     'moveit_msgs/msg/JointConstraint':
         'RIHS01_4996641a8e12f5b7fde07f1cec1490324e1c4035ac5fc989ce99c9600c31e30d',
     'moveit_msgs/msg/MoveItErrorCodes':
@@ -40,6 +46,8 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_2f16ec361a135d84b85a29385abeb9eeb025e39c09038bd6b2826645edc7edad',
     'moveit_msgs/srv/GetPositionIK':
         'RIHS01_054ed6f6f71a09b01b5246c5d80beb4dacc6f444f58df039849c76292933e9e3',
+    'moveit_msgs/srv/GetStateValidity':
+        'RIHS01_e9fcd24ae0fd8c2f16d4afe397efaf03427d1f899fe91ecf6cb7f7f1c6ca8720',
     'object_recognition_msgs/msg/ObjectType':
         'RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134',
     'tf2_msgs/msg/TF2Error':

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 import traceback
 
 import numpy as np
 from geometry_msgs.msg import TransformStamped
-from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterUninitializedException
@@ -29,6 +30,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
+from ..collision import CollisionModel, CollisionUnavailableError
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..jacobians import Reference, jacobian
@@ -70,7 +72,8 @@ PARAMETERS = {
         "setting it at run time reloads the model, like robot_description.")),
     "robot_description_semantic": ("", _describe(
         "SRDF of the robot (MoveIt's semantic description): its groups become IK groups, its group "
-        "states named configurations. The robot_description_semantic topic (latched) is read too; "
+        "states named configurations, its disable_collisions the link pairs never checked for self-collision. "
+        "The robot_description_semantic topic (latched) is read too; "
         "the latest of the two wins. An invalid SRDF is rejected and the previous groups stay.")),
     "semantic_file": ("", _describe(
         "SRDF file (a .xacro file is expanded with xacro) read when robot_description_semantic is empty.")),
@@ -106,7 +109,9 @@ PARAMETERS = {
         "timeout alone ends a search (TIMED_OUT), as in MoveIt.", constraints=">= 0")),
     "ik_restarts": (0, _describe("Extra random seeds solved alongside the request's seed.", constraints=">= 0")),
     "avoid_collisions_policy": (services.REJECT, _describe(
-        "Answer to avoid_collisions=true (robokin has no collision model): 'reject' replies "
+        "IK requests with avoid_collisions=true are checked for self-collision (URDF <collision> "
+        "geometry, pairs from the SRDF or sampled) when the robot has collision geometry. This sets "
+        "the answer when it has none (or coal is missing): 'reject' replies "
         "COLLISION_CHECKING_UNAVAILABLE; 'solve_unchecked' solves and says so in error_code.message.",
         constraints="reject or solve_unchecked")),
     "warning_period": (5.0, _describe("Minimum time [s] between two warnings about the same bad joint state entries.",
@@ -162,6 +167,10 @@ class LiveRobot:
         for j in model.active_joints.tolist():
             if model.joint_types[j] in SCALAR_TYPES:
                 self.required[model.joint_q_index[j]] = True
+        self.semantic: SemanticDescription | None = None   # the SRDF read against this model, if any
+        self.log = lambda text: None   # where the collision model's build notes go (the node's logger)
+        self._collision_lock = threading.Lock()
+        self._collision: tuple | None = None   # (disabled pairs key, CollisionModel or reason)
         self.q = model.home_configuration()
         self.received = np.zeros(model.n_q, bool)
         self.last_published_ns = np.full(model.n_q, _NEVER, np.int64)
@@ -192,8 +201,36 @@ class LiveRobot:
                                [self.prefix + model.link_names[j + 1] for j in fixed])
         return batch.fill(np.arange(fixed.size), model.joint_origins[fixed], stamp)
 
+    def collision_model(self, log=None) -> "CollisionModel | str":
+        """The robot's collision model (pairs from its SRDF, else sampled and cached on disk), built
+        on first use (the first request with avoid_collisions or to /check_state_validity: without
+        an SRDF the pair sampling takes seconds the first time a URDF is seen on a machine); or why
+        there is none. ``log(text)`` gets the warnings of a new build."""
+        semantic = self.semantic
+        key = None if semantic is None else semantic.disabled_collisions
+        with self._collision_lock:
+            if self._collision is None or self._collision[0] != key:
+                try:
+                    cm = CollisionModel.build(self.model, srdf=semantic)
+                except CollisionUnavailableError as e:
+                    result: CollisionModel | str = str(e)
+                else:
+                    result = cm
+                    if not cm.n_geometries:
+                        skipped = f" ({len(cm.warnings)} collision meshes could not be loaded)" if cm.warnings else ""
+                        result = f"robot {self.model.name!r} has no collision geometry{skipped}"
+                    if log is not None:
+                        for warning in cm.warnings:
+                            log(f"collision model: {warning}")
+                        if cm.n_geometries:
+                            log(f"collision model: {cm.n_geometries} geometries, {len(cm.link_pairs)} link pairs "
+                                f"checked ({'SRDF' if semantic is not None else 'sampled'} disabled pairs)")
+                self._collision = (key, result)
+            return self._collision[1]
+
     def snapshot(self) -> services.RobotSnapshot:
-        return services.RobotSnapshot(self.model, self.q, self.prefix, self.groups, self.default_group)
+        return services.RobotSnapshot(self.model, self.q, self.prefix, self.groups, self.default_group,
+                                      lambda: self.collision_model(self.log))
 
 
 class KinematicsNode(Node):
@@ -259,10 +296,13 @@ class KinematicsNode(Node):
         self.add_post_set_parameters_callback(self._apply_parameters)
 
     def attach_services(self, host: Node) -> None:
-        """Serve /compute_ik (callback group :attr:`services_group`, for worker threads) and
-        /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
+        """Serve /compute_ik and /check_state_validity (callback group :attr:`services_group`, for
+        worker threads) and /compute_fk (host's default group: ~0.1 ms, so it never queues behind
+        IK calls) from
         ``host``: this node, or the companion node of the 'events' executor."""
         host.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=self.services_group)
+        host.create_service(GetStateValidity, "check_state_validity", self._check_state_validity,
+                            callback_group=self.services_group)
         host.create_service(GetPositionFK, "compute_fk", self._compute_fk)
 
     # ------------------------------------------------------------------------- parameters
@@ -416,6 +456,7 @@ class KinematicsNode(Node):
     def _regroup(self, robot: LiveRobot) -> None:
         """Set the IK groups of ``robot``: the parameters', else the SRDF's, else derived ones."""
         source = self._semantic_xml[1] if self._semantic_xml else ""
+        robot.semantic = self._semantic if self._semantic is not None and self._semantic.model is robot.model else None
         if self.ik_settings.groups:
             groups, origin = dict(self.ik_settings.groups), "parameters"
         elif self._semantic is not None and self._semantic.model is robot.model and self._semantic.groups:
@@ -450,6 +491,7 @@ class KinematicsNode(Node):
 
     def _install(self, model: RobotModel, xml: str, source: str) -> None:
         robot = LiveRobot(model, xml, self._frame_prefix, self._robot)
+        robot.log = self.get_logger().info
         for warning in model.load_warnings:
             self.get_logger().warning(f"robot description ({source}): {warning}")
         if self._semantic_xml is not None:
@@ -605,6 +647,10 @@ class KinematicsNode(Node):
 
     def _compute_ik(self, request, response):
         return services.compute_ik(request, response, self._snapshot(), self.ik_settings, self._crash)
+
+    def _check_state_validity(self, request, response):
+        return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
+                                             self.get_logger().warning, self._crash)
 
     def _compute_fk(self, request, response):
         return services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(), self._crash)

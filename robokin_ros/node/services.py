@@ -1,25 +1,29 @@
-"""/compute_ik and /compute_fk with MoveIt's meaning of the request fields; errors -> named codes.
+"""/compute_ik, /compute_fk and /check_state_validity with MoveIt's meaning of the request fields.
 
 The handlers are plain functions of (request, response, robot snapshot, settings), so they run
-without DDS in tests. Every failure becomes a ``moveit_msgs/MoveItErrorCodes`` constant chosen
-by name, with a sentence in ``error_code.message``; nothing raises out of a handler.
+without DDS in tests. Every failure of /compute_ik and /compute_fk becomes a
+``moveit_msgs/MoveItErrorCodes`` constant chosen by name, with a sentence in
+``error_code.message``; /check_state_validity (which has no error code) answers ``valid=false``
+and logs why. Nothing raises out of a handler.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable, Mapping
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped
-from moveit_msgs.msg import MoveItErrorCodes
+from geometry_msgs.msg import Point, PoseStamped, Vector3
+from moveit_msgs.msg import ConstraintEvalResult, ContactInformation, MoveItErrorCodes
 from std_msgs.msg import Header
 
 from .. import ik
+from ..collision import self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
-from ..model import RobotModel
+from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..srdf import ALL_GROUP, IKGroup
 from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
                           pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
@@ -28,7 +32,9 @@ from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds
 SOURCE = "robokin"
 #: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
 NO_ITERATION_BUDGET = 2 ** 62
-#: Values of the ``avoid_collisions_policy`` parameter.
+#: Values of the ``avoid_collisions_policy`` parameter: what ``avoid_collisions=true`` gets when
+#: the robot cannot be checked (no collision geometry, or coal missing); robots with collision
+#: geometry are always checked.
 REJECT, SOLVE_UNCHECKED = "reject", "solve_unchecked"
 
 
@@ -60,6 +66,8 @@ class RobotSnapshot:
         frame_prefix: the node's ``frame_prefix`` (accepted on incoming frame ids, added to replies).
         groups: the IK groups in force for this model (parameters, else SRDF, else derived).
         default_group: the group a request with an empty group_name gets ("" : none).
+        collision: returns the robot's :class:`~robokin_ros.collision.CollisionModel`, or a
+            sentence saying why there is none (no collision geometry, coal missing).
     """
 
     model: RobotModel
@@ -67,6 +75,7 @@ class RobotSnapshot:
     frame_prefix: str = ""
     groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
     default_group: str = ""
+    collision: Callable[[], object] = lambda: "no collision model was set up"
 
 
 class RequestError(Exception):
@@ -196,13 +205,17 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
     def handle() -> str:
         snap = _require_robot(robot)
         model, req = snap.model, request.ik_request
-        unchecked = ""
+        unchecked, avoid = "", False
         if req.avoid_collisions:
-            if settings.avoid_collisions_policy == REJECT:
+            collision = snap.collision()
+            if not isinstance(collision, str):
+                avoid = collision
+            elif settings.avoid_collisions_policy == REJECT:
                 raise RequestError("COLLISION_CHECKING_UNAVAILABLE",
-                                   "avoid_collisions=true but robokin has no collision model; send "
-                                   "avoid_collisions=false (or set avoid_collisions_policy to solve_unchecked)")
-            unchecked = "solved WITHOUT collision checking (robokin has no collision model)"
+                                   f"avoid_collisions=true but {collision}; send avoid_collisions=false "
+                                   "(or set avoid_collisions_policy to solve_unchecked)")
+            else:
+                unchecked = f"solved WITHOUT collision checking ({collision})"
         group = select_group(snap, req.group_name)
         base, default_tip, joints = resolve_group(snap, group)
         q_seed = request_configuration(snap, req.robot_state)
@@ -232,19 +245,24 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                  rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
                                  lower=lower, upper=upper, timeout=timeout,
                                  max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
-                                 restarts=settings.restarts)
+                                 restarts=settings.restarts, avoid_collisions=avoid)
         except ik.InvalidTargetError as e:
             raise RequestError("INVALID_GOAL_CONSTRAINTS", f"pose targets: {e}") from None
         residual = (f"best position error {float(result.position_error):.3g} m, rotation error "
                     f"{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations")
+        checked = f"checked for self-collision ({len(avoid.pairs)} geometry pairs)" if avoid else ""
         if not bool(result.success):
             status = str(result.status)
+            rejected = " (configurations in self-collision were rejected)" if avoid else ""
+            if status == ik.IN_COLLISION:
+                raise RequestError("NO_IK_SOLUTION", f"no collision-free IK solution for {tips}: the best "
+                                                     f"configuration is in self-collision; {residual}")
             if status == ik.TIMEOUT:
-                raise RequestError("TIMED_OUT",
-                                   f"no IK solution for {tips} within the {timeout:.3g} s timeout; {residual}")
-            raise RequestError("NO_IK_SOLUTION", f"no IK solution for {tips} ({status}); {residual}")
+                raise RequestError("TIMED_OUT", f"no IK solution for {tips} within the {timeout:.3g} s "
+                                                f"timeout{rejected}; {residual}")
+            raise RequestError("NO_IK_SOLUTION", f"no IK solution for {tips} ({status}){rejected}; {residual}")
         response.solution = q_to_robot_state(model, result.q)
-        return "; ".join(m for m in (unchecked, f"solved {tips} in group {group.name!r}: {residual}") if m)
+        return "; ".join(m for m in (unchecked, f"solved {tips} in group {group.name!r}: {residual}", checked) if m)
 
     return answer(response, handle, on_crash)
 
@@ -271,3 +289,87 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
 
     return answer(response, handle, on_crash)
 
+
+
+def _group_links(robot: RobotSnapshot, name: str) -> set | None:
+    """Links a group's joints move (MoveIt checks only pairs involving them); None: every link."""
+    if not name:
+        return None
+    group = select_group(robot, name)
+    _, _, joints = resolve_group(robot, group)
+    model = robot.model
+    joints = model.active_joints.tolist() if joints is None else [model.joint_index(j) for j in joints]
+    moved = np.zeros(model.n_links, bool)
+    for j in joints:
+        moved |= model.support_mask[:, j + 1]   # links with joint j (child link j + 1) on their path
+    return {model.link_names[i] for i in np.flatnonzero(moved)}
+
+
+def _joint_constraint_results(model: RobotModel, constraints) -> list:
+    """``ConstraintEvalResult`` of each ``moveit_msgs/JointConstraint`` (MoveIt's
+    JointConstraint::decide: the offset from ``position``, wrapped for continuous joints, within
+    ``[-tolerance_below, tolerance_above]``; distance ``|offset|``) at ``q``; a callable of q."""
+    index = {model.all_joint_names[j]: j for j in model.active_joints.tolist() if model.joint_types[j] in SCALAR_TYPES}
+    checks = []
+    for c in constraints:
+        if c.joint_name not in index:
+            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"joint constraint on {c.joint_name!r}: not an independent "
+                                                           f"1-DOF joint of robot {model.name!r}")
+        j = index[c.joint_name]
+        checks.append((model.joint_q_index[j], model.joint_types[j] == JointType.CONTINUOUS, c))
+
+    def evaluate(q: np.ndarray) -> list:
+        out = []
+        for i, wrap, c in checks:
+            offset = float(q[i] - c.position)
+            if wrap:
+                offset = math.remainder(offset, 2.0 * math.pi)
+            ok = -c.tolerance_below - 1e-12 <= offset <= c.tolerance_above + 1e-12
+            out.append(ConstraintEvalResult(result=ok, distance=abs(offset)))
+        return out
+    return evaluate
+
+
+def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
+                         on_problem: Callable[[str], None] = lambda m: None,
+                         on_crash: Callable[[BaseException], None] = lambda e: None):
+    """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
+    (``robot_state`` over the latest joint states) is valid when no checked link pair is in
+    self-collision (only pairs with a link of ``group_name`` when one is given) and every joint
+    constraint holds. Contacts are listed (bodies ``ROBOT_LINK``, point and normal in the root
+    frame, normal from body 1 towards body 2); joint constraints get one ``constraint_result``
+    each. Position, orientation and visibility constraints are not evaluated: such a request is
+    answered ``valid=false`` (the service has no error code) and ``on_problem`` says why, as for
+    an unknown group or joint or a robot without a model. Joint limits are not checked (move_group
+    does not either)."""
+    response.valid = False
+    try:
+        snap = _require_robot(robot)
+        model = snap.model
+        q = request_configuration(snap, request.robot_state)
+        links = _group_links(snap, request.group_name)
+        c = request.constraints
+        if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
+            raise RequestError("INVALID_GOAL_CONSTRAINTS", "only constraints.joint_constraints are evaluated "
+                                                           "(position, orientation and visibility constraints are not)")
+        constraint_results = _joint_constraint_results(model, c.joint_constraints)(q)
+        collision = snap.collision()
+        contacts = []
+        if not isinstance(collision, str):
+            found = self_collisions(collision, q, contacts=True).contacts
+            contacts = [k for k in found if links is None or k.link_a in links or k.link_b in links]
+        header = Header(frame_id=snap.frame_prefix + model.root_link, stamp=stamp)
+        response.contacts = [
+            ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
+                                                             z=float(k.position[2])),
+                               normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
+                               depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
+                               contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
+            for k in contacts]
+        response.constraint_result = constraint_results
+        response.valid = not contacts and all(r.result for r in constraint_results)
+    except RequestError as e:
+        on_problem(f"/check_state_validity answered valid=false: {e.message}")
+    except Exception as e:  # noqa: BLE001  (the service must answer whatever happened)
+        on_crash(e)
+    return response

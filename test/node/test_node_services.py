@@ -153,7 +153,7 @@ def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
     (dict(group='legs'), 'INVALID_GROUP_NAME', r"unknown group 'legs'; groups: \['arms', 'left_arm'\]"),
     (dict(link='left_tool9'), 'INVALID_LINK_NAME', r"unknown link 'left_tool9'; did you mean 'left_tool0'"),
     (dict(frame='no_frame'), 'FRAME_TRANSFORM_FAILURE', r"header.frame_id: unknown link 'no_frame'"),
-    (dict(avoid_collisions=True), 'COLLISION_CHECKING_UNAVAILABLE', r'no collision model'),
+    (dict(avoid_collisions=True), 'COLLISION_CHECKING_UNAVAILABLE', r"robot 'twin_arm_torso' has no collision geometry"),
 ])
 def test_ik_request_errors(probe, change, code, pattern):
     target = frame_transform(MODEL, MODEL.home_configuration(), 'base_link', 'left_tool0')
