@@ -236,16 +236,24 @@ def _agrees(kernel, reference, n_q: int, size: int) -> bool:
     return bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
 
 
-def prepare(model, frames=()) -> bool:
+def prepare(model, frames=(), *, fk_variants=()) -> bool:
     """Compile (or load from the disk cache) the accelerated FK of every link of ``model`` and,
     for each tuple in ``frames``, its poses + Jacobians kernel (as IK and :func:`jacobian` use),
     so that even single calls use them (e.g. at a node's start-up).
+
+    Args:
+        fk_variants: ``(layout, frames)`` pairs of the other output options of
+            :func:`robokin_ros.forward_kinematics` to prepare too: layout ``"4x4"``, ``"3x4"``
+            or ``"position"`` (:func:`robokin_ros.link_positions`), frames None (every link) or
+            link names / indices.
 
     Returns:
         True when every kernel is accelerated; False when the accelerator is not active or
         the model has no generated kernel.
     """
-    from .codegen import compiled_fk, compiled_frames
+    from .codegen import compiled_fk, compiled_frames, compiled_link_poses
+    from .kinematics import frame_indices
 
     kernels = [compiled_fk(model)] + [compiled_frames(model, f) for f in frames]
+    kernels += [compiled_link_poses(model, frame_indices(model, f), layout) for layout, f in fk_variants]
     return all(k is not None and k.accelerate() for k in kernels)
