@@ -23,3 +23,17 @@ def per_call_us(fn, args_list, repeats: int) -> float:
         for args in args_list:
             fn(*args)
     return best_of(loop, repeats) / len(args_list) * 1e6
+
+
+def interleaved(timers: dict, rounds: int) -> dict:
+    """Best wall time [s] of each ``timers[key] = (setup, fn, count)`` over ``rounds`` rounds,
+    divided by ``count``: every round runs each ``fn`` once (after its ``setup``, untimed), so
+    all of them get the same chances at a shared machine's quiet moments."""
+    best = dict.fromkeys(timers, np.inf)
+    for _ in range(rounds):
+        for key, (setup, fn, _) in timers.items():
+            setup()
+            t = time.perf_counter()
+            fn()
+            best[key] = min(best[key], time.perf_counter() - t)
+    return {key: best[key] / timers[key][2] for key in timers}
