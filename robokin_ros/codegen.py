@@ -444,8 +444,9 @@ class CompiledFK:
     :mod:`robokin_ros.accel` once it is loaded (see :meth:`accelerate`), else numpy.
     """
 
-    def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk"):
+    def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk", vector_trig: bool = False):
         self.generated = generated
+        self._vector_trig = vector_trig   # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._fk, self._fk_all = namespace["fk"], namespace["fk_all"]
@@ -467,7 +468,8 @@ class CompiledFK:
         if not accel.active():
             return False
         if self._accelerated is None and not self._accel_failed:
-            source = accel.wrapper_source(self.generated.body, self.generated.values, self._n_q)
+            wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
+            source = wrap(self.generated.body, self.generated.values, self._n_q)
             try:
                 self._accelerated = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
             except Exception as error:  # noqa: BLE001 - an optional accelerator must not break FK
@@ -548,19 +550,19 @@ CHUNK = 2048
 _COMPILED: weakref.WeakKeyDictionary[RobotModel, dict] = weakref.WeakKeyDictionary()
 
 
-def _cached(model: RobotModel, key, build):
+def _cached(model: RobotModel, key, build, vector_trig: bool = False):
     per_model = _COMPILED.get(model)
     if per_model is None:
         per_model = _COMPILED[model] = {}
     if key not in per_model:
         generated = build()
-        per_model[key] = None if generated is None else CompiledFK(model, generated, str(key))
+        per_model[key] = None if generated is None else CompiledFK(model, generated, str(key), vector_trig)
     return per_model[key]
 
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
     """The model's generated FK of every link (built on first use, cached per model), or None."""
-    return _cached(model, "fk", lambda: generate_fk_source(model))
+    return _cached(model, "fk", lambda: generate_fk_source(model), vector_trig=True)
 
 
 def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None, layout: str = "4x4") -> CompiledFK | None:
@@ -569,7 +571,8 @@ def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
     Every link in ``"4x4"`` is :func:`compiled_fk`."""
     if links is None and layout == "4x4":
         return compiled_fk(model)
-    return _cached(model, ("link poses", layout, links), lambda: generate_link_poses_source(model, links, layout))
+    return _cached(model, ("link poses", layout, links), lambda: generate_link_poses_source(model, links, layout),
+                   vector_trig=True)
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:
