@@ -16,8 +16,9 @@ each timer once, best of the rounds):
   ``ndarray.fill`` of a preallocated array of that size (the ``out=`` rows' limit) and
   ``np.empty`` + ``fill`` (the fresh rows' limit: allocation and first-touch page faults
   included); also ``np.copyto`` (read + write) for reference;
-- the bound that arithmetic puts under every row: the kernel's ``sin``/``cos`` calls alone (one
-  pair per revolute joint value, compiled by numba in the same loop shape).
+- the share of arithmetic that used to dominate: the sines and cosines of the joint angles
+  alone, as libm calls in the configuration loop (the kernels before issue 13) and vectorised
+  per block (as the FK kernels compute them now).
 
 Prints per row: µs/config, bytes written per config, achieved GB/s, the bandwidth limit's time
 and ``of limit`` = limit time / our time (1.00 = at the bandwidth limit), and ``xpin`` =
@@ -71,9 +72,11 @@ def call(model, q, layout, frames, out=None):
     return forward_kinematics(model, q, frames=frames, layout=layout, out=out)
 
 
-def trig_floor(n_trig: int):
-    """A numba kernel computing ``n_trig`` cos/sin pairs per configuration of ``x (B, n_trig)``
-    (the loop shape of our kernels: outer loop over configurations), or None without numba."""
+def trig_floors(n_trig: int):
+    """Two numba kernels over ``x (n_trig, B)`` angles: libm's ``cos`` + ``sin`` of each, one
+    configuration after another (what the kernels did before); and the vectorised sines and
+    cosines our FK kernels now compute per block (:data:`robokin_ros.accel._SINCOS_SOURCE`).
+    None without numba."""
     if not accel.available():
         return None
     import math
@@ -81,13 +84,20 @@ def trig_floor(n_trig: int):
     import numba
 
     @numba.njit(nogil=True, error_model="numpy")
-    def kernel(x, out):
-        for b in range(x.shape[0]):
-            s = 0.0
-            for k in range(x.shape[1]):
-                s += math.cos(x[b, k]) + math.sin(x[b, k])
-            out[b] = s
-    return kernel
+    def libm(x, c, s):
+        for b in range(x.shape[1]):
+            for k in range(x.shape[0]):
+                c[k, b] = math.cos(x[k, b])
+                s[k, b] = math.sin(x[k, b])
+
+    namespace = {"numba": numba, "np": np, "cos": math.cos, "sin": math.sin}
+    exec(accel._SINCOS_SOURCE.replace("cache=True, ", ""), namespace)  # noqa: S102
+    rows = namespace["sincos"]
+
+    def vector(x, c, s):
+        for k in range(x.shape[0]):
+            rows(x[k], c[k], s[k])
+    return libm, vector
 
 
 def pin_loop(path, model, q):
@@ -133,11 +143,13 @@ def bench_robot(label: str, base: str, batch: int, n_pin: int, rounds: int) -> d
         timers["fresh fill", size] = (none, lambda size=size: np.empty(batch * size // 8).fill(1.0), batch)
         timers["copy", size] = (none, lambda buf=buf, src=src: np.copyto(buf, src), batch)
     n_trig = compiled_fk(model).generated.source.count("cos(") // 2  # fk and fk_all share the body
-    floor = trig_floor(n_trig)
-    if floor is not None:
-        x, acc = np.ascontiguousarray(np.tile(q[:, :1], (1, n_trig))), np.empty(batch)
-        floor(x[:2], acc[:2])
-        timers["trig"] = (none, lambda: floor(x, acc), batch)
+    floors = trig_floors(n_trig)
+    if floors is not None:
+        x = np.ascontiguousarray(np.resize(q.T, (n_trig, batch)))
+        c, s = np.empty_like(x), np.empty_like(x)
+        for name, fn in zip(("libm trig", "vector trig"), floors):
+            fn(x[:, :2], c[:, :2], s[:, :2])
+            timers[name] = (none, lambda fn=fn: fn(x, c, s), batch)
     pin = pin_loop(path, model, q[:n_pin])
     if pin is not None:
         timers["pin"] = (none, pin, n_pin)
@@ -160,9 +172,9 @@ def report(label: str, r: dict, batch: int) -> None:
     print("  memory, per output size (batch of {:,}): ".format(batch) + "; ".join(
         f"{s} B: fill {s / t['fill', s] / 1e3:.1f} GB/s, fresh {s / t['fresh fill', s] / 1e3:.1f} GB/s, "
         f"copy {s / t['copy', s] / 1e3:.1f} GB/s" for s in sizes))
-    if "trig" in t:
-        print(f"  arithmetic floor: {r['n_trig']} sin+cos pairs alone {t['trig']:.3f} µs/config"
-              + (f" (caps xpin at {pin / t['trig']:.1f})" if pin else ""))
+    if "libm trig" in t:
+        print(f"  sines and cosines of the {r['n_trig']} joint angles alone: libm calls {t['libm trig']:.3f} µs/config, "
+              f"vectorised (as our kernels) {t['vector trig']:.3f} µs/config")
     header = (f"  {'option':20s} {'out':6s} | {'B/config':>8s} | {'µs/config':>9s} | {'GB/s':>6s} | "
               f"{'limit µs':>8s} | {'of limit':>8s} | {'xpin':>6s}")
     print(header)
@@ -190,8 +202,9 @@ def verdict(r: dict) -> None:
         elif ours <= NEAR_LIMIT * limit:
             lines.append(f"{name}: within {ours / limit:.2f}× of the bandwidth limit ({best}); {fmt(x, 0, 1)}× Pinocchio")
         else:
-            trig = t.get("trig")
-            bound = (f"sin/cos alone take {trig / ours:.0%} of it" if trig else "compute-bound")
+            trig = t.get("vector trig")
+            bound = (f"not memory: {ours - limit:.3f} µs/config of arithmetic and stores beyond the bytes' "
+                     f"bandwidth time, sines and cosines {trig:.3f} of it" if trig is not None else "compute-bound")
             lines.append(f"{name}: {fmt(x, 0, 1)}× Pinocchio, {ours / limit:.1f}× the bandwidth limit ({best}); {bound}")
     print("  goal ≥ {:.0f}× Pinocchio or ≤ {}× the bandwidth limit:\n    ".format(goal, NEAR_LIMIT) + "\n    ".join(lines))
 
