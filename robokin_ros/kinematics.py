@@ -148,7 +148,7 @@ def _fk_components(model: RobotModel, qb: Array):
     return R, p
 
 
-from .codegen import compiled_fk, compiled_joint_poses, compiled_link_poses  # codegen imports _plan from this module lazily
+from .codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses  # codegen imports _plan lazily
 
 
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
@@ -168,10 +168,6 @@ def finite_single(model: RobotModel, q) -> list | None:
 
 #: Use the per-robot generated kernel (:mod:`robokin_ros.codegen`) where the model allows it.
 use_generated_kernels = True
-
-
-#: Per-link shape of each ``layout`` of :func:`forward_kinematics` (and ``"position"``: :func:`link_positions`).
-_LAYOUTS = {"4x4": (4, 4), "3x4": (3, 4), "position": (3,)}
 
 
 def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4", out: Array | None = None) -> Array:
@@ -245,6 +241,10 @@ def frame_indices(model: RobotModel, frames) -> tuple[int, ...] | None:
     if isinstance(frames, str):
         raise ArgumentError("frames", f"must be a sequence of link names or indices, got the str {frames!r} "
                                       f"(one frame: [{frames!r}])")
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise ArgumentError("frames", f"must be a sequence of link names or indices, got {type(frames).__name__}") from None
     n = model.n_links
     out = []
     for f in frames:
@@ -275,7 +275,7 @@ def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str
     """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``."""
     q = model.check_q(q)
     batch = q.shape[:-1]
-    shape = batch + (model.n_links if links is None else len(links),) + _LAYOUTS[layout]
+    shape = batch + (model.n_links if links is None else len(links),) + LAYOUTS[layout]
     if out is not None:
         _check_out(out, shape)
     if math.prod(shape) == 0:

@@ -202,6 +202,8 @@ def test_frame_and_layout_errors():
         forward_kinematics(model, q, frames=[True])
     with pytest.raises(ArgumentError, match="frames: must be a sequence of link names or indices, got the str 'trunk'"):
         forward_kinematics(model, q, frames="trunk")
+    with pytest.raises(ArgumentError, match="frames: must be a sequence of link names or indices, got int"):
+        link_positions(model, q, frames=3)
     with pytest.raises(ArgumentError, match=r"layout: must be '4x4' or '3x4', got 'position' \(positions: link_positions\(\)\)"):
         forward_kinematics(model, q, layout="position")
     with pytest.raises(ShapeError, match=r"q must have shape"):
