@@ -33,3 +33,17 @@ def wait_for_kernels() -> None:
     for thread in threading.enumerate():
         if thread.name == "robokin_ros accel":
             thread.join()
+
+
+def interleaved(timers: dict, rounds: int) -> dict:
+    """Best wall time [s] of each ``timers[key] = (setup, fn, count)`` over ``rounds`` rounds,
+    divided by ``count``: every round runs each ``fn`` once (after its ``setup``, untimed), so
+    all of them get the same chances at a shared machine's quiet moments."""
+    best = dict.fromkeys(timers, np.inf)
+    for _ in range(rounds):
+        for key, (setup, fn, _) in timers.items():
+            setup()
+            t = time.perf_counter()
+            fn()
+            best[key] = min(best[key], time.perf_counter() - t)
+    return {key: best[key] / timers[key][2] for key in timers}

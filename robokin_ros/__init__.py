@@ -6,7 +6,7 @@ The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 from .errors import (ArgumentError, JointLimitError, LoadWarning, ModelError, NonFiniteError, RobokinError, ShapeError,
                      UnknownJointError, UnknownLinkError, UnknownNameError, URDFError)
 from .model import CollisionGeometry, JointType, RobotModel
-from .kinematics import forward_kinematics, frame_transform, joint_poses
+from .kinematics import forward_kinematics, frame_transform, joint_poses, link_positions
 from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
 from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
@@ -20,7 +20,7 @@ from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_to
 __all__ = [
     "ArgumentError", "JointLimitError", "JointType", "LoadWarning", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
     "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError", "UnknownNameError",
-    "forward_kinematics", "frame_transform", "joint_poses",
+    "forward_kinematics", "frame_transform", "joint_poses", "link_positions",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
     "IKOptionError", "IKResult", "InvalidTargetError", "integrate", "solve_ik",

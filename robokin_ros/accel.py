@@ -13,9 +13,16 @@ compiling (or loading) a kernel in a background thread and runs on numpy meanwhi
 (smaller batches, single configurations through
 :meth:`robokin_ros.codegen.CompiledFK.single`) uses it.
 
+The forward-kinematics kernels (every link, and the ``frames=`` / ``layout=`` /
+:func:`robokin_ros.link_positions` variants) are wrapped by :func:`vector_trig_wrapper_source`:
+per block of configurations the joint angles' sines and cosines are computed first, in SIMD
+lanes, instead of two libm calls per joint inside the loop (batched FK of a 6-DOF arm 2.5-3.5x
+faster here). The pose + Jacobian kernels of IK and :func:`robokin_ros.jacobian` keep
+:func:`wrapper_source`.
+
 numba is optional: without it, with ``ROBOKIN_ACCEL=0`` in the environment, or with
 :data:`enabled` set to False, the numpy kernels run. Results agree with them to 1e-12 (the same
-operations in the same order; only ``cos``/``sin`` may differ in the last bit).
+operations in the same order; only ``cos``/``sin`` may differ, by at most 2.3e-16).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import sys
 import threading
 import warnings
@@ -95,6 +103,115 @@ def wrapper_source(body, values, n_q: int) -> str:
     lines += ["    " + line for line in body]
     lines += [f"        o[{k}] = {x!r}" if isinstance(x, float) else f"        o[{k}] = {x}" for k, x in enumerate(values)]
     return "\n".join(lines) + "\n"
+
+
+#: Configurations per block of :func:`vector_trig_wrapper_source` (its scratch: 3 x n_trig x BLOCK floats).
+BLOCK = 128
+
+_REGISTER = re.compile(r"\br\d+\b")
+_TRIG_CALL = re.compile(r"(cos|sin)\((r\d+)\)")
+
+#: Vectorisable sin and cos of a contiguous row (fdlibm's ``__kernel_sin`` / ``__kernel_cos``
+#: polynomials after a three-part Cody-Waite reduction by pi/2, quadrant chosen without
+#: branches, so LLVM runs it in SIMD lanes; within 2e-16 of libm for |x| < 1e5, and libm's own
+#: values elsewhere, NaN and inf included).
+_SINCOS_SOURCE = """
+_P1, _P2, _P3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624871116645580e-21
+_INVPIO2 = 6.36619772367581382433e-01
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def sincos(x, c, s):
+    for i in range(x.shape[0]):
+        xi = x[i]
+        n = np.floor(xi * _INVPIO2 + 0.5)
+        r = ((xi - n * _P1) - n * _P2) - n * _P3
+        z = r * r
+        sr = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+        hz = 0.5 * z
+        w = 1.0 - hz
+        cr = w + (((1.0 - w) - hz) + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))))
+        k = n - 4.0 * np.floor(n * 0.25)
+        odd = k == 1.0 or k == 3.0
+        sv = cr if odd else sr
+        cv = sr if odd else cr
+        s[i] = -sv if k >= 2.0 else sv
+        c[i] = -cv if (k == 1.0 or k == 2.0) else cv
+    for i in range(x.shape[0]):
+        if not abs(x[i]) < 1e5:
+            c[i] = cos(x[i])
+            s[i] = sin(x[i])
+"""
+
+
+def split_trig(body) -> tuple[list[str], list[str]]:
+    """``body`` with each ``cos`` / ``sin`` of a value computed from ``q`` alone replaced by a
+    read of ``tc[j, i]`` / ``ts[j, i]``, and the expressions (over ``q``, the body's own
+    operations in its order, so the values are bit-identical) of those arguments, by ``j``."""
+    over_q: dict[str, str] = {}   # register -> its current value as an expression over q only
+    arguments: list[str] = []
+    slot: dict[str, int] = {}
+    lines = []
+    for line in body:
+        target, expr = line.strip().split(" = ", 1)
+        call = _TRIG_CALL.fullmatch(expr)
+        if call is not None and call.group(2) in over_q:
+            argument = over_q[call.group(2)]
+            if argument not in slot:
+                slot[argument] = len(arguments)
+                arguments.append(argument)
+            lines.append(f"    {target} = {'tc' if call.group(1) == 'cos' else 'ts'}[{slot[argument]}, i]")
+            over_q.pop(target, None)
+            continue
+        registers = _REGISTER.findall(expr)
+        if "(" not in expr and all(r in over_q for r in registers):
+            over_q[target] = "(" + _REGISTER.sub(lambda m: over_q[m.group(0)], expr) + ")"
+        else:
+            over_q.pop(target, None)
+        lines.append(line)
+    return lines, arguments
+
+
+def vector_trig_wrapper_source(body, values, n_q: int) -> str:
+    """Like :func:`wrapper_source`, with the ``cos`` / ``sin`` calls taken out of the loop: per
+    block of :data:`BLOCK` configurations, every joint angle is computed first, then its sines
+    and cosines in SIMD lanes (:data:`_SINCOS_SOURCE`; libm's scalar calls were half of an
+    arm's FK), then the straight-line body reads them. Falls back to :func:`wrapper_source`
+    when the body has no trigonometry of ``q``."""
+    lines, arguments = split_trig(body)
+    if not arguments:
+        return wrapper_source(body, values, n_q)
+    head = ["# generated by robokin_ros.accel; safe to delete (rebuilt on demand)",
+            f"# format {_FORMAT} vector trig",
+            "from math import cos, inf, nan, sin",
+            "import numba",
+            "import numpy as np",
+            _SINCOS_SOURCE,
+            "",
+            "@numba.njit(cache=True, nogil=True, error_model='numpy')",
+            "def kernel(qb, out):",
+            f"    if qb.shape[1] != {n_q} or out.shape[1] != {len(values)} or out.shape[0] != qb.shape[0]:",
+            "        raise ValueError('kernel: bad shapes')",
+            "    B = qb.shape[0]",
+            f"    scratch = np.empty((3, {len(arguments)}, min(B, {BLOCK})))",
+            "    ta, tc, ts = scratch[0], scratch[1], scratch[2]",
+            f"    for start in range(0, B, {BLOCK}):",
+            f"        m = min({BLOCK}, B - start)",
+            "        for i in range(m):",
+            "            q = qb[start + i]"]
+    head += [f"            ta[{j}, i] = {a}" for j, a in enumerate(arguments)]
+    head += [f"        for j in range({len(arguments)}):",
+             "            sincos(ta[j, :m], tc[j, :m], ts[j, :m])",
+             "        for i in range(m):",
+             "            q = qb[start + i]",
+             "            o = out[start + i]"]
+    head += ["        " + line for line in lines]
+    head += [f"            o[{k}] = {x!r}" if isinstance(x, float) else f"            o[{k}] = {x}" for k, x in enumerate(values)]
+    return "\n".join(head) + "\n"
 
 
 #: Most generated modules kept in :func:`cache_dir` (the oldest are deleted first with their
@@ -236,16 +353,24 @@ def _agrees(kernel, reference, n_q: int, size: int) -> bool:
     return bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
 
 
-def prepare(model, frames=()) -> bool:
+def prepare(model, frames=(), *, fk_variants=()) -> bool:
     """Compile (or load from the disk cache) the accelerated FK of every link of ``model`` and,
     for each tuple in ``frames``, its poses + Jacobians kernel (as IK and :func:`jacobian` use),
     so that even single calls use them (e.g. at a node's start-up).
+
+    Args:
+        fk_variants: ``(layout, frames)`` pairs of the other output options of
+            :func:`robokin_ros.forward_kinematics` to prepare too: layout ``"4x4"``, ``"3x4"``
+            or ``"position"`` (:func:`robokin_ros.link_positions`), frames None (every link) or
+            link names / indices.
 
     Returns:
         True when every kernel is accelerated; False when the accelerator is not active or
         the model has no generated kernel.
     """
-    from .codegen import compiled_fk, compiled_frames
+    from .codegen import compiled_fk, compiled_frames, compiled_link_poses
+    from .kinematics import frame_indices
 
     kernels = [compiled_fk(model)] + [compiled_frames(model, f) for f in frames]
+    kernels += [compiled_link_poses(model, frame_indices(model, f), layout) for layout, f in fk_variants]
     return all(k is not None and k.accelerate() for k in kernels)

@@ -273,17 +273,42 @@ def _outputs(values: list, template: np.ndarray) -> tuple[list, np.ndarray, np.n
 def generate_fk_source(model: RobotModel) -> GeneratedFK | None:
     """Generated FK of every link of ``model``, or None when it has joints the generator does
     not handle (floating, planar)."""
-    if not _supported(model):
+    return generate_link_poses_source(model)
+
+
+#: Per-link entries of each output layout of :func:`generate_link_poses_source`.
+LAYOUTS = {"4x4": (4, 4), "3x4": (3, 4), "position": (3,)}
+
+
+def generate_link_poses_source(model: RobotModel, links=None, layout: str = "4x4") -> GeneratedFK | None:
+    """Generated world poses of ``links`` in ``layout``, writing only what the layout holds.
+
+    Args:
+        links: link indices in output order (repeats allowed); None: every link, in order.
+        layout: ``"4x4"`` homogeneous matrices ``(n, 4, 4)``; ``"3x4"`` their top three rows
+            ``[R | p]`` ``(n, 3, 4)``; ``"position"`` the translations ``(n, 3)``.
+
+    Returns:
+        The kernel, computing only the supports of ``links``; None when a floating or planar
+        joint moves one of them. ``links=None, layout="4x4"`` is :func:`generate_fk_source`.
+    """
+    n = model.n_links
+    links = tuple(range(n)) if links is None else tuple(int(i) for i in links)
+    needed = sorted(set().union({0}, *[set(int(i) for i in model.link_supports[k]) for k in links]))
+    if not _supported(model, needed):
         return None
     e = _Emitter()
-    n = model.n_links
-    R, p = _emit_poses(model, e, range(n))
+    R, p = _emit_poses(model, e, needed)
     values = []
-    for i in range(n):
+    for i in links:
+        if layout == "position":
+            values += p[i]
+            continue
         for r in range(3):
             values += [R[i][r][0], R[i][r][1], R[i][r][2], p[i][r]]
-        values += [0.0, 0.0, 0.0, 1.0]
-    return _finish(e, values, np.zeros((n, 4, 4)))
+        if layout == "4x4":
+            values += [0.0, 0.0, 0.0, 1.0]
+    return _finish(e, values, np.zeros((len(links),) + LAYOUTS[layout]))
 
 
 def _finish(e: _Emitter, values: list, template: np.ndarray) -> GeneratedFK:
@@ -419,8 +444,9 @@ class CompiledFK:
     :mod:`robokin_ros.accel` once it is loaded (see :meth:`accelerate`), else numpy.
     """
 
-    def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk"):
+    def __init__(self, model: RobotModel, generated: GeneratedFK, label: str = "fk", vector_trig: bool = False):
         self.generated = generated
+        self._vector_trig = vector_trig   # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._fk, self._fk_all = namespace["fk"], namespace["fk_all"]
@@ -442,7 +468,8 @@ class CompiledFK:
         if not accel.active():
             return False
         if self._accelerated is None and not self._accel_failed:
-            source = accel.wrapper_source(self.generated.body, self.generated.values, self._n_q)
+            wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
+            source = wrap(self.generated.body, self.generated.values, self._n_q)
             try:
                 self._accelerated = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
             except Exception as error:  # noqa: BLE001 - an optional accelerator must not break FK
@@ -469,34 +496,41 @@ class CompiledFK:
         (pure Python: no numpy call; the inner loop of single-request IK)."""
         return self._fk_all(q, math.cos, math.sin)
 
-    def single(self, q: np.ndarray, values: list | None = None) -> np.ndarray:
+    def single(self, q: np.ndarray, values: list | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Kernel output for one configuration ``q (n_q,)``; ``values``: ``q.tolist()`` when
-        the caller has it already (the numpy path runs on it)."""
+        the caller has it already (the numpy path runs on it); ``out``: a C-contiguous float64
+        array of the template's size to write into (checked by the caller), returned reshaped."""
         kernel = self._kernel(1)
         if kernel is not None:
-            out = np.empty((1, self._flat_template.size))
-            kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), out)
-            return out.reshape(self._shape)
-        return self.from_flat(self._fk_all(q.tolist() if values is None else values, math.cos, math.sin))
+            flat = np.empty((1, self._flat_template.size)) if out is None else out.reshape(1, -1)
+            kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), flat)
+            return flat.reshape(self._shape)
+        entries = self._fk_all(q.tolist() if values is None else values, math.cos, math.sin)
+        if out is None:
+            return self.from_flat(entries)
+        flat = out.reshape(-1)
+        flat[:] = entries
+        return flat.reshape(self._shape)
 
     def from_flat(self, values: list) -> np.ndarray:
         """The result array of :meth:`flat`'s list (struct packing is the cheapest list -> ndarray
         measured here: 2x faster than ``array.array``, 3x than ``np.array``)."""
         return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self._shape)
 
-    def batch(self, qb: np.ndarray) -> np.ndarray:
-        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``.
+    def batch(self, qb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``; ``out``: a
+        C-contiguous float64 ``(B, size)`` array to write into (checked by the caller).
 
         numpy: works through the batch in chunks of :data:`CHUNK` configurations, so the
         generated code's temporaries stay cache-sized and peak memory stays near the output's.
         """
         B, size = qb.shape[0], self._flat_template.size
+        if out is None:
+            out = np.empty((B, size))
         kernel = self._kernel(B)
         if kernel is not None:
-            out = np.empty((B, size))
             kernel(np.ascontiguousarray(qb, np.float64), out)
             return out.reshape((B,) + self._shape)
-        out = np.empty((B, size))
         qT = np.ascontiguousarray(qb.T)
         components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
         components[:] = self._flat_template[:, None]
@@ -516,19 +550,29 @@ CHUNK = 2048
 _COMPILED: weakref.WeakKeyDictionary[RobotModel, dict] = weakref.WeakKeyDictionary()
 
 
-def _cached(model: RobotModel, key, build):
+def _cached(model: RobotModel, key, build, vector_trig: bool = False):
     per_model = _COMPILED.get(model)
     if per_model is None:
         per_model = _COMPILED[model] = {}
     if key not in per_model:
         generated = build()
-        per_model[key] = None if generated is None else CompiledFK(model, generated, str(key))
+        per_model[key] = None if generated is None else CompiledFK(model, generated, str(key), vector_trig)
     return per_model[key]
 
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
     """The model's generated FK of every link (built on first use, cached per model), or None."""
-    return _cached(model, "fk", lambda: generate_fk_source(model))
+    return _cached(model, "fk", lambda: generate_fk_source(model), vector_trig=True)
+
+
+def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None, layout: str = "4x4") -> CompiledFK | None:
+    """The generated poses of ``links`` (link indices, None: every link) in ``layout`` (see
+    :func:`generate_link_poses_source`), built on first use and cached per model, or None.
+    Every link in ``"4x4"`` is :func:`compiled_fk`."""
+    if links is None and layout == "4x4":
+        return compiled_fk(model)
+    return _cached(model, ("link poses", layout, links), lambda: generate_link_poses_source(model, links, layout),
+                   vector_trig=True)
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import NonFiniteError, ShapeError
+from .errors import ArgumentError, NonFiniteError, ShapeError, UnknownLinkError
 from .model import SCALAR_TYPES, JointType, RobotModel
 from .spatial import quat_xyzw_to_matrix, rotation_about_axis, skew
 
@@ -148,7 +148,7 @@ def _fk_components(model: RobotModel, qb: Array):
     return R, p
 
 
-from .codegen import compiled_fk, compiled_joint_poses  # codegen imports _plan from this module lazily
+from .codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses  # codegen imports _plan lazily
 
 
 def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
@@ -170,36 +170,132 @@ def finite_single(model: RobotModel, q) -> list | None:
 use_generated_kernels = True
 
 
-def forward_kinematics(model: RobotModel, q) -> Array:
-    """World pose of every link.
+def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4", out: Array | None = None) -> Array:
+    """World pose of every link (or of ``frames``).
 
-    Uses the model's generated kernel when it has one (no floating / planar joints), else the
-    generic kernel; both agree to 1e-12.
+    Uses the model's generated kernel when it has one (no floating / planar joint moves the
+    links asked for), else the generic kernel; both agree to 1e-12. The options only shrink
+    what is written: ``layout="3x4"`` and ``frames`` use kernels that compute and write just
+    those entries, and ``out=`` reuses memory (no page faults of a fresh allocation).
 
     Args:
         model: the robot.
         q: configurations ``(..., n_q)``.
+        frames: None (every link, in ``model.link_names`` order) or a sequence of link names
+            and/or indices (negative ones count from the end, as in numpy), in output order.
+        layout: ``"4x4"`` homogeneous matrices; ``"3x4"`` their top three rows ``[R | p]``
+            (the constant ``[0, 0, 0, 1]`` row left out).
+        out: optional array to write the result into, like numpy's ``out=``: float64,
+            C-contiguous, writeable, of exactly the result's shape.
 
     Returns:
-        ``T_world_link (..., n_links, 4, 4)`` in ``model.link_names`` order.
+        ``T_world_link (..., n, 4, 4)`` (``"3x4"``: ``(..., n, 3, 4)``), ``n = n_links`` or
+        ``len(frames)``; ``out`` itself when given.
 
     Raises:
-        ShapeError: ``q`` does not end in ``n_q``.
+        ShapeError: ``q`` does not end in ``n_q``; ``out`` has the wrong shape.
         NonFiniteError: ``q`` has NaN or inf entries (named).
+        UnknownLinkError: a name or index in ``frames`` the model does not have.
+        ArgumentError: an unknown ``layout``; ``out`` not a writeable C-contiguous float64
+            array; ``frames`` a str (pass a list).
     """
-    values = finite_single(model, q) if use_generated_kernels else None
-    if values is not None:  # the node's per-message path: no numpy call before the kernel
-        compiled = compiled_fk(model)
-        if compiled is not None:
-            return compiled.single(q, values)
+    if frames is None and out is None and layout == "4x4":
+        values = finite_single(model, q) if use_generated_kernels else None
+        if values is not None:  # the node's per-message path: no numpy call before the kernel
+            compiled = compiled_fk(model)
+            if compiled is not None:
+                return compiled.single(q, values)
+    if layout not in ("4x4", "3x4"):
+        raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
+    return _link_poses(model, q, frame_indices(model, frames), layout, out)
+
+
+def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = None) -> Array:
+    """World position of every link's origin (or of ``frames``): the translations of
+    :func:`forward_kinematics`, computed and written without the rotations.
+
+    Args:
+        q: configurations ``(..., n_q)``.
+        frames: None (every link) or a sequence of link names and/or indices, in output order.
+        out: optional float64, C-contiguous, writeable array of exactly the result's shape.
+
+    Returns:
+        ``p_world_link (..., n, 3)`` [m], ``n = n_links`` or ``len(frames)``; ``out`` when given.
+
+    Raises:
+        ShapeError, NonFiniteError, UnknownLinkError, ArgumentError: as :func:`forward_kinematics`.
+    """
+    return _link_poses(model, q, frame_indices(model, frames), "position", out)
+
+
+def frame_indices(model: RobotModel, frames) -> tuple[int, ...] | None:
+    """Link indices of ``frames`` (names and/or indices, in order; None stays None).
+
+    Raises:
+        UnknownLinkError: a name the model does not have, or an index outside
+            ``[-n_links, n_links)``.
+        ArgumentError: ``frames`` is a str (one name: pass ``[name]``).
+    """
+    if frames is None:
+        return None
+    if isinstance(frames, str):
+        raise ArgumentError("frames", f"must be a sequence of link names or indices, got the str {frames!r} "
+                                      f"(one frame: [{frames!r}])")
+    try:
+        frames = list(frames)
+    except TypeError:
+        raise ArgumentError("frames", f"must be a sequence of link names or indices, got {type(frames).__name__}") from None
+    n = model.n_links
+    out = []
+    for f in frames:
+        if isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
+            if not -n <= f < n:
+                raise UnknownLinkError(int(f), model.link_names)
+            out.append(int(f) % n)
+        else:
+            out.append(model.link_index(f))
+    return tuple(out)
+
+
+def _check_out(out, shape: tuple[int, ...]) -> None:
+    """``out`` must be a writeable, C-contiguous float64 ndarray of exactly ``shape``."""
+    if not isinstance(out, np.ndarray):
+        raise ArgumentError("out", f"must be a numpy array, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ShapeError("out", str(shape), out.shape)
+    if out.dtype != np.float64:
+        raise ArgumentError("out", f"must have dtype float64, got {out.dtype}")
+    if not out.flags.c_contiguous:
+        raise ArgumentError("out", "must be C-contiguous")
+    if not out.flags.writeable:
+        raise ArgumentError("out", "is read-only")
+
+
+def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str, out) -> Array:
+    """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``."""
     q = model.check_q(q)
-    if use_generated_kernels:
-        compiled = compiled_fk(model)
-        if compiled is not None:
-            if q.ndim == 1:
-                return compiled.single(q)
-            return compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + (model.n_links, 4, 4))
-    return forward_kinematics_generic(model, q)
+    batch = q.shape[:-1]
+    shape = batch + (model.n_links if links is None else len(links),) + LAYOUTS[layout]
+    if out is not None:
+        _check_out(out, shape)
+    if math.prod(shape) == 0:
+        return np.empty(shape) if out is None else out
+    compiled = compiled_link_poses(model, links, layout) if use_generated_kernels else None
+    if compiled is not None:
+        if q.ndim == 1:
+            result = compiled.single(q, out=out)
+        else:
+            B = math.prod(batch)
+            result = compiled.batch(q.reshape(B, model.n_q), out=None if out is None else out.reshape(B, -1))
+        return result.reshape(shape) if out is None else out
+    T = forward_kinematics_generic(model, q)
+    if links is not None:
+        T = T[..., list(links), :, :]
+    selected = T[..., :3, 3] if layout == "position" else T[..., :3, :] if layout == "3x4" else T
+    if out is None:
+        return np.ascontiguousarray(selected)
+    out[...] = selected
+    return out
 
 
 def joint_poses(model: RobotModel, q) -> Array:
