@@ -118,7 +118,7 @@ PARAMETERS = {
                                       constraints=">= 0")),
     "executor": ("events", _describe(
         "Callback dispatch: 'events' runs the joint-state -> /tf path on rclpy's EventsExecutor "
-        "(dispatch in C++) and serves /compute_ik and /compute_fk from a companion node "
+        "(dispatch in C++) and serves /compute_ik, /compute_fk and /check_state_validity from a companion node "
         "'<node name>_services' on worker threads; 'threads' runs everything on one multi-threaded "
         "executor (/compute_ik on worker threads, the rest inline). 'events' falls back to "
         "'threads', with a log line, where rclpy has no EventsExecutor.", read_only=True,

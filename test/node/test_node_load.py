@@ -113,6 +113,6 @@ def test_services_are_served_by_the_companion_node_only_with_the_events_executor
     by_node = {name: {service for service, _ in probe.node.get_service_names_and_types_by_node(name, '/')}
                for name in ('robokin', 'robokin_services') if name in probe.node.get_node_names()}
     host = 'robokin_services' if node.executor == 'events' else 'robokin'
-    assert {'/compute_ik', '/compute_fk'} <= by_node[host], by_node
+    assert {'/compute_ik', '/compute_fk', '/check_state_validity'} <= by_node[host], by_node
     assert ('robokin_services' in by_node) == (node.executor == 'events'), by_node
     assert '/robokin/set_parameters' in by_node['robokin']   # parameters stay on the node itself
