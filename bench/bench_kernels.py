@@ -46,6 +46,7 @@ sys.path.insert(0, HERE)
 from bench_ik import TALOS_ARM, problems
 from bench_ik import bench_ours as ik_protocol
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
+from timing import interleaved
 
 from robokin_ros import (
     LOCAL_WORLD_ALIGNED,
@@ -66,20 +67,6 @@ ROBOTS = {
 }
 KERNELS = ("numpy generic", "numpy generated", "numba")
 KDL_PYTHON = "/usr/bin/python3.11"
-
-
-def interleaved(timers: dict, rounds: int) -> dict:
-    """Best wall time [s] of each ``timers[key] = (setup, fn, count)`` over ``rounds`` rounds,
-    divided by ``count``: every round runs each ``fn`` once (after its ``setup``, untimed), so
-    all of them get the same chances at this shared machine's quiet moments."""
-    best = dict.fromkeys(timers, np.inf)
-    for _ in range(rounds):
-        for key, (setup, fn, _) in timers.items():
-            setup()
-            t = time.perf_counter()
-            fn()
-            best[key] = min(best[key], time.perf_counter() - t)
-    return {key: best[key] / timers[key][2] for key in timers}
 
 
 def loop(fn, args_list):
