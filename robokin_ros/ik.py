@@ -509,14 +509,10 @@ class _Chain:
             lo, hi = model.q_lower, model.q_upper
         if seed is None:
             full = model.home_configuration()
-        else:
-            full = model.check_q(seed, "seed")
-            if full.ndim == 1 and not model.quaternion_slices:
-                full = np.minimum(np.maximum(full, lo), hi)
-            else:
-                full = np.minimum(np.maximum(full, lo), hi)
-                for s in model.quaternion_slices:
-                    full[..., s] /= np.linalg.norm(full[..., s], axis=-1, keepdims=True)
+        else:  # clamped and normalised as the solver treats seeds
+            full = np.minimum(np.maximum(model.check_q(seed, "seed"), lo), hi)
+            for s in model.quaternion_slices:
+                full[..., s] /= np.linalg.norm(full[..., s], axis=-1, keepdims=True)
         result = solve_ik(self.chain, targets, tips, full[..., index], active_joints=active_joints, lower=lower,
                           upper=upper, **options)
         q = np.array(np.broadcast_to(full, result.q.shape[:-1] + (model.n_q,)))

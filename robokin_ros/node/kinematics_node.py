@@ -201,11 +201,11 @@ class LiveRobot:
                                [self.prefix + model.link_names[j + 1] for j in fixed])
         return batch.fill(np.arange(fixed.size), model.joint_origins[fixed], stamp)
 
-    def collision_model(self, log=None) -> "CollisionModel | str":
+    def collision_model(self) -> "CollisionModel | str":
         """The robot's collision model (pairs from its SRDF, else sampled and cached on disk), built
         on first use (the first request with avoid_collisions or to /check_state_validity: without
         an SRDF the pair sampling takes seconds the first time a URDF is seen on a machine); or why
-        there is none. ``log(text)`` gets the warnings of a new build."""
+        there is none. :attr:`log` gets the warnings of a new build."""
         semantic = self.semantic
         key = None if semantic is None else semantic.disabled_collisions
         with self._collision_lock:
@@ -219,18 +219,17 @@ class LiveRobot:
                     if not cm.n_geometries:
                         skipped = f" ({len(cm.warnings)} collision meshes could not be loaded)" if cm.warnings else ""
                         result = f"robot {self.model.name!r} has no collision geometry{skipped}"
-                    if log is not None:
-                        for warning in cm.warnings:
-                            log(f"collision model: {warning}")
-                        if cm.n_geometries:
-                            log(f"collision model: {cm.n_geometries} geometries, {len(cm.link_pairs)} link pairs "
-                                f"checked ({'SRDF' if semantic is not None else 'sampled'} disabled pairs)")
+                    for warning in cm.warnings:
+                        self.log(f"collision model: {warning}")
+                    if cm.n_geometries:
+                        self.log(f"collision model: {cm.n_geometries} geometries, {len(cm.link_pairs)} link pairs "
+                                 f"checked ({'SRDF' if semantic is not None else 'sampled'} disabled pairs)")
                 self._collision = (key, result)
             return self._collision[1]
 
     def snapshot(self) -> services.RobotSnapshot:
         return services.RobotSnapshot(self.model, self.q, self.prefix, self.groups, self.default_group,
-                                      lambda: self.collision_model(self.log))
+                                      self.collision_model)
 
 
 class KinematicsNode(Node):
@@ -298,8 +297,7 @@ class KinematicsNode(Node):
     def attach_services(self, host: Node) -> None:
         """Serve /compute_ik and /check_state_validity (callback group :attr:`services_group`, for
         worker threads) and /compute_fk (host's default group: ~0.1 ms, so it never queues behind
-        IK calls) from
-        ``host``: this node, or the companion node of the 'events' executor."""
+        IK calls) from ``host``: this node, or the companion node of the 'events' executor."""
         host.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=self.services_group)
         host.create_service(GetStateValidity, "check_state_validity", self._check_state_validity,
                             callback_group=self.services_group)
@@ -357,8 +355,6 @@ class KinematicsNode(Node):
             return f"ik_max_iterations must be >= 0 (0: no budget), got {v!r}"
         if p.name == "ik_restarts" and v < 0:
             return f"ik_restarts must be >= 0, got {v!r}"
-        if p.name == "executor" and v not in (EVENTS, THREADS):
-            return f"executor must be {EVENTS!r} or {THREADS!r}, got {v!r}"
         if p.name == "avoid_collisions_policy" and v not in (services.REJECT, services.SOLVE_UNCHECKED):
             return f"avoid_collisions_policy must be {services.REJECT!r} or {services.SOLVE_UNCHECKED!r}, got {v!r}"
         if p.name == "jacobian_reference":

@@ -290,7 +290,6 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
     return answer(response, handle, on_crash)
 
 
-
 def _group_links(robot: RobotSnapshot, name: str) -> set | None:
     """Links a group's joints move (MoveIt checks only pairs involving them); None: every link."""
     if not name:
@@ -305,10 +304,10 @@ def _group_links(robot: RobotSnapshot, name: str) -> set | None:
     return {model.link_names[i] for i in np.flatnonzero(moved)}
 
 
-def _joint_constraint_results(model: RobotModel, constraints) -> list:
-    """``ConstraintEvalResult`` of each ``moveit_msgs/JointConstraint`` (MoveIt's
+def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> list:
+    """``ConstraintEvalResult`` of each ``moveit_msgs/JointConstraint`` at ``q (n_q,)`` (MoveIt's
     JointConstraint::decide: the offset from ``position``, wrapped for continuous joints, within
-    ``[-tolerance_below, tolerance_above]``; distance ``|offset|``) at ``q``; a callable of q."""
+    ``[-tolerance_below, tolerance_above]``; distance ``|offset|``)."""
     index = {model.all_joint_names[j]: j for j in model.active_joints.tolist() if model.joint_types[j] in SCALAR_TYPES}
     checks = []
     for c in constraints:
@@ -317,17 +316,14 @@ def _joint_constraint_results(model: RobotModel, constraints) -> list:
                                                            f"1-DOF joint of robot {model.name!r}")
         j = index[c.joint_name]
         checks.append((model.joint_q_index[j], model.joint_types[j] == JointType.CONTINUOUS, c))
-
-    def evaluate(q: np.ndarray) -> list:
-        out = []
-        for i, wrap, c in checks:
-            offset = float(q[i] - c.position)
-            if wrap:
-                offset = math.remainder(offset, 2.0 * math.pi)
-            ok = -c.tolerance_below - 1e-12 <= offset <= c.tolerance_above + 1e-12
-            out.append(ConstraintEvalResult(result=ok, distance=abs(offset)))
-        return out
-    return evaluate
+    results = []
+    for i, wrap, c in checks:
+        offset = float(q[i] - c.position)
+        if wrap:
+            offset = math.remainder(offset, 2.0 * math.pi)
+        ok = -c.tolerance_below - 1e-12 <= offset <= c.tolerance_above + 1e-12
+        results.append(ConstraintEvalResult(result=ok, distance=abs(offset)))
+    return results
 
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
@@ -352,7 +348,7 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
             raise RequestError("INVALID_GOAL_CONSTRAINTS", "only constraints.joint_constraints are evaluated "
                                                            "(position, orientation and visibility constraints are not)")
-        constraint_results = _joint_constraint_results(model, c.joint_constraints)(q)
+        constraint_results = _joint_constraint_results(model, c.joint_constraints, q)
         collision = snap.collision()
         contacts = []
         if not isinstance(collision, str):
