@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import best_of
 
-from robokin_ros import RobotModel, accel, dynamics, kinematics
+from robokin_ros import RobotModel, dynamics
+from robokin_ros.kernels import accel, selection
 from robokin_ros.dynamics import aba, center_of_mass, crba, gravity_torques, rnea
 
 ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques", "com": "center_of_mass"}
@@ -41,12 +42,12 @@ ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torqu
 
 def batch_us(fn, model, inputs, batch: int, repeats: int, generated: bool, numba: bool) -> float:
     """µs per configuration of ``fn`` on the whole batch."""
-    kinematics.use_generated_kernels, accel.enabled = generated, numba
+    selection.use_generated, accel.enabled = generated, numba
     try:
         fn(model, *inputs)
         return best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6
     finally:
-        kinematics.use_generated_kernels, accel.enabled = True, True
+        selection.use_generated, accel.enabled = True, True
 
 
 def single_us(call, n: int, repeats: int) -> float:

@@ -45,8 +45,9 @@ sys.path.insert(0, HERE)
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import interleaved
 
-from robokin_ros import RobotModel, accel, forward_kinematics, link_positions
-from robokin_ros.codegen import compiled_fk
+from robokin_ros import RobotModel, forward_kinematics, link_positions, prepare
+from robokin_ros.kernels import accel
+from robokin_ros.kernels.fk_codegen import compiled_fk
 
 #: label -> (ERD_ROBOTS key, the subset of frames, the goal as a multiple of Pinocchio's time)
 ROBOTS = {
@@ -128,7 +129,7 @@ def bench_robot(label: str, base: str, batch: int, n_pin: int, rounds: int) -> d
     q = model.random_configuration(batch, np.random.default_rng(0))
     variants = [(layout, subset if sub else None) for layout, sub in OPTIONS.values()]
     t0 = time.perf_counter()
-    numba_on = accel.prepare(model, fk_variants=variants)
+    numba_on = prepare(model, fk_variants=variants)
     prepare_s = time.perf_counter() - t0
     none = lambda: None  # noqa: E731
     timers, nbytes = {}, {}

@@ -11,7 +11,7 @@ For example-robot-data's UR5, Panda, xArm7 and Talos (60 links), prints µs per 
   mean time of one request (``IK 1``, µs) and the time per problem of one batched call of all
   problems (``IK batch``), with the solve rate;
 
-for our three kernels (``kinematics.use_generated_kernels`` off / on, ``accel.enabled`` off /
+for our three kernels (``robokin_ros.kinematics.use_generated_kernels`` off / on, ``accel.enabled`` off /
 on) and the peers where installed: Pinocchio (``framesForwardKinematics`` and
 ``computeFrameJacobian`` in a Python loop; it has no IK), pytorch_kinematics (batched torch,
 float64, one thread like every other column; its FK covers every link) and KDL (Debian's
@@ -48,14 +48,8 @@ from bench_ik import bench_ours as ik_protocol
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import interleaved
 
-from robokin_ros import (
-    LOCAL_WORLD_ALIGNED,
-    RobotModel,
-    accel,
-    forward_kinematics,
-    jacobian,
-    kinematics,
-)
+from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian, prepare
+from robokin_ros.kernels import accel, selection
 from robokin_ros.model import SCALAR_TYPES, JointType
 
 #: label -> (ERD_ROBOTS key, Jacobian tip, IK tip, IK joints or None for every non-finger joint)
@@ -78,7 +72,7 @@ def loop(fn, args_list):
 
 
 def set_kernel(kind: str) -> None:
-    kinematics.use_generated_kernels = kind != "numpy generic"
+    selection.use_generated = kind != "numpy generic"
     accel.enabled = kind == "numba"
 
 
@@ -250,7 +244,7 @@ def peak_memory(model, n: int) -> dict:
     row = {"MB": out_bytes / 1e6}
     for kind in KERNELS:
         set_kernel(kind)
-        if kind == "numba" and not accel.prepare(model):
+        if kind == "numba" and not prepare(model):
             continue
         tracemalloc.start()
         forward_kinematics(model, q)
@@ -293,7 +287,7 @@ def main() -> None:
         if "numba" in kinds:
             set_kernel("numba")
             t = time.perf_counter()
-            if accel.prepare(model, [(jtip,), (ik_tip,)]):
+            if prepare(model, [(jtip,), (ik_tip,)]):
                 prepare = time.perf_counter() - t
             else:
                 kinds.remove("numba")

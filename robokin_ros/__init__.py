@@ -3,24 +3,25 @@
 The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 """
 
-from .errors import (ArgumentError, JointLimitError, LoadWarning, ModelError, NonFiniteError, RobokinError, ShapeError,
-                     UnknownJointError, UnknownLinkError, UnknownNameError, URDFError)
-from .model import CollisionGeometry, JointType, RobotModel
-from .kinematics import forward_kinematics, frame_transform, joint_poses, link_positions
-from .jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
-from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
-from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
-from .collision import (CollisionModel, CollisionUnavailableError, Contact, SelfCollisionResult, collision_model,
-                        self_collisions)
-from .collision_pairs import disabled_pairs_by_sampling
-from .collision_geometry import bounding_box_model
+from .collision import (CollisionModel, CollisionUnavailableError, Contact, SelfCollisionResult, bounding_box_model,
+                        collision_model, disabled_pairs_by_sampling, self_collisions)
 from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_torques, crba, gravity_torques,
                        kinetic_energy, nonlinear_effects, rnea, total_mass)
+from .errors import (ArgumentError, JointLimitError, KernelCheckError, LoadWarning, ModelError, NonFiniteError,
+                     RobokinError, ShapeError, SRDFError, UnknownJointError, UnknownLinkError, UnknownNameError,
+                     UnknownStateError, URDFError)
+from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
+from .kernels import prepare
+from .kinematics import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, forward_kinematics, frame_pose_and_jacobian,
+                         frame_transform, jacobian, jacobians, joint_poses, kinematic_hessian, link_positions,
+                         pose_derivatives, pose_second_derivatives)
+from .model import CollisionGeometry, JointType, RobotModel
 
 __all__ = [
-    "ArgumentError", "JointLimitError", "JointType", "LoadWarning", "ModelError", "NonFiniteError", "RobokinError", "RobotModel",
-    "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError", "UnknownNameError",
-    "forward_kinematics", "frame_transform", "joint_poses", "link_positions",
+    "ArgumentError", "JointLimitError", "JointType", "KernelCheckError", "LoadWarning", "ModelError", "NonFiniteError",
+    "RobokinError", "RobotModel", "SRDFError", "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError",
+    "UnknownNameError", "UnknownStateError",
+    "forward_kinematics", "frame_transform", "joint_poses", "link_positions", "prepare",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
     "IKOptionError", "IKResult", "InvalidTargetError", "integrate", "solve_ik",

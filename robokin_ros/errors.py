@@ -137,3 +137,52 @@ class JointLimitError(RobokinError, ValueError):
     def __init__(self, joint: str, value: float, lower: float, upper: float):
         self.joint, self.value, self.lower, self.upper = joint, value, lower, upper
         super().__init__(f"joint {joint!r} = {value:.6g} is outside its limits [{lower:.6g}, {upper:.6g}]")
+
+
+class IKOptionError(ArgumentError):
+    """An IK option with an invalid value (negative tolerance, weight or timeout, ...).
+
+    Attributes:
+        argument: the option's name (``"options"`` when the message names it).
+    """
+
+    def __init__(self, message: str, argument: str = "options"):
+        self.argument = argument
+        RobokinError.__init__(self, message)
+
+
+class InvalidTargetError(RobokinError, ValueError):
+    """A target pose whose rotation block is not a rotation (within
+    :data:`robokin_ros.checks.ROTATION_TOLERANCE`) or whose last row is not ``[0, 0, 0, 1]``: no
+    configuration can reach it, and no residual means anything.
+
+    Attributes:
+        indices: batch indices (and tip) of the offending targets.
+    """
+
+    def __init__(self, indices, reason: str):
+        self.indices = list(indices)
+        shown = self.indices[:8]
+        more = f" and {len(self.indices) - 8} more" if len(self.indices) > 8 else ""
+        super().__init__(f"targets at {shown}{more} are not rigid transforms: {reason}")
+
+
+class SRDFError(RobokinError, ValueError):
+    """A semantic description that cannot be read at all (malformed XML, wrong root element)."""
+
+
+class UnknownStateError(UnknownNameError):
+    """A named configuration (SRDF group_state) the description does not have."""
+
+    kind = "named configuration"
+
+
+class CollisionUnavailableError(RobokinError, ImportError):
+    """Collision checking was asked for but the collision library (coal) is not installed."""
+
+    def __init__(self, detail: str = ""):
+        super().__init__("collision checking needs coal (pip install coal)" + (f": {detail}" if detail else ""))
+
+
+class KernelCheckError(RobokinError, RuntimeError):
+    """A compiled kernel that disagrees with the numpy kernel, even after a rebuild."""

@@ -167,3 +167,27 @@ def log_se3_error(T_current: Array, T_target: Array) -> Array:
     dp = T_target[..., :3, 3] - T_current[..., :3, 3]
     dR = T_target[..., :3, :3] @ np.swapaxes(T_current[..., :3, :3], -1, -2)
     return np.concatenate([dp, log_so3(dR)], axis=-1)
+
+
+def pose_from_xyz_rpy(xyz, rpy) -> Array:
+    """Homogeneous transform ``(4, 4)`` of a URDF ``<origin xyz rpy>``: translation ``xyz (3,)``
+    [m], rotation from fixed-axis roll, pitch, yaw ``rpy (3,)`` [rad]."""
+    T = np.eye(4)
+    T[:3, :3] = rpy_to_matrix(np.asarray(rpy, float))
+    T[:3, 3] = xyz
+    return T
+
+
+def quat_exp(w: Array) -> Array:
+    """Quaternion ``(..., 4)`` xyzw of the rotation vector ``w (..., 3)`` [rad]."""
+    theta = np.linalg.norm(w, axis=-1, keepdims=True)
+    half = 0.5 * theta
+    scale = np.where(theta < 1e-8, 0.5 - theta**2 / 48.0, np.sin(half) / np.where(theta < 1e-8, 1.0, theta))
+    return np.concatenate([w * scale, np.cos(half)], axis=-1)
+
+
+def quat_multiply(a: Array, b: Array) -> Array:
+    """Hamilton product ``a ⊗ b`` of xyzw quaternions ``(..., 4)``, normalised."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    out = np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)], -1)
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)

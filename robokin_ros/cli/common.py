@@ -8,8 +8,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..model import RobotModel
-from ..urdf import model_from_urdf
-from ..urdf_xml import read_description
+from ..model.description import read_description
 
 
 def add_file(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +28,7 @@ def add_configuration(parser: argparse.ArgumentParser) -> None:
 def load(path: str) -> tuple[RobotModel, str]:
     """The model of a URDF/xacro file and its text."""
     text = read_description(path)
-    return model_from_urdf(text), text
+    return RobotModel.from_urdf(text), text
 
 
 def parse_values(model: RobotModel, items, argument: str = "--q") -> dict[str, float]:
@@ -53,6 +52,6 @@ def configuration(model: RobotModel, args) -> np.ndarray:
     if named and named != "home":
         if not args.srdf:
             raise ArgumentError("--named", f"{named!r} needs --srdf FILE (without one, only 'home' exists)")
-        from ..srdf import parse_srdf
+        from ..model.srdf import parse_srdf
         return parse_srdf(read_description(args.srdf), model).named_configuration(named)
     return model.q_from_dict(parse_values(model, getattr(args, "q", ())), strict=True)

@@ -18,7 +18,7 @@ import numpy as np
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..spatial import rpy_to_matrix, transform
-from ..urdf_xml import parse_document
+from ..model.description import parse_document
 from . import common, meshes
 
 VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
@@ -127,13 +127,12 @@ def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: flo
     prims = shapes(text, model)
     polygons = []
     drawn = {"primitives": 0, "meshes": 0}
-    roots = meshes.package_roots() if any(kind == "mesh" for _, kind, _, _ in prims) else {}
     for i, kind, T, sizes in prims:
         W = poses[i] @ T   # the shape's pose in the world
         if kind == "mesh":
             scale = sizes.get("scale", np.ones(3))
             faces = meshes.triangles(sizes["filename"], scale if scale.size == 3 else np.full(3, scale[0]),
-                                     urdf_dir, roots=roots)
+                                     urdf_dir)
             if faces is None:
                 continue
             polygons += list(faces @ W[:3, :3].T + W[:3, 3])

@@ -10,8 +10,8 @@ import time
 import numpy as np
 
 from ..ik import solve_ik
-from ..jacobians import jacobian
-from ..kinematics import forward_kinematics, frame_transform
+from ..kernels import prepare
+from ..kinematics import forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 from . import common
 
@@ -89,11 +89,9 @@ def _best(fn, repeats: int = 5) -> float:
 def run_bench(args) -> int:
     from tqdm import tqdm
 
-    from .. import accel
-
     model, text = common.load(args.file)
     tip = args.tip or max(model.leaf_links, key=lambda n: model.link_depths[model.link_index(n)])
-    accel.prepare(model, frames=[(tip,)])   # compiled kernels first (numba; seconds on first use)
+    prepare(model, frames=[(tip,)])   # compiled kernels first (numba; seconds on first use)
     rng = np.random.default_rng(0)
     q = model.random_configuration(args.n, rng=rng)
     rows = []

@@ -33,10 +33,9 @@ from tf2_msgs.msg import TFMessage
 from ..collision import CollisionModel, CollisionUnavailableError
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
-from ..jacobians import Reference, jacobian
-from ..kinematics import forward_kinematics, joint_poses
+from ..kinematics import Reference, forward_kinematics, jacobian, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
-from ..srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
+from ..model.srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
 from . import services
 from .launch_arguments import read_xml_file
 from .conversions import (JointStateMap, some_names, TFMessageEncoder, TransformBatch, jacobian_layout, jacobian_to_msg,

@@ -24,7 +24,7 @@ from ..collision import self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
-from ..srdf import ALL_GROUP, IKGroup
+from ..model.srdf import ALL_GROUP, IKGroup
 from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
                           pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from robokin_ros import RobotModel, kinematics
+from robokin_ros import RobotModel
+from robokin_ros.kernels import selection
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
@@ -21,5 +22,5 @@ def model(request):
 @pytest.fixture(params=["generated", "generic"])
 def kernel(request, monkeypatch):
     """Run a test with the per-robot generated kernels and again with the generic kernel."""
-    monkeypatch.setattr(kinematics, "use_generated_kernels", request.param == "generated")
+    monkeypatch.setattr(selection, "use_generated", request.param == "generated")
     return request.param

@@ -41,7 +41,41 @@ def test_core_does_not_import_rclpy(tmp_path):
     result = probe(tmp_path)
     assert result["after_package"] == []
     assert result["ros"] == [], f"ROS modules loaded by the core: {result['ros']}"
-    expected = {"robokin_ros.errors", "robokin_ros.model", "robokin_ros.urdf", "robokin_ros.spatial",
-                "robokin_ros.kinematics", "robokin_ros.jacobians"}
+    expected = {"robokin_ros.errors", "robokin_ros.model", "robokin_ros.model.urdf", "robokin_ros.spatial",
+                "robokin_ros.kinematics", "robokin_ros.kinematics.geometric_jacobians", "robokin_ros.ik.solver",
+                "robokin_ros.kernels.accel", "robokin_ros.collision.checker", "robokin_ros.dynamics.recursions"}
     assert expected <= set(result["core"])
     assert not any(name.startswith("robokin_ros.node") for name in result["core"])
+
+
+def test_documented_module_paths_reach_the_modules_that_run():
+    """The paths the README documents keep working after the subpackage layout, and assigning
+    through them changes what runs (not a copy)."""
+    import robokin_ros
+    import robokin_ros.accel
+    import robokin_ros.dynamics
+    import robokin_ros.kinematics
+    import robokin_ros.srdf
+    from robokin_ros.kernels import accel, selection
+    from robokin_ros.model import srdf
+
+    assert robokin_ros.srdf is srdf and robokin_ros.srdf.parse_srdf is srdf.parse_srdf
+    assert robokin_ros.accel.prepare is robokin_ros.prepare and robokin_ros.dynamics.prepare is not None
+    assert robokin_ros.accel.MIN_BATCH == accel.MIN_BATCH and robokin_ros.accel.cache_dir is accel.cache_dir
+    before = accel.enabled
+    try:
+        robokin_ros.accel.enabled = not before
+        assert accel.enabled is (not before)
+    finally:
+        robokin_ros.accel.enabled = before
+    assert accel.enabled is before
+    try:
+        robokin_ros.kinematics.use_generated_kernels = False
+        assert selection.use_generated is False and robokin_ros.kinematics.use_generated_kernels is False
+        with selection.use("generated"):
+            assert robokin_ros.kinematics.use_generated_kernels is True
+        assert selection.use_generated is False
+    finally:
+        robokin_ros.kinematics.use_generated_kernels = True
+    assert selection.use_generated is True
+    from robokin_ros.node import launch_arguments  # noqa: F401  (plain Python: no rclpy needed)

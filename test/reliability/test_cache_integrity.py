@@ -13,8 +13,9 @@ import weakref
 import numpy as np
 import pytest
 
-from robokin_ros import RobotModel, accel, forward_kinematics, kinematics
-from robokin_ros.codegen import compiled_fk
+from robokin_ros import RobotModel, forward_kinematics
+from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels.fk_codegen import compiled_fk
 
 pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
 
@@ -38,12 +39,8 @@ def cache(tmp_path, monkeypatch):
 
 
 def expected_fk(model, q):
-    old = kinematics.use_generated_kernels
-    kinematics.use_generated_kernels = False
-    try:
+    with selection.use("generic"):
         return forward_kinematics(model, q)
-    finally:
-        kinematics.use_generated_kernels = old
 
 
 def modules(folder) -> list[str]:

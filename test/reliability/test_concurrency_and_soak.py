@@ -13,19 +13,17 @@ import numpy as np
 import pytest
 
 import robokin_ros as rk
-from robokin_ros import RobotModel, accel, kinematics
+from robokin_ros import RobotModel
+from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels.fk_codegen import compiled_fk
 
 ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
 XML = (ROBOTS / "panda.urdf").read_text()
 
 
 def reference_fk(model, q):
-    old = kinematics.use_generated_kernels
-    kinematics.use_generated_kernels = False
-    try:
+    with selection.use("generic"):
         return rk.forward_kinematics(model, q)
-    finally:
-        kinematics.use_generated_kernels = old
 
 
 def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monkeypatch):
@@ -48,8 +46,7 @@ def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monke
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8 if os.cpu_count() else 4)
-               for k in [k % 4]]
+    threads = [threading.Thread(target=work, args=(k % 4,)) for k in range(8)]   # two threads per batch
     for t in threads:
         t.start()
     for t in threads:
@@ -57,7 +54,7 @@ def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monke
     assert not any(t.is_alive() for t in threads)
     assert not errors, errors[0]
     join_background_compiles()
-    assert rk.codegen.compiled_fk(model)._accelerated is not None or not accel.available()
+    assert compiled_fk(model)._accelerated is not None or not accel.available()
 
 
 def join_background_compiles():

@@ -1,0 +1,22 @@
+"""Self-collision checking with coal: geometry, pairs to check, batched checks.
+
+:mod:`.meshes` (mesh URIs to files), :mod:`.geometry` (coal shapes, bounding volumes),
+:mod:`.pairs` (link pairs not worth checking, sampled as MoveIt Setup Assistant does),
+:mod:`.checker` (:class:`CollisionModel`, :func:`collision_model`, :func:`self_collisions`).
+"""
+
+from ..errors import CollisionUnavailableError
+from .checker import (
+    CollisionModel,
+    Contact,
+    SelfCollisionResult,
+    collision_model,
+    disabled_pairs_by_sampling,
+    in_collision,
+    self_collisions,
+)
+from .geometry import bounding_box_model
+from .meshes import resolve_mesh_uri
+
+__all__ = ["CollisionModel", "CollisionUnavailableError", "Contact", "SelfCollisionResult", "bounding_box_model",
+           "collision_model", "disabled_pairs_by_sampling", "in_collision", "resolve_mesh_uri", "self_collisions"]

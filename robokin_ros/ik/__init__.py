@@ -1,0 +1,16 @@
+"""Inverse kinematics: :func:`solve_ik` and its :class:`IKResult`.
+
+:mod:`.solve` (the public call: checks, chain reduction, one problem in floats or a batch),
+:mod:`.requests` (what a call's names and options make, kept per model), :mod:`.problem` (free
+coordinates), :mod:`.options` (tolerances, bounds), :mod:`.solver` (the iterations), :mod:`.lm`
+and :mod:`.float_source` (the step, stacked and in floats), :mod:`.chain` (a problem on part of
+the robot as a model of its own), :mod:`.collision_gate` (``avoid_collisions``).
+"""
+
+from ..errors import IKOptionError, InvalidTargetError
+from ..model.configuration import integrate
+from .result import CONVERGED, IN_COLLISION, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
+from .solve import solve_ik
+
+__all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "TIMEOUT", "IKOptionError", "IKResult",
+           "InvalidTargetError", "integrate", "solve_ik"]

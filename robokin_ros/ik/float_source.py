@@ -1,0 +1,101 @@
+"""One IK row in Python floats: the straight-line iteration generated per solver.
+
+A function generated per :class:`~robokin_ros.ik.solver.Solver` (tips, tolerances, weights,
+free joints and bounds folded in as constants) reads the kernel's flat output (``kernel_all``:
+per tip a block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9 the
+LOCAL_WORLD_ALIGNED Jacobian, see
+:func:`robokin_ros.kernels.fk_codegen.generate_frames_source`): where a numpy call would cost more
+than the arithmetic it does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .lm import DAMPING_FLOOR, damped_step_lines, twist_lines
+
+
+def float_source(s) -> str:
+    """Source of ``iteration(q, t, mu)`` and ``report(q, t)`` for one problem of solver ``s`` in
+    Python floats: ``q`` the configuration (list), ``t`` the targets' components (per tip its
+    rotation row-major, then its position).
+
+    ``iteration(q, t, mu)`` returns ``(cost, q_next)``: the weighted cost ``½‖r‖²`` at ``q`` and
+    the configuration after one step damped by ``λ = mu · cost + DAMPING_FLOOR`` (a coordinate at
+    a bound the gradient pushes outwards is held, the others are clamped into the bounds,
+    unbounded continuous ones wrapped); when every tip is within tolerance, ``(None, (position
+    error, rotation error))`` instead. ``report`` returns the worst tip position and rotation
+    errors (raw) and whether every tip is within tolerance.
+    """
+    tol, w, nt, n_q = s.tol, s.width, s.n_tips, s.model.n_q
+    names = [[f"b{k}_{i}{j}" for i in range(3) for j in range(3)] + [f"u{k}_{i}" for i in range(3)] for k in range(nt)]
+    head = ["    F = flat(q)", f"    {''.join(x + ', ' for row in names for x in row)}= t"]
+    for k in range(nt):
+        head += twist_lines(k, w, tol.world)
+    checks = []
+    for j, (k, i, _, box) in enumerate(tol.rows):  # residual: the part outside the dead band
+        d = f"d{k}_{i}"
+        head.append(f"    r{j} = {d}" if box == 0.0 else
+                    f"    r{j} = {d} - {box!r} if {d} > {box!r} else {d} + {box!r} if {d} < {-box!r} else 0.0")
+    for k in range(nt):
+        for kind, limit in ((range(3), tol.position ** 2), (range(3, 6), tol.rotation ** 2)):
+            rows = [j for j, row in enumerate(tol.rows) if row[0] == k and row[1] in kind]
+            if rows:
+                checks.append("(" + " + ".join(f"r{j} * r{j}" for j in rows) + f") <= {limit!r}")
+    ok = " and ".join(checks) or "True"
+    norm = lambda k, axes: "sqrt(" + " + ".join(f"d{k}_{i} * d{k}_{i}" for i in axes) + ")"  # noqa: E731
+    errors = (f"max({', '.join(norm(k, range(3)) for k in range(nt))}, 0.0), "
+              f"max({', '.join(norm(k, range(3, 6)) for k in range(nt))}, 0.0)")
+    report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
+    lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
+    m, n = len(s.lm_rows), len(s.free)
+    lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}") for a, j in enumerate(s.lm_rows)]
+    lines.append("    cost = 0.5 * (" + (" + ".join(f"rw{a} * rw{a}" for a in range(m)) or "0.0") + ")")
+    if m == 0 or n == 0:  # every weight zero, or nothing moves
+        return "\n".join(report + lines + ["    return cost, q"]) + "\n"
+    lines.append(f"    {''.join(f'q{i}, ' for i in range(n_q))}= q")
+    columns = s.problem.free_v.tolist()
+    contiguous = columns == list(range(columns[0], columns[0] + n))
+    for a, j in enumerate(s.lm_rows):  # Jacobian rows in the residual's axes, weighted
+        k, i, _, _ = tol.rows[j]
+        o, weight = 10 * w * k, s.weights[a]
+        row = [f"j{a}_{c}" for c in range(n)]
+        if tol.world and contiguous:  # one slice of the kernel's row
+            start = o + (4 + i) * w + columns[0]
+            lines.append(f"    {''.join(x + ', ' for x in row)}= F[{start}:{start + n}]")
+            if weight != 1.0:
+                lines += [f"    {x} *= {weight!r}" for x in row]
+            continue
+        scale = "" if weight == 1.0 else f"{weight!r} * "
+        for c, v in enumerate(columns):
+            if tol.world:
+                lines.append(f"    j{a}_{c} = {scale}F[{o + (4 + i) * w + v}]")
+            else:  # column i % 3 of R_t against the three world rows of its kind
+                top = o + (4 + 3 * (i // 3)) * w + v
+                terms = " + ".join(f"b{k}_{l}{i % 3} * F[{top + l * w}]" for l in range(3))
+                lines.append(f"    j{a}_{c} = {scale}({terms})")
+    for c, (_, (i, lo, hi)) in enumerate(s.free):  # hold a coordinate at a bound the gradient pushes outwards
+        sides = [(at, push) for at, push, bound in ((f"q{i} <= {lo!r}", "g > 0.0", lo), (f"q{i} >= {hi!r}", "g < 0.0", hi))
+                 if math.isfinite(bound)]
+        if not sides:
+            continue
+        lines += [f"    if {' or '.join(at for at, _ in sides)}:",
+                  "        g = " + " + ".join(f"j{a}_{c} * rw{a}" for a in range(m)),
+                  "        if " + " or ".join(f"({at} and {push})" for at, push in sides) + ":",
+                  "            " + " = ".join(f"j{a}_{c}" for a in range(m)) + " = 0.0"]
+    lines.append(f"    damping = mu * cost + {DAMPING_FLOOR!r}")
+    lines += damped_step_lines(m, n)
+    out = [f"q{i}" for i in range(n_q)]
+    wrap = set(s.wrap.tolist())
+    for c, (_, (i, lo, hi)) in enumerate(s.free):
+        x = f"z{c}"
+        lines.append(f"    {x} = q{i} + dx{c}")
+        if math.isfinite(lo):  # (written so that a NaN step lands on the bound)
+            lines.append(f"    if not {x} >= {lo!r}:\n        {x} = {lo!r}")
+        if math.isfinite(hi):
+            lines.append(f"    if {x} > {hi!r}:\n        {x} = {hi!r}")
+        if c in wrap:
+            lines.append(f"    {x} = {math.pi!r} - ({math.pi!r} - {x}) % {2 * math.pi!r}")
+        out[i] = x
+    lines.append(f"    return cost, [{', '.join(out)}]")
+    return "\n".join(report + lines) + "\n"

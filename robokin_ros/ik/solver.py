@@ -1,0 +1,442 @@
+"""The Levenberg–Marquardt iterations of IK, one row in floats or many rows stacked.
+
+A :class:`Solver` holds everything fixed for one problem, options and bounds (no per-call
+state); :meth:`Solver.solve` runs a batch of problems, :meth:`Solver.solve_one` one problem in
+Python floats. Per call, a :class:`Budget` holds the time limit, the restart sequence and the
+collision test; an :class:`Outcome` the results as problems finish.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import weakref
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
+from ..model import RobotModel
+from ..model.configuration import integrate, wrap_angle
+from .collision_gate import rejected_rows
+from .float_source import float_source
+from .lm import DAMPING_COST, DAMPING_FLOOR, POSITION_WEIGHT, errors_stacked, lm_step_arrays, log_near_pi
+from .options import Tolerances
+from .problem import IKProblem
+from .result import CONVERGED, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
+
+Array = NDArray[np.float64]
+
+#: A row whose cost has not dropped by ``STALL_PROGRESS`` (relative) for ``STALL_ITERATIONS``
+#: iterations restarts elsewhere (measured on the benchmark arms: 3 needs fewer iterations in
+#: all than 5 or 7; a stalled row rarely recovers).
+STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
+
+#: Restarts of a call take consecutive points of an R2 low-discrepancy sequence (Roberts 2018)
+#: from a random start among this many: consecutive restarts cover the bounds evenly and cost
+#: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
+#: as an iteration).
+RESTART_OFFSETS = 1 << 20
+#: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
+BATCH_ROWS = 2048
+#: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
+#: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
+#: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
+#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256).
+SCALAR_ROWS = 64
+#: A batch's last problems (this many) finish one by one in floats too.
+TAIL_PROBLEMS = 4
+#: Restarted rows added to a problem whose only row stalls once no problem waits for a row.
+EXTRA_ROWS = 7
+
+
+def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
+    """The generated kernel's batched output ``(B, n_tips, 10, width)`` by the generic FK and
+    Jacobians, for ``q (B, n_q)`` (models the generator does not handle: floating, planar joints)."""
+    T = forward_kinematics(model, q)
+    out = np.zeros((q.shape[0], len(tips), 10, width))
+    for k, tip in enumerate(tips):
+        out[:, k, :4, :4] = T[:, tip]
+        out[:, k, 4:, :model.n_v] = jacobian(model, q, model.link_names[tip], LOCAL_WORLD_ALIGNED, poses=T)
+    return out
+
+
+class Budget:
+    """Per-call time budget, position in the sequence of restart configurations (drawn
+    from ``rng`` on first use: most calls never restart) and the test a converged
+    configuration must pass (``avoid_collisions``)."""
+
+    def __init__(self, timeout: float | None, n: int, rng, accept=None):
+        self.deadline = None if timeout is None else time.perf_counter() + timeout * n
+        self._rng, self._next = rng, -1
+        self.accept = accept  # None, or the avoid_collisions test (see collision_test)
+
+    def take(self, k: int) -> range:
+        """Indices of the call's next ``k`` restarts in the R2 sequence (see :meth:`Solver.starts`)."""
+        if self._next < 0:
+            if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
+                self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
+            else:
+                self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
+        self._next += k
+        return range(self._next - k, self._next)
+
+    def timed_out(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+
+class Outcome:
+    """Per-call results of a batch, filled as problems finish."""
+
+    def __init__(self, seeds: Array, budget: Budget):
+        n = len(seeds)
+        self.q, self.success = seeds.copy(), np.zeros(n, bool)
+        self.position_error, self.rotation_error = np.zeros(n), np.zeros(n)
+        self.iterations = np.zeros(n, np.int64)
+        self.status = np.full(n, MAX_ITERATIONS, dtype="<U14")
+        self.unfinished = np.ones(n, bool)  # errors still to evaluate at q
+        self.budget = budget
+
+
+@dataclasses.dataclass
+class _Rows:
+    """State of the rows of a vectorised pass, one column (last axis) per row."""
+
+    q: Array          # (n_q, B)
+    target: Array     # (n_tips * 12, B)
+    problem: Array    # (B,) index of the row's problem
+    iteration: Array  # (B,) iterations of the row's problem
+    best_cost: Array  # (B,)
+    best_q: Array     # (n_q, B)
+    stall: Array      # (B,) iterations since the last progress
+    reference: Array  # (B,) cost at the last progress
+
+    def select(self, keep) -> "_Rows":
+        return _Rows(*(getattr(self, f.name)[..., keep] for f in dataclasses.fields(self)))
+
+    def extend(self, other: "_Rows") -> "_Rows":
+        return _Rows(*(np.concatenate([getattr(self, f.name), getattr(other, f.name)], axis=-1)
+                       for f in dataclasses.fields(self)))
+
+
+def _r2_steps(d: int) -> Array:
+    """Steps ``(d,)`` of the R2 sequence ``frac(0.5 + k α)`` in ``d`` dimensions:
+    ``α_j = φ_d^-(j+1)`` with ``φ_d`` the positive root of ``x^(d+1) = x + 1`` (Roberts 2018)."""
+    phi = 2.0
+    for _ in range(64):  # fixed point iteration, a contraction
+        phi = (1.0 + phi) ** (1.0 / (d + 1))
+    return (1.0 / phi) ** np.arange(1, d + 1) % 1.0
+
+
+def _pick(problem: Array, key: Array, rows: Array) -> Array:
+    """Among ``rows``, the one with the smallest ``key`` for each problem they belong to."""
+    if rows.size == 0:
+        return rows
+    order = rows[np.lexsort((key[rows], problem[rows]))]
+    p = problem[order]
+    return order[np.concatenate([[True], p[1:] != p[:-1]])]
+
+
+class Solver:
+    """The Levenberg–Marquardt iterations for one problem, options and bounds (no per-call state)."""
+
+    @property
+    def model(self) -> RobotModel:
+        return self._model()
+
+    def __init__(self, model: RobotModel, problem: IKProblem, lo: Array, hi: Array, tol: Tolerances, compiled):
+        # Cached per model (in a WeakKeyDictionary keyed by the model): a strong reference here
+        # would keep every model ever solved alive.
+        self._model = weakref.ref(model)
+        self.problem, self.tol, self.compiled = problem, tol, compiled
+        fq = problem.free_q
+        self.lo, self.hi = lo[fq], hi[fq]
+        self.q_lower, self.q_upper = lo.tolist(), hi.tolist()
+        finite = np.isfinite(self.lo) & np.isfinite(self.hi)
+        periodic = problem.periodic & ~np.isfinite(self.lo) & ~np.isfinite(self.hi)
+        self.wrap = np.flatnonzero(periodic)
+        self.restarted = problem.randomised & (finite | periodic)
+        # Restarts stay within the bounds, and within one turn around the middle of a revolute
+        # joint's range when it is wider (every angle is there; measured on the UR5e's ±2π
+        # joints: 15 % fewer iterations, the 99th percentile 99 -> 63).
+        lo_, hi_ = np.where(finite, self.lo, -np.pi), np.where(finite, self.hi, np.pi)
+        half = np.where(problem.revolute, np.minimum(0.5 * (hi_ - lo_), np.pi), 0.5 * (hi_ - lo_))
+        self.restart_lo, self.restart_hi = np.maximum(0.5 * (lo_ + hi_) - half, lo_), np.minimum(0.5 * (lo_ + hi_) + half, hi_)
+        self.r2_steps = _r2_steps(len(fq))
+        self.bounded_v = np.array(problem.bounded_v, np.int64)
+        self.bounded_q = np.array(problem.bounded_q, np.int64)
+        self.bounded_lo, self.bounded_hi = lo[self.bounded_q][:, None], hi[self.bounded_q][:, None]
+        nt, w = len(problem.tips), max(4, model.n_v)
+        self.n_tips, self.width = nt, w
+        rows = tol.rows
+        self.lm_rows = [k for k, row in enumerate(rows) if row[2] > 0.0]  # rows in the least squares
+        self.weights = [rows[k][2] * (POSITION_WEIGHT if rows[k][1] < 3 else 1.0) for k in self.lm_rows]
+        self.unit_weights = len(self.lm_rows) == len(rows) and all(s == 1.0 for s in self.weights)
+        self.free = list(enumerate(zip(fq.tolist(), self.lo.tolist(), self.hi.tolist())))
+        self.restart_floats = [(int(fq[c]), float(self.restart_lo[c]), float(self.restart_hi[c] - self.restart_lo[c]),
+                               float(self.r2_steps[c])) for c in np.flatnonzero(self.restarted).tolist()]
+        # Indices into the flat kernel output: the tips' poses, the Jacobian rows (world axes)
+        # of the weighted constrained axes, and every Jacobian row of every tip.
+        columns = problem.free_v.tolist()
+        self.jacobian_array = np.array([[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in
+                                        (rows[j] for j in self.lm_rows)], np.int64).reshape(len(self.lm_rows), len(columns))
+        self.pose_index = np.array([[10 * w * k + r * w + c for r in range(3) for c in range(3)] +
+                                    [10 * w * k + r * w + 3 for r in range(3)] for k in range(nt)])
+        self.tip_jacobian_index = np.array([[[10 * w * k + (4 + a) * w + c for c in columns] for a in range(6)]
+                                            for k in range(nt)]).reshape(nt, 6, len(columns))
+        self.row_index = np.array([6 * k + i for k, i, _, _ in rows], np.int64)
+        self.box = np.array([b for _, _, _, b in rows])[:, None]
+        self.sqrt_weight = np.array(self.weights)[:, None, None]
+        self.linear = np.array([[row[0] == k and row[1] < 3 for row in rows] for k in range(nt)], float)
+        self.angular = np.array([[row[0] == k and row[1] >= 3 for row in rows] for k in range(nt)], float)
+        if compiled is not None:  # the float path's generated functions, see float_source
+            namespace = {"flat": compiled.flat, "acos": math.acos, "sqrt": math.sqrt, "log_near_pi": log_near_pi}
+            exec(compile(float_source(self), f"<robokin ik {model.name}>", "exec"), namespace)  # noqa: S102
+            self.iteration, self.report = namespace["iteration"], namespace["report"]
+
+    # ------------------------------------------------------------------ driver
+    def solve(self, target: Array, seeds: Array, out: Outcome):
+        """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``."""
+        n = len(seeds)
+        if self.compiled is not None and self.tol.restarts == 0 and n <= SCALAR_ROWS:
+            for p in range(n):
+                (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
+                 out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget)
+            out.unfinished[:] = False
+        elif len(self.problem.free_q) == 0:
+            out.status[:] = NO_FREE_JOINTS
+        else:
+            self.vectorised(out, target, seeds)
+        left = np.flatnonzero(out.unfinished)
+        if left.size:
+            d = self.errors(self.frames(out.q[left]), target[left].T)
+            ok = self.residual(d)[1]
+            self.record_errors(out, left, d)
+            out.success[left] = ok
+            out.status[left[ok & (out.status[left] == NO_FREE_JOINTS)]] = CONVERGED
+        if self.wrap.size:  # continuous joints: the equivalent angle nearest the seed
+            cols = self.problem.free_q[self.wrap]
+            out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
+        return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
+
+    def solve_one(self, seed: list, target: list, budget: Budget) -> IKResult:
+        """:meth:`solve` for one problem (``seed``, ``target`` as lists), with few numpy calls."""
+        q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
+        for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
+            i = self.free[c][1][0]
+            q[i] = seed[i] + wrap_angle(q[i] - seed[i])
+        return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
+                        np.array(it, np.int64), np.array(status, "<U14"))
+
+    # ------------------------------------------------------------------ one problem in floats
+    def scalar(self, q: list, target: list, budget: Budget, it: int = 0, stall: int = 0, best_cost: float = math.inf,
+               reference: float = math.inf, best_q: list | None = None) -> tuple:
+        """Solve one problem alone in Python floats on the generated :meth:`iteration` (every
+        free coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
+        A row of a vectorised pass continues from its state (``it`` ... ``best_q``).
+
+        Returns:
+            ``(q, status, iterations, position error, rotation error, success)``.
+        """
+        iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
+        best_q = q if best_q is None else best_q
+        while True:
+            cost, q_next = iteration(q, target, DAMPING_COST)
+            if cost is None:
+                if budget.accept is None or budget.accept(q):
+                    return (q, CONVERGED, it) + q_next + (True,)
+                cost, q_next, stall = math.inf, q, STALL_ITERATIONS  # in collision: restart elsewhere
+            if not moves:
+                status = NO_FREE_JOINTS
+                break
+            if cost < best_cost:
+                best_cost, best_q = cost, q
+            if cost < reference * (1.0 - STALL_PROGRESS):
+                reference, stall = cost, 0
+            else:
+                stall += 1
+            timed_out = budget.timed_out()
+            if it >= max_iterations or timed_out:
+                q, status = best_q, TIMEOUT if timed_out else MAX_ITERATIONS
+                break
+            q = q_next
+            if stall >= STALL_ITERATIONS:
+                k, q = budget.take(1)[0], q[:]
+                for i, lo, width, step in self.restart_floats:  # the next configuration of the R2 sequence
+                    q[i] = lo + (0.5 + k * step) % 1.0 * width
+                stall, reference = 0, math.inf
+            it += 1
+        return (q, status, it) + self.report(q, target)
+
+    # ------------------------------------------------------------------ many problems, stacked
+    def frames(self, q: Array) -> Array:
+        """Kernel output of configurations ``q (B, n_q)`` as ``(size, B)``."""
+        B = q.shape[0]
+        if self.compiled is None:
+            return _generic_frames(self.model, self.problem.tips, self.width, q).reshape(B, -1).T
+        return self.compiled.batch(q).reshape(B, -1).T
+
+    def errors(self, F: Array, target: Array) -> Array:
+        """Error twists ``(n_tips, 6, B)`` from the kernel output ``F (size, B)`` and target
+        components ``(n_tips * 12, B)``."""
+        return errors_stacked(F[self.pose_index], target.reshape(self.n_tips, 12, -1), self.tol.world)
+
+    def residual(self, d: Array) -> tuple[Array, Array]:
+        """Residual rows ``(n_rows, B)`` of the error twists and whether every tip is within tolerance."""
+        r = d.reshape(-1, d.shape[-1])
+        if not self.tol.world:
+            r = r[self.row_index]
+            r = r - np.clip(r, -self.box, self.box)
+        sq = r * r
+        ok = ((self.linear @ sq <= self.tol.position ** 2) & (self.angular @ sq <= self.tol.rotation ** 2)).all(axis=0)
+        return r, ok
+
+    def jacobian(self, F: Array, target: Array) -> Array:
+        """Weighted Jacobian rows ``(n_lm_rows, n_free, B)`` in the axes of the residual."""
+        if self.tol.world:
+            J = F[self.jacobian_array]
+        else:
+            Jw = F[self.tip_jacobian_index]                                          # (n_tips, 6, n_free, B)
+            Rt = target.reshape(self.n_tips, 12, -1)[:, :9].reshape(self.n_tips, 3, 3, -1)
+            J = np.concatenate([np.einsum("tkib,tkcb->ticb", Rt, Jw[:, :3]), np.einsum("tkib,tkcb->ticb", Rt, Jw[:, 3:])],
+                               axis=1).reshape(6 * self.n_tips, Jw.shape[2], -1)[self.row_index[self.lm_rows]]
+        return J if self.unit_weights else J * self.sqrt_weight
+
+    @staticmethod
+    def record_errors(out: Outcome, problems, d: Array) -> None:
+        """Worst raw position and rotation error over the tips of ``d (n_tips, 6, k)``."""
+        out.position_error[problems] = np.sqrt((d[:, :3] ** 2).sum(axis=1)).max(axis=0)
+        out.rotation_error[problems] = np.sqrt((d[:, 3:] ** 2).sum(axis=1)).max(axis=0)
+
+    def restart(self, q: Array, budget: Budget) -> Array:
+        """Rows ``q (n_q, k)`` with their free coordinates moved to the call's next ``k``
+        configurations of the R2 sequence within the bounds."""
+        fq = self.problem.free_q
+        fraction = (0.5 + np.outer(self.r2_steps, np.array(budget.take(q.shape[1]), float))) % 1.0
+        draw = self.restart_lo[:, None] + fraction * (self.restart_hi - self.restart_lo)[:, None]
+        q[fq] = np.where(self.restarted[:, None], draw, q[fq])
+        return q
+
+    def load(self, out: Outcome, target: Array, seeds: Array, start: int, stop: int) -> _Rows:
+        """Rows of problems ``start:stop``: each seed, then ``restarts`` restarted rows."""
+        R = 1 + self.tol.restarts
+        q = np.repeat(seeds[start:stop].T, R, axis=1)
+        if R > 1:
+            extra = np.arange(q.shape[1]) % R > 0
+            q[:, extra] = self.restart(q[:, extra], out.budget)
+        inf, zero = np.full(q.shape[1], np.inf), np.zeros(q.shape[1], np.int64)
+        return _Rows(q, np.repeat(target[start:stop].T, R, axis=1), np.repeat(np.arange(start, stop), R),
+                     zero, inf, q.copy(), zero.copy(), inf.copy())
+
+    def vectorised(self, out: Outcome, target: Array, seeds: Array) -> None:
+        """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
+        problems make room for waiting ones; once none wait, a problem whose only row stalls
+        gets :data:`EXTRA_ROWS` more restarted rows (the capacity is idle then, and the slowest
+        problems decide how long the call takes)."""
+        tol, problem, n, R = self.tol, self.problem, len(seeds), 1 + self.tol.restarts
+        loaded = min(n, max(1, BATCH_ROWS // R))
+        rows = self.load(out, target, seeds, 0, loaded)
+        several = R > 1  # some problem has several rows
+        while rows.problem.size:
+            if (loaded == n and R == 1 and self.compiled is not None  # (a problem has at most 1 + EXTRA_ROWS rows)
+                    and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS) and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):
+                self.finish_in_floats(out, rows)
+                return
+            F = self.frames(rows.q.T)
+            d = self.errors(F, rows.target)
+            r, ok = self.residual(d)
+            rejected = rejected_rows(out.budget.accept, rows.q, ok)  # avoid_collisions: in collision, restart elsewhere
+            ok &= ~rejected
+            rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
+            cost = 0.5 * (rw * rw).sum(axis=0)
+            improved = (cost < rows.best_cost) & ~rejected
+            rows.best_cost = np.where(improved, cost, rows.best_cost)
+            rows.best_q[:, improved] = rows.q[:, improved]
+            progress = cost < rows.reference * (1.0 - STALL_PROGRESS)
+            rows.reference = np.where(progress, cost, rows.reference)
+            rows.stall = np.where(progress | rejected, np.where(rejected, STALL_ITERATIONS, 0), rows.stall + 1)
+            finished = []
+            if ok.any():  # converged: per problem, the converged row closest to its seed
+                ok_rows = np.flatnonzero(ok)
+                if several:
+                    diff = rows.q[problem.free_q][:, ok_rows] - seeds[rows.problem[ok_rows]][:, problem.free_q].T
+                    diff[self.wrap] = wrap_angle(diff[self.wrap])
+                    distance = np.zeros(ok.shape)
+                    distance[ok_rows] = (diff * diff).sum(axis=0)
+                    ok_rows = _pick(rows.problem, distance, ok_rows)
+                problems = rows.problem[ok_rows]
+                out.q[problems], out.status[problems] = rows.q[:, ok_rows].T, CONVERGED
+                out.iterations[problems] = rows.iteration[ok_rows]
+                self.record_errors(out, problems, d[..., ok_rows])
+                out.success[problems], out.unfinished[problems] = True, False
+                finished.append(problems)
+            timed_out = out.budget.timed_out()
+            spent = rows.iteration >= tol.max_iterations
+            if timed_out or spent.any():  # not converged: per problem, its best iterate
+                candidates = (timed_out | spent) & ~np.isin(rows.problem, finished[0] if finished else [])
+                best = _pick(rows.problem, rows.best_cost, np.flatnonzero(candidates))
+                problems = rows.problem[best]
+                out.q[problems], out.iterations[problems] = rows.best_q[:, best].T, rows.iteration[best]
+                out.status[problems] = TIMEOUT if timed_out else MAX_ITERATIONS
+                finished.append(problems)
+            if timed_out:
+                out.status[loaded:], out.iterations[loaded:] = TIMEOUT, 0
+                return
+            stuck = self.step(out, rows, F, rows.target, r, cost)
+            rows.iteration += 1
+            if loaded == n and stuck.size and rows.problem.size < BATCH_ROWS:  # idle capacity: company
+                alone = stuck[np.bincount(rows.problem, minlength=n)[rows.problem[stuck]] == 1]
+                alone = alone[:(BATCH_ROWS - rows.problem.size) // EXTRA_ROWS]
+                if alone.size:
+                    company = rows.select(np.repeat(alone, EXTRA_ROWS))
+                    company.q = self.restart(company.q, out.budget)
+                    company.best_cost[:] = np.inf
+                    rows, several = rows.extend(company), True
+            if finished:
+                rows = rows.select(~np.isin(rows.problem, np.concatenate(finished)))
+            if loaded < n and rows.problem.size <= BATCH_ROWS - R:
+                more = min(n, loaded + (BATCH_ROWS - rows.problem.size) // R)
+                rows, loaded = rows.extend(self.load(out, target, seeds, loaded, more)), more
+
+    def finish_in_floats(self, out: Outcome, rows: _Rows) -> None:
+        """Finish the last problems one by one in floats (a vectorised iteration costs more than
+        a few rows' float iterations), each from its row with the lowest cost so far."""
+        for j in _pick(rows.problem, rows.best_cost, np.arange(rows.problem.size)).tolist():
+            p = int(rows.problem[j])
+            (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
+             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget,
+                                           int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
+                                           float(rows.reference[j]), rows.best_q[:, j].tolist())
+            out.unfinished[p] = False
+
+    def step(self, out: Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> Array:
+        """One damped step of every row (in place), coordinates held at a bound the gradient
+        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart.
+        Returns the restarted rows."""
+        problem = self.problem
+        if self.lm_rows:  # else every weight is zero
+            J = self.jacobian(F, target)
+            rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
+            x = rows.q[self.bounded_q]
+            at_lo, at_hi = x <= self.bounded_lo, x >= self.bounded_hi
+            if at_lo.any() or at_hi.any():
+                g = np.einsum("acb,ab->cb", J[:, self.bounded_v], rw)
+                J[:, self.bounded_v] *= ~((at_lo & (g > 0)) | (at_hi & (g < 0)))
+            dx = lm_step_arrays(J, rw, DAMPING_COST * cost + DAMPING_FLOOR)
+            fq = problem.free_q
+            if problem.scalar:
+                x = rows.q[fq] + dx
+            else:
+                dv = np.zeros((self.model.n_v, dx.shape[1]))
+                dv[problem.free_v] = dx
+                x = integrate(self.model, rows.q.T, dv.T).T[fq]
+            x = np.minimum(np.maximum(x, self.lo[:, None]), self.hi[:, None])
+            x[self.wrap] = wrap_angle(x[self.wrap])
+            rows.q[fq] = x
+        stuck = np.flatnonzero(rows.stall >= STALL_ITERATIONS)
+        if stuck.size:
+            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out.budget)
+            rows.stall[stuck], rows.reference[stuck] = 0, np.inf
+        return stuck

@@ -1,0 +1,605 @@
+"""Per-robot specialised dynamics: RNEA (and its gravity / nonlinear-effects cases), CRBA and
+forward dynamics (``M a = tau - h`` by a sparse ``Lᵀ D L`` factorisation) as straight-line
+Python source, with the generic kernels of :mod:`robokin_ros.dynamics` as oracle.
+
+The generated code follows Featherstone's algorithms in body (local) coordinates, where every
+body's spatial inertia and every joint's motion subspace are constants: only the joint
+transforms depend on ``q``. The generator (the :class:`~robokin_ros.kernels.fk_codegen.Emitter` of the
+FK generator) folds every constant: fixed joints are merged (their links' inertials added to
+the moving ancestor, parallel-axis), axis-aligned joints touch only the entries their rotation
+moves, massless bodies vanish, and inputs that are known to be zero (``v`` and ``a`` for the
+gravity torques, ``a`` for the nonlinear effects) or constant (standard gravity) are folded
+away. Temporaries are renamed onto a small set of registers once they are dead, so a batched
+call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is last used.
+
+Where numba is installed, :mod:`robokin_ros.accel` compiles each kernel (a loop over a batch,
+plus a single-configuration entry that checks its inputs' shapes and finiteness in the same
+call); once loaded, batches and single calls use it. A kernel is loaded (from the disk cache, or
+compiled in a background thread) once :data:`robokin_ros.accel.MIN_BATCH` configurations have
+gone through it, in one batch or in many single calls; :func:`robokin_ros.prepare` loads it at once.
+
+Models with floating or planar joints get no generated kernel (the generic kernels handle them).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import warnings
+
+import numpy as np
+
+from .. import model_cache
+from ..errors import KernelCheckError
+from ..model import JointType, RobotModel
+from . import accel
+from .emitter import Emitter, allocate_registers, clean, const_matrix, kernel_source, outputs, rotation_symbols, supported
+from .plan import dynamics_tree
+
+#: Gravity vectors folded into the generated code as constants; any other is an input.
+_CONSTANT_GRAVITIES = ((0.0, 0.0, -9.81), (0.0, 0.0, 0.0))
+
+#: Configurations per chunk of a batched generated kernel (measured on Panda and Talos: larger
+#: chunks amortise numpy's per-operation overhead, 1024 -> 4096 saves 30-40 %).
+CHUNK = 4096
+
+# ---------------------------------------------------------------------------------------- symbolic helpers
+def _cross(e: Emitter, a, b) -> list:
+    return [e.sub(e.mul(a[1], b[2]), e.mul(a[2], b[1])),
+            e.sub(e.mul(a[2], b[0]), e.mul(a[0], b[2])),
+            e.sub(e.mul(a[0], b[1]), e.mul(a[1], b[0]))]
+
+
+def _vadd(e: Emitter, *vectors) -> list:
+    return [e.add(*xs) for xs in zip(*vectors)]
+
+
+def _scale(e: Emitter, vector, s) -> list:
+    return [e.mul(x, s) for x in vector]
+
+
+def _transpose(M) -> list:
+    return [[M[c][r] for c in range(3)] for r in range(3)]
+
+
+class _Body:
+    """One moving body of the generated kernels: its joint transform and constant inertia.
+
+    ``E`` rotates parent coordinates into body coordinates, ``r`` is the body origin in the
+    parent body's frame; ``u`` the joint axis (body frame), ``revolute`` its kind; ``column``
+    the v index of its coordinate and ``scale`` the mimic multiplier; ``mass``, ``com``, ``I_c``
+    (rotational inertia about the centre of mass), ``h = mass com`` and ``I_o`` (rotational
+    inertia about the body origin) its merged inertial in the body frame; symmetric matrices as
+    ``(xx, yy, zz, xy, xz, yz)``.
+    """
+
+    def __init__(self, parent, E, r, u, revolute, column, scale, mass, com, I_c):
+        self.parent, self.E, self.r, self.u, self.revolute = parent, E, r, u, revolute
+        self.column, self.scale, self.mass = column, scale, mass
+        c = np.array(com)
+        I_o = _unpack(I_c) + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        self.com, self.I_c = [clean(x) for x in com], [clean(x) for x in I_c]
+        self.h, self.I_o = [clean(mass * x) for x in com], _pack(I_o)
+
+
+_SYM = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+
+
+def _pack(S) -> list:
+    return [clean(S[i, k]) for i, k in _SYM]
+
+
+def _unpack(s) -> np.ndarray:
+    return np.array([[s[0], s[3], s[4]], [s[3], s[1], s[5]], [s[4], s[5], s[2]]])
+
+
+def _bodies(model: RobotModel, e: Emitter) -> list:
+    """Emit every moving body's joint transform; return the bodies (index 0 is the root: None)."""
+    tree = dynamics_tree(model)
+    plan = tree.plan
+    scalar_pos = {int(link): k for k, link in enumerate(plan.scalar_links)}
+    q_symbols: dict[int, str] = {}
+    trig: dict[tuple, tuple[str, str]] = {}
+    bodies = [None]
+    for b in range(1, tree.n_bodies):
+        link = int(tree.body_links[b])
+        j, k = link - 1, scalar_pos[link]
+        qi, mult, off = int(plan.scalar_q[k]), float(plan.scalar_mult[k]), float(plan.scalar_offset[k])
+        if qi not in q_symbols:
+            q_symbols[qi] = e.assign(f"q[{qi}]")
+        value = e.add(e.mul(mult, q_symbols[qi]), off)
+        C = plan.C[link]
+        CR, Cp = const_matrix(C[:3, :3]), [clean(x) for x in C[:3, 3]]
+        u = [clean(x) for x in model.joint_axes[j]]
+        revolute = JointType(model.joint_types[j]) != JointType.PRISMATIC
+        if revolute:
+            key = (qi, mult, off)
+            if key not in trig:
+                angle = e.plain(value)
+                trig[key] = (e.assign(f"cos({angle})"), e.assign(f"sin({angle})"))
+            c, s = trig[key]
+            E = e.matmul(rotation_symbols(e, [-x for x in u], c, s), _transpose(CR))   # Rot(u, θ)ᵀ C_Rᵀ
+            r = Cp
+        else:
+            E = _transpose(CR)
+            r = [e.add(pc, e.mul(a, value)) for pc, a in zip(Cp, [clean(x) for x in np.array(CR) @ np.array(u)])]
+        src = int(model.velocity_source_joints[j])
+        bodies.append(_Body(int(tree.parent[b]), E, r, u, revolute, int(model.joint_v_index[src]), mult,
+                            float(tree.mass[b]), tree.com[b].tolist(), _pack(tree.I_com[b])))
+    return bodies
+
+
+def _sym_apply(e: Emitter, S, x) -> list:
+    """``S x`` for a symmetric matrix stored as ``(xx, yy, zz, xy, xz, yz)``."""
+    return [e.dot([S[0], S[3], S[4]], x), e.dot([S[3], S[1], S[5]], x), e.dot([S[4], S[5], S[2]], x)]
+
+
+def _body_force(e: Emitter, body: _Body, vl, w, al, aw) -> tuple[list, list]:
+    """Newton–Euler: the force ``[f; n]`` (moment about the body origin) that gives the body the
+    motion ``v = [vl; w]``, ``a = [al; aw]`` (spatial, body frame): ``I a + v ×* I v``.
+
+    With the centre of mass ``c``: ``f = m (al + aw × c + w × (vl + w × c))`` (the classical
+    acceleration of ``c``), ``n = c × f + I_c aw + w × I_c w``.
+    """
+    c = body.com
+    v_com = _vadd(e, vl, _cross(e, w, c))
+    f = _scale(e, _vadd(e, al, _cross(e, aw, c), _cross(e, w, v_com)), body.mass)
+    n = _vadd(e, _cross(e, c, f), _sym_apply(e, body.I_c, aw), _cross(e, w, _sym_apply(e, body.I_c, w)))
+    return f, n
+
+
+def _to_parent(e: Emitter, body: _Body, f, n) -> tuple[list, list]:
+    """A force ``[f; n]`` in body coordinates expressed in the parent body's coordinates."""
+    R = _transpose(body.E)
+    fp = e.matvec(R, f)
+    return fp, _vadd(e, e.matvec(R, n), _cross(e, body.r, fp))
+
+
+def _joint_dot(e: Emitter, body: _Body, f, n):
+    """``Sᵀ [f; n]``: the joint's share of a force."""
+    return e.dot(body.u, n if body.revolute else f)
+
+
+# ---------------------------------------------------------------------------------------- generators
+class _Inputs:
+    """Symbols of the generated function's inputs, read in order from its one argument ``q``
+    (the configuration first, then the further inputs concatenated)."""
+
+    def __init__(self, e: Emitter, model: RobotModel):
+        self.e, self.offset = e, model.n_q
+
+    def read(self, n: int) -> list:
+        symbols = [self.e.assign(f"q[{self.offset + k}]") for k in range(n)]
+        self.offset += n
+        return symbols
+
+
+def _gravity_symbols(inputs: _Inputs, gravity) -> list:
+    """The gravity vector: its constant value, or (``gravity`` None) three inputs."""
+    return inputs.read(3) if gravity is None else [float(x) for x in gravity]
+
+
+def _rnea_values(e: Emitter, bodies: list, n_v: int, v: list, a: list, g: list) -> list:
+    """Emit RNEA for velocities ``v``, accelerations ``a`` (symbols or zeros, per v coordinate)
+    and gravity ``g``; return the joint forces, one symbol per v coordinate."""
+    rates = {"v": v, "a": a}
+    zero = [0.0, 0.0, 0.0]
+    V = {0: (zero, zero)}
+    A = {0: ([e.mul(-1.0, x) for x in g], zero)}
+    F = {}
+    for b, body in enumerate(bodies[1:], start=1):
+        vl, w = V[body.parent]
+        al, aw = A[body.parent]
+        qd = e.mul(body.scale, rates["v"][body.column])
+        qdd = e.mul(body.scale, rates["a"][body.column])
+        vl = e.matvec(body.E, _vadd(e, vl, _cross(e, w, body.r)))
+        w = e.matvec(body.E, w)
+        al = e.matvec(body.E, _vadd(e, al, _cross(e, aw, body.r)))
+        aw = e.matvec(body.E, aw)
+        uqd, uqdd = _scale(e, body.u, qd), _scale(e, body.u, qdd)
+        if body.revolute:                                   # S = [0; u]; v × (S q̇) = [vl × u q̇; ω × u q̇]
+            w = _vadd(e, w, uqd)
+            al = _vadd(e, al, _cross(e, vl, uqd))
+            aw = _vadd(e, aw, uqdd, _cross(e, w, uqd))
+        else:                                               # S = [u; 0]; v × (S q̇) = [ω × u q̇; 0]
+            vl = _vadd(e, vl, uqd)
+            al = _vadd(e, al, uqdd, _cross(e, w, uqd))
+        V[b], A[b] = (vl, w), (al, aw)
+        F[b] = _body_force(e, body, vl, w, al, aw)
+    tau = [0.0] * n_v
+    for b in range(len(bodies) - 1, 0, -1):
+        body = bodies[b]
+        f, n = F[b]
+        tau[body.column] = e.add(tau[body.column], e.mul(body.scale, _joint_dot(e, body, f, n)))
+        if body.parent:
+            fp, np_ = _to_parent(e, body, f, n)
+            pf, pn = F[body.parent]
+            F[body.parent] = (_vadd(e, pf, fp), _vadd(e, pn, np_))
+    return tau
+
+
+def _crba_values(e: Emitter, bodies: list, n_v: int) -> list:
+    """Emit CRBA; return the entries of ``M`` row-major (symmetric, both triangles)."""
+    IC = {b: (body.mass, list(body.h), list(body.I_o)) for b, body in enumerate(bodies) if body is not None}
+    for b in range(len(bodies) - 1, 0, -1):                 # composite inertias, body frames
+        body = bodies[b]
+        if not body.parent:
+            continue
+        m, h, I = IC[b]
+        R, r = _transpose(body.E), body.r
+        hh = e.matvec(R, h)
+        RI = [_sym_apply(e, I, [R[k][0], R[k][1], R[k][2]]) for k in range(3)]   # rows of R I
+        two_hr_mrr = e.add(e.mul(2.0, e.dot(hh, r)), e.mul(m, e.dot(r, r)))
+        shifted = []
+        for i, k in _SYM:
+            x = e.dot(RI[i], R[k])                                               # (R I Rᵀ)[i, k]
+            outer = e.add(e.mul(hh[i], r[k]), e.mul(r[i], hh[k]), e.mul(m, e.mul(r[i], r[k])))
+            shifted.append(e.sub(e.add(x, two_hr_mrr) if i == k else x, outer))
+        pm, ph, pI = IC[body.parent]
+        IC[body.parent] = (pm + m, _vadd(e, ph, hh, _scale(e, r, m)), _vadd(e, pI, shifted))
+    entries: dict[tuple[int, int], object] = {}
+    for i in range(1, len(bodies)):
+        body = bodies[i]
+        m, h, I = IC[i]
+        u = body.u
+        if body.revolute:                                   # I [0; u] = [-h × u; I_o u]
+            f, n = [e.mul(-1.0, x) for x in _cross(e, h, u)], _sym_apply(e, I, u)
+        else:                                               # I [u; 0] = [m u; h × u]
+            f, n = _scale(e, u, m), _cross(e, h, u)
+        j, other = i, body
+        while True:
+            value = e.mul(body.scale * other.scale, _joint_dot(e, other, f, n))
+            row, col = max(body.column, other.column), min(body.column, other.column)
+            if j != i and row == col:                       # two mimic columns of one coordinate
+                value = e.mul(2.0, value)
+            entries[row, col] = e.add(entries.get((row, col), 0.0), value)
+            if not other.parent:
+                break
+            f, n = _to_parent(e, other, f, n)
+            j = other.parent
+            other = bodies[j]
+    values = [0.0] * (n_v * n_v)
+    for (row, col), value in entries.items():
+        values[row * n_v + col] = values[col * n_v + row] = value
+    return values
+
+
+def _com_values(e: Emitter, bodies: list, mass0: float, h0, total: float) -> list:
+    """Emit the whole robot's centre of mass in the world frame: ``Σ m_b (R_b c_b + p_b) / Σ m``
+    over the moving bodies, plus the root body's constant ``h0 = m_0 c_0`` (``total``: every
+    link's mass)."""
+    identity = [[1.0 if r == c else 0.0 for c in range(3)] for r in range(3)]
+    R, p = {0: identity}, {0: [0.0, 0.0, 0.0]}
+    moment = [float(x) for x in h0]
+    for b, body in enumerate(bodies[1:], start=1):
+        Rp, pp = R[body.parent], p[body.parent]
+        R[b] = e.matmul(Rp, _transpose(body.E))                  # world <- body
+        p[b] = _vadd(e, pp, e.matvec(Rp, body.r))
+        if body.mass:
+            moment = _vadd(e, moment, e.matvec(R[b], body.h), _scale(e, p[b], body.mass))
+    return _scale(e, moment, 1.0 / total)
+
+
+_RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
+
+
+def _reciprocal(x):
+    """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
+    try:
+        return 1.0 / x
+    except ZeroDivisionError:
+        return math.copysign(math.inf, x)
+
+
+def _solve_values(e: Emitter, M: list, b: list) -> list:
+    """Emit the solution ``x`` of ``M x = b`` for a symmetric positive definite ``M`` (row-major
+    symbols) by the factorisation ``M = Lᵀ D L`` (L unit lower triangular), eliminating the
+    last coordinate first. On a tree in topological order this creates no fill-in and touches
+    only the non-zero entries (Featherstone, Rigid Body Dynamics Algorithms, §6.5); zeros of
+    ``M`` are constants, so the emitter skips them."""
+    n = len(b)
+    H = [[M[i * n + j] for j in range(i + 1)] for i in range(n)]    # lower triangle, overwritten by L
+    inv_d = [0.0] * n
+    for k in range(n - 1, -1, -1):
+        inv_d[k] = e.assign(f"recip({e.plain(H[k][k])})")   # a massless direction: inf, as numpy gives
+        for i in range(k - 1, -1, -1):
+            if H[k][i] == 0.0:
+                continue
+            a = e.mul(H[k][i], inv_d[k])
+            for j in range(i + 1):
+                H[i][j] = e.sub(H[i][j], e.mul(a, H[k][j]))
+            H[k][i] = a
+    x = list(b)
+    for i in range(n - 1, -1, -1):                                   # Lᵀ y = b
+        for j in range(i):
+            x[j] = e.sub(x[j], e.mul(H[i][j], x[i]))
+    x = [e.mul(xi, d) for xi, d in zip(x, inv_d)]                    # D z = y
+    for i in range(n):                                               # L x = z
+        x[i] = e.sub(x[i], e.dot(H[i][:i], x[:i]))
+    return x
+
+
+# ---------------------------------------------------------------------------------------- compiled kernels
+class CompiledDynamics:
+    """A generated dynamics kernel callable on one configuration or a batch.
+
+    ``single(*inputs)`` takes 1-D arrays (``q``, then the kernel's other inputs) and returns an
+    array of shape :attr:`shape`; ``batch(*inputs)`` takes ``(B, k)`` arrays and returns
+    ``(B,) + shape``. :attr:`gravity_input`: whether the gravity vector is the last input;
+    :attr:`input_sizes`: the length of each input. Both use the numba-compiled kernel once it is
+    loaded (:meth:`accelerate`), else the numpy / Python-float code.
+    """
+
+    def __init__(self, model: RobotModel, e: Emitter, values: list, shape: tuple, label: str,
+                 input_sizes: tuple, gravity_input: bool = False):
+        values = allocate_registers(e, [e.plain(x) for x in values])
+        names, slots, template = outputs(values, np.zeros(shape))
+        self.generated = kernel_source(e, values, names, slots, template)
+        namespace: dict = {"inf": math.inf, "nan": math.nan,   # constants that overflowed print as these
+                           "recip": _reciprocal}
+        exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
+        self._batch, self._single = namespace["kernel_batch"], namespace["kernel_all"]
+        self.shape, self.gravity_input, self.input_sizes = shape, gravity_input, tuple(input_sizes)
+        self._size = self.size = template.size
+        # Batched results are assembled from the non-zero entries only (variables and non-zero
+        # constants, in flat order), copied as runs of consecutive entries.
+        flat = template.reshape(-1)
+        nonzero = np.union1d(slots, np.flatnonzero(flat)).astype(np.int64)
+        self._rows = np.searchsorted(nonzero, slots)           # row of each returned entry
+        self._constants = [(k, flat[s]) for k, s in enumerate(nonzero) if s not in set(slots.tolist())]
+        cuts = np.flatnonzero(np.diff(nonzero) != 1) + 1
+        starts, stops = np.r_[0, cuts], np.r_[cuts, nonzero.size]
+        self._runs = [(int(nonzero[a]), int(a), int(b - a)) for a, b in zip(starts, stops) if b > a]
+        self._n_nonzero = nonzero.size
+        self._dense = nonzero.size == self._size
+        # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
+        self._accelerated = None
+        self.accelerated_single = None
+        self._accel_failed = False
+        self._compiling: threading.Thread | None = None
+        self._uses = 0   # configurations seen before the kernel is loaded (triggers loading)
+
+    def wrapper_source(self) -> str:
+        """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
+        ``kernel(qb (B, n_in), out (B, size))`` and ``single(x_1, ..., x_k, out) -> status``
+        over 1-D float64 inputs and an output of :attr:`shape` (0: ``out`` filled; 1: a
+        non-finite input; 2: a wrong length),
+        compiled eagerly for C-contiguous float64 vectors only (any other argument raises
+        TypeError instead of compiling a new specialisation)."""
+        body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
+        n_in = sum(self.input_sizes)
+        source = accel.wrapper_source(body, self.generated.values, n_in)
+        args = [f"x{k}" for k in range(len(self.input_sizes))]
+        checks = [f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes)]
+        checks += [f"out.shape[{k}] != {n}" for k, n in enumerate(self.shape)]
+        out_type = "float64[::1]" if len(self.shape) == 1 else "float64[:, ::1]"
+        signature = f"int64({', '.join(['float64[::1]'] * len(args) + [out_type])})"
+        lines = ["", "", "import numpy as np", "", "",
+                 f"@numba.njit({signature!r}, cache=True, nogil=True, error_model='numpy')",
+                 f"def single({', '.join(args)}, out):",
+                 f"    if {' or '.join(checks)}:",
+                 "        return 2",
+                 "    s = 0.0"]
+        for x, n in zip(args, self.input_sizes):
+            lines += [f"    for k in range({n}):", f"        s += {x}[k] * 0.0"]   # inf * 0 and nan * 0 are nan
+        lines += ["    if s != 0.0:", "        return 1", f"    qb = np.empty((1, {n_in}))"]
+        start = 0
+        for x, n in zip(args, self.input_sizes):
+            lines.append(f"    qb[0, {start}:{start + n}] = {x}")
+            start += n
+        lines += [f"    kernel(qb, out.reshape((1, {self._size})))", "    return 0"]
+        return source + "\n".join(lines) + "\n"
+
+    def accelerate(self) -> bool:
+        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
+
+        Returns:
+            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
+            compilation worked (a failure warns once and keeps numpy).
+        """
+        if not accel.active():
+            return False
+        if self._accelerated is None and not self._accel_failed:
+            try:
+                kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
+                                    reference=lambda x: self._single(x, math.cos, math.sin))
+                single = kernel.py_func.__globals__["single"]
+                self._check_single(single)
+            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break dynamics
+                self._accel_failed = True
+                warnings.warn(f"robokin_ros.accel: numba dynamics kernel unavailable, using numpy ({error!r})",
+                              RuntimeWarning, stacklevel=2)
+            else:
+                self.accelerated_single, self._accelerated = single, kernel
+        return self._accelerated is not None
+
+    def _check_single(self, single) -> None:
+        """Raise :class:`robokin_ros.accel.KernelCheckError` unless the compiled single entry agrees
+        with the Python-float kernel at accel's check configuration (the batch kernel is checked by
+        :func:`robokin_ros.accel.load`)."""
+        x = accel.check_configuration(sum(self.input_sizes))
+        bounds = np.cumsum((0,) + self.input_sizes)
+        out = np.empty(self.shape)
+        status = single(*[np.array(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], out)
+        expected = np.reshape(self._single(x, math.cos, math.sin), self.shape)
+        if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
+            raise KernelCheckError(
+                f"the compiled single entry disagrees with the Python kernel (status {status})")
+
+    def _kernel(self, batch: int):
+        """The accelerated batch kernel, or None (numpy). Once :data:`robokin_ros.accel.MIN_BATCH`
+        configurations have been asked for (one batch or many calls), loading starts in a
+        background thread (compiling can take seconds; callers go on with numpy meanwhile)."""
+        if not accel.enabled:
+            return None
+        if self._accelerated is None and self._compiling is None:
+            self._uses += batch
+            if self._uses >= accel.MIN_BATCH and accel.available():
+                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+                self._compiling.start()
+        return self._accelerated
+
+    def single(self, *inputs: np.ndarray) -> np.ndarray:
+        """Kernel output for one configuration (1-D inputs)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.concatenate(inputs).reshape(1, -1), out)
+            return out.reshape(self.shape)
+        return self.single_flat([x for a in inputs for x in a.tolist()])
+
+    def single_flat(self, inputs: list) -> np.ndarray:
+        """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
+        kernel = self._kernel(1)
+        if kernel is not None:
+            out = np.empty((1, self._size))
+            kernel(np.array([inputs], np.float64), out)
+            return out.reshape(self.shape)
+        return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
+
+    def batch(self, *inputs: np.ndarray) -> np.ndarray:
+        """Kernel outputs ``(B,) + shape`` for ``(B, k)`` inputs, in chunks of :data:`CHUNK`."""
+        B = inputs[0].shape[0]
+        kernel = self._kernel(B)
+        if kernel is not None:
+            out = np.empty((B, self._size))
+            kernel(np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64), out)
+            return out.reshape((B,) + self.shape)
+        out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
+        scratch = np.empty((self._n_nonzero, min(B, CHUNK)))
+        for k, value in self._constants:
+            scratch[k] = value
+        for start in range(0, B, CHUNK):
+            stop = min(B, start + CHUNK)
+            view = scratch[:, :stop - start]
+            x = np.concatenate([a[start:stop].T for a in inputs])   # (n inputs, chunk), component-first
+            for row, entry in zip(self._rows, self._batch(x, np.cos, np.sin)):
+                view[row] = entry
+            if self._dense:
+                out[start:stop] = view.T
+            else:
+                block, entries = out[start:stop], view.T.copy()
+                for first, k, length in self._runs:
+                    block[:, first:first + length] = entries[:, k:k + length]
+        return out.reshape((B,) + self.shape)
+
+
+def _cached(model: RobotModel, key, build):
+    """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None for models
+    with floating or planar joints."""
+    return model_cache.cached(model, "dynamics kernels", key, lambda: build() if supported(model) else None)
+
+
+def _constant_gravity(gravity: np.ndarray):
+    """``gravity`` as a tuple when it is folded into the generated code, else None (an input)."""
+    g = tuple(gravity.tolist())
+    return g if g in _CONSTANT_GRAVITIES else None
+
+
+def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> CompiledDynamics | None:
+    """The generated RNEA of ``model`` (None for models with floating or planar joints).
+
+    Args:
+        with_v, with_a: whether ``v`` / ``a`` are inputs (else zero: gravity torques are
+            ``with_v = with_a = False``, nonlinear effects ``with_a = False``).
+        gravity: ``(3,)``; standard and zero gravity are folded in, any other vector is a
+            further input (pass it after ``q``, ``v``, ``a``).
+
+    Returns:
+        The kernel; its inputs are ``q``, then ``v`` and ``a`` when present, then the gravity
+        vector when it is not folded; its output is ``tau (n_v,)``.
+    """
+    constant = _constant_gravity(gravity)
+
+    def build():
+        e = Emitter()
+        bodies, inputs, zeros = _bodies(model, e), _Inputs(e, model), [0.0] * model.n_v
+        v = inputs.read(model.n_v) if with_v else zeros
+        a = inputs.read(model.n_v) if with_a else zeros
+        tau = _rnea_values(e, bodies, model.n_v, v, a, _gravity_symbols(inputs, constant))
+        sizes = (model.n_q,) + (model.n_v,) * (int(with_v) + int(with_a)) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}", sizes,
+                                gravity_input=constant is None)
+
+    return _cached(model, ("rnea", with_v, with_a, constant), build)
+
+
+def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
+    """The generated CRBA of ``model``: ``q -> M (n_v, n_v)`` (None for floating / planar joints)."""
+
+    def build():
+        e = Emitter()
+        return CompiledDynamics(model, e, _crba_values(e, _bodies(model, e), model.n_v), (model.n_v, model.n_v),
+                                "crba", (model.n_q,))
+
+    return _cached(model, "crba", build)
+
+
+def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | None:
+    """The generated forward dynamics of ``model``: ``(q, v, tau[, gravity]) -> a (n_v,)``
+    solving ``M a = tau - h`` with the generated CRBA, RNEA and a sparse ``Lᵀ D L``
+    factorisation, in one function sharing the joint transforms (None for floating / planar
+    joints). ``gravity`` as in :func:`compiled_rnea`."""
+    constant = _constant_gravity(gravity)
+
+    def build():
+        e = Emitter()
+        bodies, inputs = _bodies(model, e), _Inputs(e, model)
+        v, tau = inputs.read(model.n_v), inputs.read(model.n_v)
+        h = _rnea_values(e, bodies, model.n_v, v, [0.0] * model.n_v, _gravity_symbols(inputs, constant))
+        M = _crba_values(e, bodies, model.n_v)
+        a = _solve_values(e, M, [e.sub(t, x) for t, x in zip(tau, h)])
+        sizes = (model.n_q, model.n_v, model.n_v) + ((3,) if constant is None else ())
+        return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}", sizes,
+                                gravity_input=constant is None)
+
+    return _cached(model, ("forward dynamics", constant), build)
+
+
+def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
+    """The generated centre of mass of ``model``: ``q -> c (3,)`` in the world frame, every
+    link (the root's included) weighted by its mass (None for floating / planar joints or a
+    massless model)."""
+    total = float(model.link_masses.sum())
+
+    def build():
+        if total <= 0.0:
+            return None
+        e = Emitter()
+        tree = dynamics_tree(model)
+        values = _com_values(e, _bodies(model, e), float(tree.mass[0]), tree.mass[0] * tree.com[0], total)
+        return CompiledDynamics(model, e, values, (3,), "center of mass", (model.n_q,))
+
+    return _cached(model, "center of mass", build)
+
+
+#: Standard gravity along -z [m/s²], folded into the generated kernels.
+STANDARD_GRAVITY = (0.0, 0.0, -9.81)
+_STANDARD = np.array(STANDARD_GRAVITY)
+
+#: The dynamics calls :func:`robokin_ros.kernels.prepare` can accelerate (default gravity), with
+#: their single-call keys (see :func:`register_single`) and kernel factories.
+PREPARABLE = {
+    "rnea": ("rnea", lambda model: compiled_rnea(model, True, True, _STANDARD)),
+    "gravity_torques": ("gravity", lambda model: compiled_rnea(model, False, False, _STANDARD)),
+    "nonlinear_effects": ("nle", lambda model: compiled_rnea(model, True, False, _STANDARD)),
+    "coriolis_torques": ("coriolis", lambda model: compiled_rnea(model, True, False, np.zeros(3))),
+    "crba": ("crba", compiled_crba),
+    "aba": ("aba", lambda model: compiled_forward_dynamics(model, _STANDARD)),
+    "center_of_mass": ("com", compiled_center_of_mass),
+}
+
+
+def register_single(model: RobotModel, key: str, kernel: CompiledDynamics | None) -> None:
+    """Make ``kernel``'s compiled single-configuration entry the fast path ``key`` of ``model``
+    (read by :func:`single_kernel`) once it is loaded; call it after a checked call, so the
+    model-level checks have passed."""
+    if kernel is not None and kernel.accelerated_single is not None:
+        dynamics_tree(model).fast[key] = kernel
+
+
+def single_kernel(model: RobotModel, key: str) -> CompiledDynamics | None:
+    """The kernel registered as the fast path ``key`` of ``model``, if any (no tree is built)."""
+    tree = model_cache.peek(model, "dynamics tree", None)
+    return None if tree is None else tree.fast.get(key)

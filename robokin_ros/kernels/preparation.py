@@ -1,0 +1,61 @@
+"""Compile (or load from the disk cache) a model's numba kernels now, instead of on first use."""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError
+from ..model import RobotModel
+from .dynamics_codegen import PREPARABLE, register_single
+from .fk_codegen import compiled_fk, compiled_frames, compiled_link_poses
+from .plan import dynamics_tree_with_inertia
+
+#: The dynamics calls prepared by ``robokin_ros.dynamics.prepare`` when none are named.
+DEFAULT_DYNAMICS = ("rnea", "gravity_torques", "crba", "aba")
+
+
+def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dynamics=()) -> bool:
+    """Compile (or load from the disk cache) the accelerated kernels of ``model`` now, so that
+    even single calls use them (e.g. at a node's or a controller's start-up).
+
+    Without it a kernel is loaded in a background thread once
+    :data:`robokin_ros.accel.MIN_BATCH` configurations have gone through it. Compiling takes
+    1-6 s per kernel for an arm and up to ~90 s for Talos's forward dynamics, once per machine
+    (then < 0.1 s per process).
+
+    Args:
+        model: the robot.
+        frames: tuples of link names: for each, the poses + Jacobians kernel (as IK and
+            :func:`robokin_ros.jacobian` use).
+        fk: the FK of every link (what :func:`robokin_ros.forward_kinematics` uses).
+        fk_variants: ``(layout, frames)`` pairs of the other output options of
+            :func:`robokin_ros.forward_kinematics`: layout ``"4x4"``, ``"3x4"`` or ``"position"``
+            (:func:`robokin_ros.link_positions`), frames None (every link) or link names / indices.
+        dynamics: names among ``rnea``, ``gravity_torques``, ``nonlinear_effects``,
+            ``coriolis_torques``, ``crba``, ``aba``, ``center_of_mass`` (default gravity).
+
+    Returns:
+        True when every kernel asked for is accelerated; False when the accelerator is not
+        active (:func:`robokin_ros.accel.active`) or the model has no generated kernel
+        (floating or planar joints).
+
+    Raises:
+        ArgumentError: an unknown name in ``dynamics``.
+        ModelError: ``dynamics`` asked for a model without any inertial.
+        UnknownLinkError: an unknown frame.
+    """
+    dynamics = tuple(dynamics)
+    unknown = [c for c in dynamics if c not in PREPARABLE]
+    if unknown:
+        raise ArgumentError("dynamics", f"unknown calls {unknown}; choose among {sorted(PREPARABLE)}")
+    kernels = ([compiled_fk(model)] if fk else []) + [compiled_frames(model, f) for f in frames]
+    kernels += [compiled_link_poses(model, model.link_indices(f), layout) for layout, f in fk_variants]
+    ready = all(k is not None and k.accelerate() for k in kernels)
+    if dynamics:
+        tree = dynamics_tree_with_inertia(model)
+        for call in dynamics:
+            key, factory = PREPARABLE[call]
+            kernel = factory(model)
+            if kernel is None or not kernel.accelerate():
+                ready = False
+            elif key != "aba" or not tree.massless_coordinates:   # aba of a singular M must raise
+                register_single(model, key, kernel)
+    return ready

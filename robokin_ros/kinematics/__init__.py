@@ -1,0 +1,42 @@
+"""Kinematics: forward kinematics, transforms between frames, Jacobians and pose derivatives.
+
+:mod:`.fk` (world poses of every link, ``joint_poses`` for /tf), :mod:`robokin_ros.kinematics.geometric_jacobians` (geometric
+Jacobians in the three reference frames) and :mod:`.derivatives` (first and second pose
+derivatives, the kinematic Hessian). ``robokin_ros.kinematics.use_generated_kernels`` reads and
+sets :data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours).
+"""
+
+import sys
+import types
+
+from ..kernels import selection as _selection
+from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
+from .fk import (
+    forward_kinematics,
+    forward_kinematics_generic,
+    frame_transform,
+    joint_motion_subspaces,
+    joint_poses,
+    link_positions,
+)
+from .geometric_jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
+
+
+__all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "forward_kinematics", "forward_kinematics_generic",
+           "frame_pose_and_jacobian", "frame_transform", "jacobian", "jacobians", "joint_motion_subspaces",
+           "joint_poses", "kinematic_hessian", "link_positions", "pose_derivatives", "pose_second_derivatives"]
+
+
+class _KinematicsModule(types.ModuleType):
+    """This package, with ``use_generated_kernels`` kept in :mod:`robokin_ros.kernels.selection`."""
+
+    @property
+    def use_generated_kernels(self) -> bool:
+        return _selection.use_generated
+
+    @use_generated_kernels.setter
+    def use_generated_kernels(self, value: bool) -> None:
+        _selection.use_generated = bool(value)
+
+
+sys.modules[__name__].__class__ = _KinematicsModule

@@ -1,0 +1,15 @@
+"""The robot model and how it is made: URDF, SRDF, DH tables, builder operations, description files.
+
+:mod:`.elements` (joint types, collision geometry) under the readers and editors (:mod:`.urdf`,
+:mod:`.dh`, :mod:`.builder`), which produce a model's fields; :class:`RobotModel`
+(:mod:`.robot_model`: frozen, flat arrays in topological order) makes itself of them in its
+named constructors (``from_urdf``, ``from_dh``) and builder methods. :mod:`.description` reads
+description files (size cap, hardened XML, xacro); :mod:`.srdf` reads MoveIt's semantic
+description; :mod:`.configuration` moves configurations.
+"""
+
+from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, CollisionGeometry, JointType, first_overflowing_link
+from .robot_model import RobotModel
+
+__all__ = ["NQ_OF_TYPE", "NV_OF_TYPE", "SCALAR_TYPES", "CollisionGeometry", "JointType", "RobotModel",
+           "first_overflowing_link"]

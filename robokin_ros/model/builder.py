@@ -1,0 +1,363 @@
+"""Builder operations in the spirit of MATLAB's RigidBodyTree; each returns a NEW model.
+
+``add_body``, ``remove_subtree``, ``replace_joint``, ``set_fixed_transform`` and ``rename_base``
+take the model apart into per-link / per-joint records, edit them, and reassemble a model in the
+loader's order (depth-first from the root, children in joint order), so ``model.to_urdf()`` of the
+result loads back to an equal model. New joints and links are appended after the existing ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from ..checks import rigid_transform
+from ..errors import ModelError, NonFiniteError, ShapeError
+from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
+from .elements import SCALAR_TYPES, JointType
+
+_TYPES = {t.name.lower(): t for t in JointType}
+
+
+@dataclasses.dataclass
+class _Link:
+    name: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    has_inertial: bool
+    mesh: str | None
+    collisions: tuple = ()
+
+
+@dataclasses.dataclass
+class _Joint:
+    name: str
+    parent: str
+    child: str
+    type: JointType
+    axis: np.ndarray
+    origin: np.ndarray
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+    acceleration: float
+    mimic: str | None      # name of the joint followed (resolved to an independent one on assembly)
+    multiplier: float
+    offset: float
+
+
+def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
+    links = [_Link(n, float(model.link_masses[i]), model.link_coms[i].copy(), model.link_inertias[i].copy(),
+                   bool(model.link_has_inertial[i]), model.link_meshes[i],
+                   model.link_collisions[i])
+             for i, n in enumerate(model.link_names)]
+    names = model.all_joint_names
+    joints = [_Joint(names[j], model.link_names[model.link_parents[j + 1]], model.link_names[j + 1],
+                     JointType(model.joint_types[j]), model.joint_axes[j].copy(), model.joint_origins[j].copy(),
+                     float(model.joint_lower[j]), float(model.joint_upper[j]), float(model.joint_velocity[j]),
+                     float(model.joint_effort[j]), float(model.joint_acceleration[j]),
+                     names[model.mimic_source[j]] if model.mimic_source[j] >= 0 else None,
+                     float(model.mimic_multiplier[j]), float(model.mimic_offset[j]))
+              for j in range(model.n_joints)]
+    return links, joints
+
+
+def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
+    """Model (of ``model``'s class) of the records: depth-first order from the (single) root, mimic
+    chains resolved."""
+    by_child = {j.child: j for j in joints}
+    kids: dict[str, list[str]] = {link.name: [] for link in links}
+    for j in joints:
+        kids[j.parent].append(j.child)
+    root = next(link.name for link in links if link.name not in by_child)
+    order, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        stack.extend(reversed(kids[n]))
+    ordered = [by_child[c] for c in order[1:]]
+    jindex = {j.name: k for k, j in enumerate(ordered)}
+    link_of = {link.name: link for link in links}
+    src = np.full(len(ordered), -1, np.int64)
+    mult, offset = np.ones(len(ordered)), np.zeros(len(ordered))
+    for k, j in enumerate(ordered):
+        mult[k], offset[k], s, seen = j.multiplier, j.offset, j.mimic, {j.name}
+        while s is not None:  # follow the chain: value = m1 (m2 source + o2) + o1
+            if s in seen:
+                raise ModelError(f"mimic joints form a cycle through {j.name!r}")
+            seen.add(s)
+            source = ordered[jindex[s]]
+            if source.mimic is None:
+                break
+            mult[k], offset[k], s = mult[k] * source.multiplier, mult[k] * source.offset + offset[k], source.mimic
+        if s is not None:
+            if ordered[jindex[s]].type not in SCALAR_TYPES:
+                raise ModelError(f"joint {j.name!r} mimics {s!r} of type {ordered[jindex[s]].type.name.lower()}; "
+                                 "only revolute, continuous and prismatic joints can be mimicked")
+            src[k] = jindex[s]
+        else:
+            mult[k], offset[k] = 1.0, 0.0
+    ol = [link_of[n] for n in order]
+    return type(model).create(
+        name=name, link_names=order, joint_names=[j.name for j in ordered],
+        joint_parents=[order.index(j.parent) for j in ordered], joint_types=[j.type for j in ordered],
+        joint_axes=[j.axis for j in ordered], joint_origins=[j.origin for j in ordered],
+        joint_lower=[j.lower for j in ordered], joint_upper=[j.upper for j in ordered],
+        joint_velocity=[j.velocity for j in ordered], joint_effort=[j.effort for j in ordered],
+        joint_acceleration=[j.acceleration for j in ordered], mimic_source=src, mimic_multiplier=mult,
+        mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
+        link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
+        link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol])
+
+
+def submodel(model, links, name: str | None = None):
+    """The model of some of ``model``'s links, with the joints between them.
+
+    Args:
+        links: link names forming a connected part of the tree (every link but the topmost one
+            has its parent among them); the topmost is the new root.
+        name: the new model's name (default: the model's).
+
+    Raises:
+        ModelError: ``links`` is empty, not connected, or holds a mimic joint whose source
+            joint is outside it.
+        UnknownLinkError: a name the model does not have.
+    """
+    keep = sorted({model.link_index(n) for n in links})
+    if not keep:
+        raise ModelError("submodel: no links given")
+    kept = set(keep)
+    roots = [i for i in keep if i == 0 or int(model.link_parents[i]) not in kept]
+    if len(roots) != 1:
+        raise ModelError(f"submodel: the links are not one connected part of the tree (tops: "
+                         f"{[model.link_names[i] for i in roots][:8]})")
+    joints = [i - 1 for i in keep if i != roots[0]]
+    outside = sorted({model.all_joint_names[model.mimic_source[j]] for j in joints if model.mimic_source[j] >= 0}
+                     - {model.all_joint_names[j] for j in joints})
+    if outside:
+        raise ModelError(f"submodel: mimic joints follow joints outside the links: {outside[:8]}")
+    records_links, records_joints = _decompose(model)
+    return _assemble(model, model.name if name is None else name, [records_links[i] for i in keep],
+                     [records_joints[j] for j in joints])
+
+
+def _joint_type(joint_type) -> JointType:
+    if isinstance(joint_type, JointType):
+        return joint_type
+    t = _TYPES.get(str(joint_type).lower())
+    if t is None:
+        raise ModelError(f"unknown joint type {joint_type!r}; expected one of {', '.join(_TYPES)}")
+    return t
+
+
+def _make_joint(model, name: str, parent: str, child: str, joint_type, origin, axis, limits,
+                velocity, effort, acceleration, mimic) -> _Joint:
+    """A validated joint record (see :func:`add_body` for the arguments)."""
+    t = _joint_type(joint_type)
+    origin = np.eye(4) if origin is None else rigid_transform(origin, "origin")
+    if t == JointType.FIXED:
+        axis = np.array([0.0, 0.0, 1.0])
+    else:
+        axis = np.asarray(axis, dtype=float)
+        if axis.shape != (3,):
+            raise ShapeError("axis", "(3,)", axis.shape)
+        if not np.all(np.isfinite(axis)):
+            raise NonFiniteError("axis", np.flatnonzero(~np.isfinite(axis)).tolist())
+        if np.linalg.norm(axis) < 1e-12:
+            raise ModelError(f"joint {name!r} has a zero axis")
+        axis = axis / np.linalg.norm(axis)
+    lower, upper = -np.inf, np.inf
+    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
+        if limits is None:
+            raise ModelError(f"joint {name!r} of type {t.name.lower()} needs limits=(lower, upper)")
+        lower, upper = (float(x) for x in limits)
+        if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
+            raise ModelError(f"joint {name!r} has invalid limits ({lower:g}, {upper:g}): "
+                             "they must be finite with lower <= upper")
+    elif limits is not None:
+        raise ModelError(f"joint {name!r} of type {t.name.lower()} takes no position limits "
+                         "(only revolute and prismatic joints do)")
+    source, multiplier, offset = None, 1.0, 0.0
+    if mimic is not None:
+        source, *rest = mimic if isinstance(mimic, (tuple, list)) else (mimic,)
+        multiplier, offset = (float(x) for x in (list(rest) + [1.0, 0.0][len(rest):]))
+        if t not in SCALAR_TYPES:
+            raise ModelError(f"joint {name!r} of type {t.name.lower()} cannot mimic (only 1-DOF joints can)")
+        if source != name:
+            model.joint_index(source)  # raises UnknownJointError for an unknown source
+    return _Joint(name, parent, child, t, axis, origin, lower, upper,
+                  np.inf if velocity is None else float(velocity), np.inf if effort is None else float(effort),
+                  np.nan if acceleration is None else float(acceleration), source, multiplier, offset)
+
+
+def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3)), False
+    mass, com, inertia = inertial
+    com, inertia = np.asarray(com, float), np.asarray(inertia, float)
+    if com.shape != (3,):
+        raise ShapeError("inertial com", "(3,)", com.shape)
+    if inertia.shape != (3, 3):
+        raise ShapeError("inertial inertia", "(3, 3)", inertia.shape)
+    if not (np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(inertia))):
+        raise ModelError("inertial has non-finite entries")
+    if mass < 0 or not np.allclose(inertia, inertia.T):
+        raise ModelError(f"inertial must have mass >= 0 and a symmetric inertia, got mass {mass:g}")
+    return float(mass), com, inertia, True
+
+
+def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *, origin=None,
+             axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, velocity=None, effort=None,
+             acceleration=None, mimic=None, inertial=None, mesh: str | None = None):
+    """A new model with link ``child_name`` hung from ``parent`` by joint ``joint_name``.
+
+    Args:
+        model: the robot.
+        parent: existing link to attach to.
+        joint_name, child_name: names of the new joint and link (must be new).
+        joint_type: :class:`JointType` or its URDF name ("revolute", "fixed", ...).
+        origin: ``(4, 4)`` pose of the joint (= child link) frame in the parent at q = 0 (default I).
+        axis: ``(3,)`` joint axis in the joint frame (normalised; default z; ignored for fixed).
+        limits: ``(lower, upper)`` [rad or m]; required for revolute and prismatic, refused otherwise.
+        velocity, effort, acceleration: optional limits [rad/s or m/s, N m or N, rad/s² or m/s²].
+        mimic: ``source`` or ``(source, multiplier, offset)``: the joint follows ``source``.
+        inertial: ``(mass [kg], com (3,) [m], inertia (3, 3) [kg m²] about the COM)`` in link axes.
+        mesh: visual mesh path.
+
+    Raises:
+        UnknownLinkError: unknown parent. UnknownJointError: unknown mimic source.
+        ModelError: a name already in use, bad type, limits, axis, inertial or mimic.
+        ShapeError, NonFiniteError: malformed ``origin`` / ``axis`` / ``inertial``.
+    """
+    model.link_index(parent)
+    if child_name in model.link_names:
+        raise ModelError(f"link {child_name!r} already exists")
+    if joint_name in model.all_joint_names:
+        raise ModelError(f"joint {joint_name!r} already exists")
+    links, joints = _decompose(model)
+    joints.append(_make_joint(model, joint_name, parent, child_name, joint_type, origin, axis, limits,
+                              velocity, effort, acceleration, mimic))
+    links.append(_Link(child_name, *_inertial(inertial), mesh))
+    return _assemble(model, model.name, links, joints)
+
+
+def remove_subtree(model, link: str):
+    """A new model without ``link``, its descendants and the joints leading to them.
+
+    Raises:
+        UnknownLinkError: unknown link. ModelError: ``link`` is the root, or a remaining joint
+            mimics a removed one.
+    """
+    i = model.link_index(link)
+    if i == 0:
+        raise ModelError(f"cannot remove the root link {link!r}")
+    gone = {model.link_names[k] for k in model.link_subtrees[i]}
+    links, joints = _decompose(model)
+    removed = {j.name for j in joints if j.child in gone}
+    kept = [j for j in joints if j.child not in gone]
+    orphans = [j.name for j in kept if j.mimic in removed]
+    if orphans:
+        raise ModelError(f"joints {orphans} mimic joints that would be removed with {link!r}")
+    return _assemble(model, model.name, [k for k in links if k.name not in gone], kept)
+
+
+def replace_joint(model, joint_name: str, joint_type, *, origin=None,
+                  axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, velocity=None, effort=None,
+                  acceleration=None, mimic=None):
+    """A new model where joint ``joint_name`` is replaced by a new joint between the same links.
+
+    The new joint keeps the name, the parent and child links and, unless ``origin`` is given, the
+    old joint's origin; every other property comes from the arguments (as in :func:`add_body`).
+    Joints that mimicked the old joint now follow the new one (through its own mimic, if any).
+
+    Raises:
+        UnknownJointError: unknown joint or mimic source. ModelError: as in :func:`add_body`, or
+            other joints mimic this one and the new type is not 1-DOF.
+    """
+    k = model.joint_index(joint_name)
+    links, joints = _decompose(model)
+    old = joints[k]
+    joints[k] = _make_joint(model, joint_name, old.parent, old.child, joint_type,
+                            old.origin if origin is None else origin, axis, limits, velocity, effort,
+                            acceleration, mimic)
+    return _assemble(model, model.name, links, joints)
+
+
+def set_fixed_transform(model, joint_name: str, parent_to_joint=None, joint_to_child=None):
+    """A new model with a joint's constant placements changed.
+
+    Args:
+        model: the robot.
+        joint_name: the joint.
+        parent_to_joint: ``(4, 4)`` new pose of the joint frame in its parent link (the URDF
+            ``<origin>``). The child link and everything below it move with the joint.
+        joint_to_child: ``(4, 4)`` ``X``, the pose of the child link frame in the joint frame. Our
+            child link frame IS the joint frame, so the joint frame moves with it: the joint's
+            origin becomes ``origin · X`` and its axis is re-expressed in the moved frame
+            (``R_Xᵀ axis``). The bodies stay where they are: the child's inertial and its children's
+            joint origins are re-expressed in the moved frame (``X⁻¹ ·``). The joint's motion is
+            unchanged (and the child frame's pose becomes ``T · X`` for every q) only if the moved
+            frame still lies on the joint's line of action, so ``X``'s translation must be parallel
+            to the axis for revolute and continuous joints; floating and planar joints are refused
+            (their coordinates would change meaning). Collision geometry is re-expressed too; visual
+            origins are not modelled.
+
+    Raises:
+        UnknownJointError: unknown joint. ShapeError, NonFiniteError, ModelError: a malformed
+            transform, or a ``joint_to_child`` that would change the joint's motion.
+    """
+    k = model.joint_index(joint_name)
+    links, joints = _decompose(model)
+    joint = joints[k]
+    if parent_to_joint is not None:
+        joint.origin = rigid_transform(parent_to_joint, "parent_to_joint")
+    if joint_to_child is not None:
+        X = rigid_transform(joint_to_child, "joint_to_child")
+        R, p = X[:3, :3], X[:3, 3]
+        if joint.type in (JointType.FLOATING, JointType.PLANAR):
+            raise ModelError(f"joint {joint_name!r} is {joint.type.name.lower()}: moving its child frame would "
+                             "change the meaning of its coordinates")
+        if joint.type in (JointType.REVOLUTE, JointType.CONTINUOUS):
+            off_axis = np.linalg.norm(p - joint.axis * (joint.axis @ p))
+            if off_axis > 1e-12:
+                raise ModelError(f"joint_to_child would move the rotation axis of joint {joint_name!r} by "
+                                 f"{off_axis:.6g} m; its translation must be along the axis")
+        X_inv = np.linalg.inv(X)
+        joint.origin = joint.origin @ X
+        joint.axis = R.T @ joint.axis if joint.type != JointType.FIXED else joint.axis
+        child = next(link for link in links if link.name == joint.child)
+        if child.has_inertial:
+            child.com = R.T @ (child.com - p)
+            child.inertia = R.T @ child.inertia @ R
+        if child.collisions:  # collision geometry stays where it is too
+            moved = []
+            for g in child.collisions:
+                T = X_inv @ pose_from_xyz_rpy(g.origin[:3], g.origin[3:])
+                moved.append(g._replace(origin=tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())))
+            child.collisions = tuple(moved)
+        for other in joints:
+            if other.parent == joint.child:
+                other.origin = X_inv @ other.origin
+    return _assemble(model, model.name, links, joints)
+
+
+def rename_base(model, new_name: str):
+    """A new model whose root link is called ``new_name``.
+
+    Raises:
+        ModelError: ``new_name`` is already another link's name.
+    """
+    old = model.root_link
+    if new_name != old and new_name in model.link_names:
+        raise ModelError(f"link {new_name!r} already exists")
+    links, joints = _decompose(model)
+    links[0].name = new_name
+    for j in joints:
+        if j.parent == old:
+            j.parent = new_name
+    return _assemble(model, model.name, links, joints)
+

@@ -1,0 +1,626 @@
+"""The immutable robot model: a kinematic tree in topological order, as flat arrays.
+
+Notation (Featherstone): link 0 is the root; every other link ``i`` hangs from its parent
+``λ(i) = link_parents[i]`` through joint ``i - 1`` (joint ``j`` has child link ``j + 1``).
+``μ(i)`` are the children of ``i``, ``ν(i)`` its subtree (``i`` and every descendant), and the
+support of ``i`` is ``i`` and every ancestor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from . import builder
+from .dh import dh_fields
+from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, CollisionGeometry, JointType, first_overflowing_link
+from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
+
+Array = NDArray[np.float64]
+
+
+def _validate(model: "RobotModel") -> None:
+    """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
+    problems = []
+    for name in [*model.link_names, *model.all_joint_names]:
+        if not isinstance(name, str) or not name:
+            problems.append(f"names must be non-empty strings, got {name!r}")
+    per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
+                 "mimic offset": model.mimic_offset}
+    for what, values in per_joint.items():
+        bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
+        problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
+    for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
+                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort}.items():
+        problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
+    for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
+                         "inertia": model.link_inertias}.items():
+        bad = ~np.isfinite(values.reshape(model.n_links, -1 if model.n_links else 0)).all(axis=1)
+        problems += [f"link {model.link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
+    if not problems and model.n_joints:
+        i = first_overflowing_link(model.link_parents[1:], model.joint_origins)
+        if i is not None:
+            problems.append(f"link {model.link_names[i]!r}: its placement overflows (the origins from the root to "
+                            f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
+    if problems:
+        raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RobotModel:
+    """A robot's kinematic tree with limits and inertials. Build it with :meth:`from_urdf`,
+    :meth:`from_dh` or the builder operations; never mutate it (its arrays are read-only).
+
+    Per link (``n_links``, parents before children):
+        link_names, link_parents ``(n_links,)`` (-1 for the root),
+        link_masses ``(n_links,)`` [kg], link_coms ``(n_links, 3)`` [m] in the link frame,
+        link_inertias ``(n_links, 3, 3)`` [kg m²] about the COM in link-frame axes,
+        link_has_inertial ``(n_links,)`` bool, link_meshes (visual mesh path or None),
+        link_collisions: per link a tuple of :class:`CollisionGeometry` (its ``<collision>``
+        elements, document order; ``()`` for none).
+    load_warnings: :class:`~robokin_ros.errors.LoadWarning` s of the URDF it was read from (parts
+    the model does not use that urdfdom would accept or skip), each with its input line; ``()``
+    for models built otherwise.
+    Per joint (``n_joints = n_links - 1``; joint ``j`` has parent link ``joint_parents[j]``
+    and child link ``j + 1``):
+        all_joint_names, joint_types ``(n_joints,)`` (:class:`JointType`),
+        joint_axes ``(n_joints, 3)`` unit, in the joint frame,
+        joint_origins ``(n_joints, 4, 4)``: pose of the joint frame in the parent link
+        (URDF ``<origin>``; the child link frame coincides with the joint frame at q = 0),
+        joint_lower/upper/velocity/effort/acceleration ``(n_joints,)`` (±inf or nan where none),
+        mimic_source ``(n_joints,)``: independent joint whose value this joint follows (-1: none),
+        mimic_multiplier, mimic_offset ``(n_joints,)``: value = multiplier * source + offset,
+        joint_q_index, joint_v_index ``(n_joints,)``: first coordinate in q / v (-1: none).
+    """
+
+    name: str
+    link_names: tuple[str, ...]
+    link_parents: np.ndarray
+    all_joint_names: tuple[str, ...]
+    joint_types: np.ndarray
+    joint_axes: np.ndarray
+    joint_origins: np.ndarray
+    joint_lower: np.ndarray
+    joint_upper: np.ndarray
+    joint_velocity: np.ndarray
+    joint_effort: np.ndarray
+    joint_acceleration: np.ndarray
+    mimic_source: np.ndarray
+    mimic_multiplier: np.ndarray
+    mimic_offset: np.ndarray
+    link_masses: np.ndarray
+    link_coms: np.ndarray
+    link_inertias: np.ndarray
+    link_has_inertial: np.ndarray
+    link_meshes: tuple
+    link_collisions: tuple = ()
+    load_warnings: tuple = ()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, *, name: str, link_names: Sequence[str], joint_names: Sequence[str],
+               joint_parents: Sequence[int], joint_types: Sequence[int], joint_axes, joint_origins,
+               joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
+               joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
+               link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
+               link_meshes=None, link_collisions=None, load_warnings=()) -> "RobotModel":
+        """Make a model from per-link / per-joint data already in topological order.
+
+        ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
+        it must be ``<= j``. Mimic sources must already be resolved to independent joints.
+        Missing limits default to unbounded, missing inertials to massless links.
+
+        Raises:
+            ModelError: names that are not non-empty strings, non-finite numbers (NaN limits; inf
+                is allowed for limits), or joint origins whose composition overflows.
+        """
+        n_links = len(link_names)
+        n_j = n_links - 1
+        if len(joint_names) != n_j or len(joint_parents) != n_j:
+            raise ValueError("a tree of n links has n - 1 joints")
+        parents = np.concatenate([[-1], np.asarray(joint_parents, dtype=np.int64)]).astype(np.int64)
+        if np.any(parents[1:] >= np.arange(1, n_links)) or np.any(parents[1:] < 0):
+            raise ValueError("links are not in topological order (parent after child)")
+        types = np.asarray(joint_types, dtype=np.int64).reshape(n_j)
+        fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
+        lower, upper = fill(joint_lower, -np.inf), fill(joint_upper, np.inf)
+        src = np.full(n_j, -1, np.int64) if mimic_source is None else np.asarray(mimic_source, np.int64).reshape(n_j)
+        model = cls(
+            name=name, link_names=tuple(link_names), link_parents=_frozen(parents),
+            all_joint_names=tuple(joint_names), joint_types=_frozen(types),
+            joint_axes=_frozen(np.asarray(joint_axes, float).reshape(n_j, 3)),
+            joint_origins=_frozen(np.asarray(joint_origins, float).reshape(n_j, 4, 4)),
+            joint_lower=_frozen(lower), joint_upper=_frozen(upper),
+            joint_velocity=_frozen(fill(joint_velocity, np.inf)), joint_effort=_frozen(fill(joint_effort, np.inf)),
+            joint_acceleration=_frozen(fill(joint_acceleration, np.nan)),
+            mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(mimic_multiplier, 1.0)),
+            mimic_offset=_frozen(fill(mimic_offset, 0.0)),
+            link_masses=_frozen(np.zeros(n_links) if link_masses is None else np.asarray(link_masses, float)),
+            link_coms=_frozen(np.zeros((n_links, 3)) if link_coms is None else np.asarray(link_coms, float)),
+            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None else np.asarray(link_inertias, float)),
+            link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None else np.asarray(link_has_inertial, bool)),
+            link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
+            link_collisions=tuple([()] * n_links if link_collisions is None
+                                  else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
+            load_warnings=tuple(load_warnings),
+        )
+        _validate(model)
+        return model
+
+    @classmethod
+    def from_urdf(cls, xml: str, max_bytes: int | None = None) -> "RobotModel":
+        """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
+        ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
+        every problem found with its input line; see ``load_warnings`` for what was tolerated."""
+        return cls.create(**urdf_fields(xml, max_bytes))
+
+    @classmethod
+    def from_urdf_file(cls, path, max_bytes: int | None = None) -> "RobotModel":
+        """Model of a URDF file; see :meth:`from_urdf`."""
+        return cls.create(**urdf_file_fields(path, max_bytes))
+
+    @classmethod
+    def from_dh(cls, table, convention: str = "standard", **kwargs) -> "RobotModel":
+        """Model of a Denavit–Hartenberg table; see :func:`robokin_ros.model.dh.dh_fields`."""
+        return cls.create(**dh_fields(table, convention=convention, **kwargs))
+
+    # ------------------------------------------------------------------ builder operations
+    def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> "RobotModel":
+        """New model with a body hung from ``parent``; see :func:`robokin_ros.model.builder.add_body`."""
+        return builder.add_body(self, parent, joint_name, joint_type, child_name, **kwargs)
+
+    def remove_subtree(self, link: str) -> "RobotModel":
+        """New model without ``link`` and its descendants; see :func:`robokin_ros.model.builder.remove_subtree`."""
+        return builder.remove_subtree(self, link)
+
+    def replace_joint(self, joint_name: str, joint_type, **kwargs) -> "RobotModel":
+        """New model with another joint between the same links; see :func:`robokin_ros.model.builder.replace_joint`."""
+        return builder.replace_joint(self, joint_name, joint_type, **kwargs)
+
+    def set_fixed_transform(self, joint_name: str, parent_to_joint=None, joint_to_child=None) -> "RobotModel":
+        """New model with a joint's placement changed; see :func:`robokin_ros.model.builder.set_fixed_transform`."""
+        return builder.set_fixed_transform(self, joint_name, parent_to_joint=parent_to_joint, joint_to_child=joint_to_child)
+
+    def rename_base(self, new_name: str) -> "RobotModel":
+        """New model whose root link is called ``new_name``; see :func:`robokin_ros.model.builder.rename_base`."""
+        return builder.rename_base(self, new_name)
+
+    def to_urdf(self) -> str:
+        """URDF text that loads back to an equal model."""
+        return model_to_urdf(self)
+
+    # ------------------------------------------------------------------ sizes and indices
+    @property
+    def n_links(self) -> int:
+        return len(self.link_names)
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.all_joint_names)
+
+    @property
+    def frame_names(self) -> tuple[str, ...]:
+        """Frames are the URDF links; the world frame is the root link."""
+        return self.link_names
+
+    @property
+    def root_link(self) -> str:
+        return self.link_names[0]
+
+    @cached_property
+    def joint_parents(self) -> np.ndarray:
+        """Parent link of each joint ``(n_joints,)``."""
+        return _frozen(self.link_parents[1:])
+
+    @cached_property
+    def joint_children(self) -> np.ndarray:
+        """Child link of each joint ``(n_joints,)``: ``j + 1``."""
+        return _frozen(np.arange(1, self.n_links))
+
+    @cached_property
+    def is_mimic(self) -> np.ndarray:
+        """``(n_joints,)`` bool: joint follows another joint (adds no coordinate)."""
+        return _frozen(self.mimic_source >= 0)
+
+    @cached_property
+    def is_fixed(self) -> np.ndarray:
+        """``(n_joints,)`` bool: fixed joint (no motion, no actuator)."""
+        return _frozen(self.joint_types == JointType.FIXED)
+
+    @cached_property
+    def _coordinates(self):
+        nq = np.array([0 if m else NQ_OF_TYPE[JointType(t)] for t, m in zip(self.joint_types, self.is_mimic)])
+        nv = np.array([0 if m else NV_OF_TYPE[JointType(t)] for t, m in zip(self.joint_types, self.is_mimic)])
+        q_idx = np.where(nq > 0, np.cumsum(nq) - nq, -1)
+        v_idx = np.where(nv > 0, np.cumsum(nv) - nv, -1)
+        return _frozen(nq), _frozen(nv), _frozen(q_idx), _frozen(v_idx)
+
+    @property
+    def joint_nq(self) -> np.ndarray:
+        """Position coordinates per joint ``(n_joints,)`` (0 for fixed and mimic)."""
+        return self._coordinates[0]
+
+    @property
+    def joint_nv(self) -> np.ndarray:
+        """Velocity coordinates per joint ``(n_joints,)`` (0 for fixed and mimic)."""
+        return self._coordinates[1]
+
+    @property
+    def joint_q_index(self) -> np.ndarray:
+        """First index in q of each joint's coordinates ``(n_joints,)`` (-1: none)."""
+        return self._coordinates[2]
+
+    @property
+    def joint_v_index(self) -> np.ndarray:
+        """First index in v of each joint's coordinates ``(n_joints,)`` (-1: none)."""
+        return self._coordinates[3]
+
+    @cached_property
+    def n_q(self) -> int:
+        """Number of position coordinates."""
+        return int(self.joint_nq.sum())
+
+    @cached_property
+    def n_v(self) -> int:
+        """Number of velocity coordinates."""
+        return int(self.joint_nv.sum())
+
+    @cached_property
+    def active_joints(self) -> np.ndarray:
+        """Indices of the independent joints (non-fixed, non-mimic), in q order."""
+        return _frozen(np.flatnonzero(self.joint_nq > 0))
+
+    @cached_property
+    def joint_names(self) -> tuple[str, ...]:
+        """Names of the independent joints in q order (what a JointState needs)."""
+        return tuple(self.all_joint_names[j] for j in self.active_joints)
+
+    @cached_property
+    def q_names(self) -> tuple[str, ...]:
+        """One label per q coordinate: the joint name, suffixed for multi-coordinate joints."""
+        out = []
+        for j in self.active_joints:
+            n, t = self.all_joint_names[j], JointType(self.joint_types[j])
+            if t == JointType.FLOATING:
+                out += [f"{n}/{s}" for s in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+            elif t == JointType.PLANAR:
+                out += [f"{n}/{s}" for s in ("x", "y", "theta")]
+            else:
+                out.append(n)
+        return tuple(out)
+
+    @cached_property
+    def v_names(self) -> tuple[str, ...]:
+        """One label per v coordinate (columns of Jacobians, entries of torques)."""
+        out = []
+        for j in self.active_joints:
+            n, t = self.all_joint_names[j], JointType(self.joint_types[j])
+            if t == JointType.FLOATING:
+                out += [f"{n}/{s}" for s in ("vx", "vy", "vz", "wx", "wy", "wz")]
+            elif t == JointType.PLANAR:
+                out += [f"{n}/{s}" for s in ("x", "y", "theta")]
+            else:
+                out.append(n)
+        return tuple(out)
+
+    @cached_property
+    def _link_index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.link_names)}
+
+    @cached_property
+    def _joint_index(self) -> dict[str, int]:
+        return {n: j for j, n in enumerate(self.all_joint_names)}
+
+    def link_index(self, name: str) -> int:
+        """Index of a link (frame) by name. Raises :class:`UnknownLinkError` with close matches."""
+        try:
+            return self._link_index[name]
+        except (KeyError, TypeError):
+            raise UnknownLinkError(name, self.link_names) from None
+
+    frame_index = link_index
+
+    def link_indices(self, frames) -> tuple[int, ...] | None:
+        """Link indices of ``frames`` (names and/or indices, negative ones counting from the
+        end as in numpy; in order; None stays None).
+
+        Raises:
+            UnknownLinkError: a name the model does not have, or an index outside
+                ``[-n_links, n_links)``.
+            ArgumentError: ``frames`` is a str (one name: pass ``[name]``).
+        """
+        if frames is None:
+            return None
+        if isinstance(frames, str):
+            raise ArgumentError("frames", f"must be a sequence of link names or indices, got the str {frames!r} "
+                                          f"(one frame: [{frames!r}])")
+        try:
+            frames = list(frames)
+        except TypeError:
+            raise ArgumentError("frames", "must be a sequence of link names or indices, got "
+                                          f"{type(frames).__name__}") from None
+        n = self.n_links
+        out = []
+        for f in frames:
+            if isinstance(f, (int, np.integer)) and not isinstance(f, (bool, np.bool_)):
+                if not -n <= f < n:
+                    raise UnknownLinkError(int(f), self.link_names)
+                out.append(int(f) % n)
+            else:
+                out.append(self.link_index(f))
+        return tuple(out)
+
+    @cached_property
+    def scalar_joint_indices(self) -> np.ndarray:
+        """Indices of the revolute, continuous and prismatic joints, mimic ones included (the
+        joints whose child poses go on /tf)."""
+        return _frozen(np.flatnonzero(np.isin(self.joint_types, SCALAR_TYPES)))
+
+    def joint_index(self, name: str) -> int:
+        """Index of a joint (any type) by name. Raises :class:`UnknownJointError`."""
+        try:
+            return self._joint_index[name]
+        except (KeyError, TypeError):
+            raise UnknownJointError(name, self.all_joint_names) from None
+
+    # ------------------------------------------------------------------ topology
+    @cached_property
+    def link_children(self) -> tuple[tuple[int, ...], ...]:
+        """μ(i): children of each link."""
+        kids: list[list[int]] = [[] for _ in range(self.n_links)]
+        for i in range(1, self.n_links):
+            kids[self.link_parents[i]].append(i)
+        return tuple(tuple(k) for k in kids)
+
+    @cached_property
+    def link_depths(self) -> np.ndarray:
+        """Number of joints between the root and each link ``(n_links,)``."""
+        d = np.zeros(self.n_links, np.int64)
+        for i in range(1, self.n_links):
+            d[i] = d[self.link_parents[i]] + 1
+        return _frozen(d)
+
+    @cached_property
+    def depth_levels(self) -> tuple[np.ndarray, ...]:
+        """Links grouped by depth: ``depth_levels[k]`` are the links ``k`` joints from the root."""
+        return tuple(_frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
+
+    @cached_property
+    def support_mask(self) -> np.ndarray:
+        """``support_mask[i, k]``: link ``k`` is ``i`` or an ancestor of ``i``. ``(n_links, n_links)``."""
+        m = np.zeros((self.n_links, self.n_links), bool)
+        for i in range(self.n_links):
+            m[i, i] = True
+            p = self.link_parents[i]
+            if p >= 0:
+                m[i] |= m[p]
+        return _frozen(m)
+
+    @cached_property
+    def link_subtrees(self) -> tuple[np.ndarray, ...]:
+        """ν(i): link ``i`` and all its descendants, per link."""
+        return tuple(_frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
+
+    @cached_property
+    def link_supports(self) -> tuple[np.ndarray, ...]:
+        """Link ``i`` and all its ancestors, root first, per link."""
+        return tuple(_frozen(np.flatnonzero(self.support_mask[i])) for i in range(self.n_links))
+
+    @cached_property
+    def velocity_support(self) -> np.ndarray:
+        """``(n_links, n_v)`` bool: v coordinate moves link (mimic joints count for their source)."""
+        m = np.zeros((self.n_links, self.n_v), bool)
+        src = self.velocity_source_joints
+        for j in range(self.n_joints):
+            s = src[j]
+            if s < 0:
+                continue
+            vi, nv = self.joint_v_index[s], self.joint_nv[s]
+            m[self.link_subtrees[j + 1], vi:vi + nv] = True
+        return _frozen(m)
+
+    @cached_property
+    def velocity_source_joints(self) -> np.ndarray:
+        """Per joint, the independent joint whose v coordinates drive it (-1 for fixed)."""
+        src = np.where(self.is_mimic, self.mimic_source, np.arange(self.n_joints))
+        return _frozen(np.where(self.is_fixed, -1, src))
+
+    def path_joints(self, base: str, tip: str) -> tuple[str, ...]:
+        """Independent joints moving ``tip`` relative to ``base`` (on the path from ``base`` down
+        to ``tip``), root first; mimic and fixed joints left out. ``base`` not above ``tip``: the
+        joints below their common ancestor that move ``tip``.
+
+        Raises:
+            UnknownLinkError: a name the model does not have.
+        """
+        tip_i, base_i = self.link_index(tip), self.link_index(base)
+        on_path = self.support_mask[tip_i] & ~self.support_mask[base_i]
+        return tuple(self.all_joint_names[j] for j in self.active_joints.tolist() if on_path[j + 1])
+
+    @cached_property
+    def leaf_links(self) -> tuple[str, ...]:
+        """Links with no children."""
+        return tuple(n for n, k in zip(self.link_names, self.link_children) if not k)
+
+    # ------------------------------------------------------------------ configurations
+    @cached_property
+    def q_lower(self) -> np.ndarray:
+        """Lower bound of every q coordinate ``(n_q,)`` (-inf where unbounded)."""
+        return self._q_bounds[0]
+
+    @cached_property
+    def q_upper(self) -> np.ndarray:
+        """Upper bound of every q coordinate ``(n_q,)`` (+inf where unbounded)."""
+        return self._q_bounds[1]
+
+    @cached_property
+    def _q_bounds(self):
+        lo, hi = np.full(self.n_q, -np.inf), np.full(self.n_q, np.inf)
+        for j in self.active_joints:
+            t, i = JointType(self.joint_types[j]), self.joint_q_index[j]
+            if t in (JointType.REVOLUTE, JointType.PRISMATIC):
+                lo[i], hi[i] = self.joint_lower[j], self.joint_upper[j]
+            elif t == JointType.FLOATING:
+                lo[i + 3:i + 7], hi[i + 3:i + 7] = -1.0, 1.0
+        return _frozen(lo), _frozen(hi)
+
+    @cached_property
+    def quaternion_slices(self) -> tuple[slice, ...]:
+        """q slices holding the (x, y, z, w) quaternions of floating joints."""
+        return tuple(slice(self.joint_q_index[j] + 3, self.joint_q_index[j] + 7)
+                     for j in self.active_joints if self.joint_types[j] == JointType.FLOATING)
+
+    def check_q(self, q, argument: str = "q") -> np.ndarray:
+        """``q`` as a float array ``(..., n_q)``; raises :class:`ShapeError` / :class:`NonFiniteError`."""
+        if isinstance(q, np.ndarray) and q.dtype == np.float64:
+            pass
+        elif np.iscomplexobj(q):
+            raise ArgumentError(argument, "complex values are not configurations (the imaginary part would be lost)")
+        else:
+            try:
+                q = np.asarray(q, dtype=float)
+            except (TypeError, ValueError):
+                raise ArgumentError(argument, f"must be numbers, got {type(q).__name__} {str(q)[:60]!r}") from None
+        if q.ndim == 0 or q.shape[-1] != self.n_q:
+            raise ShapeError(argument, f"(..., {self.n_q})", q.shape)
+        if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
+            finite = np.isfinite(q)
+            if finite.all():  # the sum overflowed, the entries are fine
+                return q
+            bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
+            raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
+        for s in self.quaternion_slices:   # floating joints: a zero quaternion is no orientation
+            if (np.abs(q[..., s]).max(axis=-1) == 0.0).any():
+                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of a floating joint is zero")
+        return q
+
+    def home_configuration(self) -> np.ndarray:
+        """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
+        q = np.clip(np.zeros(self.n_q), self.q_lower, self.q_upper)
+        for s in self.quaternion_slices:
+            q[s] = (0.0, 0.0, 0.0, 1.0)
+        return q
+
+    def random_configuration(self, n: int | None = None, rng=None) -> np.ndarray:
+        """Configurations uniform within the limits: ``(n, n_q)``, or ``(n_q,)`` when ``n`` is None.
+
+        Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
+        [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
+        """
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0):
+            raise ArgumentError("n", f"must be None or a whole number >= 0, got {n!r}")
+        rng = np.random.default_rng(rng)
+        shape = (1 if n is None else int(n), self.n_q)
+        lo = np.where(np.isfinite(self.q_lower), self.q_lower, -1.0)
+        hi = np.where(np.isfinite(self.q_upper), self.q_upper, 1.0)
+        for j in self.active_joints:
+            t, i = JointType(self.joint_types[j]), self.joint_q_index[j]
+            if t == JointType.CONTINUOUS or (t == JointType.PLANAR):
+                k = i if t == JointType.CONTINUOUS else i + 2
+                lo[k], hi[k] = -np.pi, np.pi
+        # lo + u (hi - lo) overflows for limits near ±1e308: draw halfway and scale by 2 instead
+        q = 2.0 * rng.uniform(0.5 * lo, 0.5 * hi, size=shape)
+        q = np.clip(q, lo, hi)
+        for s in self.quaternion_slices:
+            quat = rng.normal(size=(shape[0], 4))
+            q[:, s] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+        return q[0] if n is None else q
+
+    def clamp(self, q) -> np.ndarray:
+        """``q (..., n_q)`` clipped into the limits (floating quaternions renormalised)."""
+        q = np.clip(self.check_q(q), self.q_lower, self.q_upper)
+        for s in self.quaternion_slices:
+            q[..., s] /= np.linalg.norm(q[..., s], axis=-1, keepdims=True)
+        return q
+
+    def within_limits(self, q, tolerance: float = 0.0) -> np.ndarray:
+        """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
+        q = self.check_q(q)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(tolerance) or tolerance < 0:
+            raise ArgumentError("tolerance", f"must be a finite number >= 0, got {tolerance!r}")
+        return np.all((q >= self.q_lower - tolerance) & (q <= self.q_upper + tolerance), axis=-1)
+
+    def q_from_dict(self, values: Mapping[str, float], base=None, strict: bool = False) -> np.ndarray:
+        """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
+
+        Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
+        are ignored (they follow their source). Unknown names raise :class:`UnknownJointError`
+        when ``strict``, else are ignored. Multi-coordinate joints use the labels of :attr:`q_names`.
+        """
+        if not isinstance(values, Mapping):
+            raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
+        q = self.home_configuration() if base is None else self.check_q(base, "base").copy()
+        if q.ndim != 1:
+            raise ShapeError("base", f"({self.n_q},)", q.shape)
+        index = {n: i for i, n in enumerate(self.q_names)}
+        for name, value in values.items():
+            i = index.get(name)
+            if i is not None:
+                try:
+                    q[i] = float(value)
+                except (TypeError, ValueError):
+                    raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
+                if not math.isfinite(q[i]):
+                    raise NonFiniteError("values", [name], [name])
+            elif strict and name not in self._joint_index:
+                raise UnknownJointError(name, self.q_names)
+        return q
+
+    def q_to_dict(self, q) -> dict[str, float]:
+        """Joint name -> value for a single configuration ``(n_q,)``."""
+        q = self.check_q(q)
+        if q.ndim != 1:
+            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        return {n: float(v) for n, v in zip(self.q_names, q)}
+
+    def all_joint_values(self, q) -> dict[str, float]:
+        """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
+        q = self.check_q(q)
+        if q.ndim != 1:
+            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        out = {}
+        for j in range(self.n_joints):
+            if JointType(self.joint_types[j]) not in SCALAR_TYPES:
+                continue
+            s = self.mimic_source[j] if self.is_mimic[j] else j
+            out[self.all_joint_names[j]] = float(self.mimic_multiplier[j] * q[self.joint_q_index[s]] + self.mimic_offset[j])
+        return out
+
+    # ------------------------------------------------------------------ equality
+    def equals(self, other: "RobotModel", atol: float = 1e-12) -> bool:
+        """Same names, topology, joints, limits and inertials (floats to ``atol``); the robot's
+        name and the load warnings of its document do not count."""
+        if not isinstance(other, RobotModel):
+            return False
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if f.name in ("name", "load_warnings"):
+                continue
+            if isinstance(a, np.ndarray):
+                if a.shape != b.shape:
+                    return False
+                if a.dtype.kind == "f":
+                    if not np.allclose(a, b, atol=atol, rtol=0, equal_nan=True):
+                        return False
+                elif not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return (f"RobotModel({self.name!r}: {self.n_links} links, {self.n_joints} joints, "
+                f"n_q={self.n_q}, n_v={self.n_v})")

@@ -1,0 +1,279 @@
+"""Semantic descriptions (MoveIt's SRDF) and IK groups derived from the tree when there is none.
+
+An SRDF names groups of joints (``<chain>``, ``<joint>``, ``<link>``, ``<group>`` members),
+named configurations (``<group_state>``), end effectors and link pairs never to check for
+collision. Here a group becomes an :class:`IKGroup` (base link, default tip, movable joints), a
+group state a configuration (:meth:`SemanticDescription.named_configuration`). As MoveIt does, a
+group or state naming links or joints the robot does not have is skipped with a warning (the
+rest of the description stays usable); only unreadable XML is an :class:`SRDFError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import LoadWarning, RobokinError, SRDFError, UnknownStateError
+from .description import XMLDocument, parse_document, shorten
+from .robot_model import JointType, RobotModel
+
+#: Name of the group of every movable joint (root base, no default tip).
+ALL_GROUP = "all"
+
+
+@dataclasses.dataclass(frozen=True)
+class IKGroup:
+    """An IK group (MoveIt's planning group).
+
+    Attributes:
+        name: the group's name.
+        base: link the targets are solved in ("" : the root link).
+        tip: default IK link when a request names none ("" : the request must name one).
+        joints: independent joints that may move (empty: those between base and tip, or every
+            independent joint when there is no tip).
+    """
+
+    name: str
+    base: str = ""
+    tip: str = ""
+    joints: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class EndEffector:
+    """An SRDF ``<end_effector>``: its own group, the link it hangs from, the arm group it ends."""
+
+    name: str
+    group: str
+    parent_link: str
+    parent_group: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class SemanticDescription:
+    """What an SRDF says about a model.
+
+    Attributes:
+        model: the model it was read against.
+        groups: name -> :class:`IKGroup`, in document order.
+        group_states: group -> state name -> joint -> value.
+        end_effectors: name -> :class:`EndEffector`.
+        disabled_collisions: ``(link1, link2, reason)`` pairs never checked for collision.
+        warnings: what was skipped, each with its input line.
+    """
+
+    model: RobotModel
+    groups: Mapping[str, IKGroup]
+    group_states: Mapping[str, Mapping[str, Mapping[str, float]]]
+    end_effectors: Mapping[str, EndEffector]
+    disabled_collisions: tuple[tuple[str, str, str], ...]
+    warnings: tuple[LoadWarning, ...] = ()
+
+    def named_configuration(self, name: str, group: str | None = None) -> np.ndarray:
+        """``(n_q,)``: the model's home configuration with the values of group state ``name``.
+
+        Args:
+            name: the ``group_state``'s name (e.g. ``"ready"``).
+            group: its group; needed only when several groups have a state of that name.
+
+        Raises:
+            UnknownStateError: no such state (or not in ``group``); several groups have it and
+                ``group`` is None (the message lists them).
+        """
+        owners = [g for g, states in self.group_states.items() if name in states and group in (None, g)]
+        known = sorted({s for states in self.group_states.values() for s in states})
+        if not owners:
+            raise UnknownStateError(name, known)
+        if len(owners) > 1:
+            raise UnknownStateError(f"{name} (in groups {owners}: pass group=)", known)
+        return self.model.q_from_dict(dict(self.group_states[owners[0]][name]),
+                                      base=self.model.home_configuration())
+
+
+def default_groups(model: RobotModel) -> dict[str, IKGroup]:
+    """IK groups of a robot without an SRDF: one per leaf chain from the root, named after its
+    tip (leaves whose path has no movable joint, or the same joints as an earlier leaf, are
+    left out), then :data:`ALL_GROUP` (every joint, no default tip).
+
+    The first group is the default one (:func:`default_group_name`).
+    """
+    chains = []
+    seen = set()
+    for leaf in model.leaf_links:
+        joints = model.path_joints(model.root_link, leaf)
+        if joints and joints not in seen:
+            seen.add(joints)
+            chains.append(IKGroup(leaf, "", leaf, ()))
+    order = {name: i for i, name in enumerate(model.link_names)}
+    chains.sort(key=lambda g: _chain_rank(model, g, order))
+    groups = {g.name: g for g in chains}
+    groups.setdefault(ALL_GROUP, IKGroup(ALL_GROUP))
+    return groups
+
+
+def _chain_rank(model: RobotModel, group: IKGroup, order: Mapping[str, int]):
+    """Sort key: most rotational joints first (an arm before a gripper finger hanging off it),
+    then fewest joints (the tool frame before a finger), then document order."""
+    joints = model.path_joints(model.root_link, group.tip)
+    rotational = sum(model.joint_types[model.joint_index(j)] in (JointType.REVOLUTE, JointType.CONTINUOUS)
+                     for j in joints)
+    return (-rotational, len(joints), order[group.tip])
+
+
+def default_group_name(groups: Mapping[str, IKGroup]) -> str:
+    """The group used when a request names none: the first group with a tip, else the first."""
+    for name, group in groups.items():
+        if group.tip:
+            return name
+    return next(iter(groups), "")
+
+
+# ---------------------------------------------------------------------------- SRDF reading
+def _warn(doc: XMLDocument, warnings: list, element: ET.Element, message: str) -> None:
+    name = element.get("name")
+    label = f"<{element.tag}>" if name is None else f"<{element.tag} name={shorten(name)}>"
+    warnings.append(LoadWarning(doc.line(element), label, message))
+
+
+def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: Mapping[str, ET.Element],
+                   resolving: tuple[str, ...] = ()):
+    """(joints in order, chains [(base, tip)]) of a ``<group>``, subgroups included; None if it
+    names something the robot lacks (a warning says what)."""
+    name = el.get("name")
+    joints: list[str] = []
+    chains: list[tuple[str, str]] = []
+    for member in el:
+        if member.tag == "chain":
+            base, tip = member.get("base_link"), member.get("tip_link")
+            for link in (base, tip):
+                if link not in model.link_names:
+                    _warn(doc, warnings, el, f"chain names link {shorten(link)}, which robot {model.name!r} "
+                                             "does not have; group skipped")
+                    return None
+            if model.link_index(base) not in model.link_supports[model.link_index(tip)]:
+                _warn(doc, warnings, el, f"chain base {base!r} is not above tip {tip!r}; group skipped")
+                return None
+            chains.append((base, tip))
+            joints += model.path_joints(base, tip)
+        elif member.tag in ("joint", "link"):
+            member_name = member.get("name")
+            known = model.all_joint_names if member.tag == "joint" else model.link_names
+            if member_name not in known:
+                _warn(doc, warnings, el, f"names {member.tag} {shorten(member_name)}, which robot {model.name!r} "
+                                         "does not have; group skipped")
+                return None
+            if member.tag == "joint":
+                joints.append(member_name)
+            elif model.link_index(member_name) > 0:   # a link brings its parent joint (MoveIt's meaning)
+                joints.append(model.all_joint_names[model.link_index(member_name) - 1])
+        elif member.tag == "group":
+            sub = member.get("name")
+            if sub in resolving or sub not in elements:
+                why = "a cycle of subgroups" if sub in resolving else "no such group"
+                _warn(doc, warnings, el, f"subgroup {shorten(sub)}: {why}; group skipped")
+                return None
+            inner = _group_members(doc, warnings, model, elements[sub], elements, resolving + (name,))
+            if inner is None:
+                return None
+            joints += inner[0]
+            chains += inner[1]
+    independent = set(model.joint_names)
+    unique = tuple(dict.fromkeys(j for j in joints if j in independent))
+    return unique, chains
+
+
+def _group_tip(model: RobotModel, joints: tuple[str, ...], chains, end_effector_links: list[str]) -> tuple[str, str]:
+    """(base, tip) of a group: the base of its chain; the tip its end effector hangs from, else its
+    chain's tip, else the deepest link its joints move if they lie on one path ("" : none)."""
+    base = chains[0][0] if len(chains) == 1 else ""
+    if len(end_effector_links) == 1:
+        return base, end_effector_links[0]
+    if len(chains) == 1:
+        return chains[0]
+    if not joints:
+        return "", ""
+    children = [model.joint_index(j) + 1 for j in joints]
+    deepest = max(children, key=lambda i: model.link_depths[i])
+    support = set(model.link_supports[deepest].tolist())
+    if all(c in support for c in children):
+        return "", model.link_names[deepest]
+    return "", ""
+
+
+def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
+    """Read an SRDF against ``model``.
+
+    Args:
+        xml: the SRDF text (str or UTF-8 bytes; same hardened parser and size cap as URDFs).
+        model: the robot it describes.
+
+    Raises:
+        SRDFError: unreadable XML or a root element other than ``<robot>``.
+    """
+    try:
+        doc = parse_document(xml)
+    except RobokinError as e:
+        raise SRDFError(str(e).replace("invalid URDF", "invalid SRDF")) from None
+    root = doc.root
+    if root.tag != "robot":
+        raise SRDFError(f"invalid SRDF: the root element is <{root.tag[:60]}>, expected <robot>")
+    warnings: list[LoadWarning] = []
+    group_elements: dict[str, ET.Element] = {}
+    for el in root.findall("group"):
+        name = el.get("name")
+        if not name or name in group_elements:
+            _warn(doc, warnings, el, "group without a name, or a repeated name; skipped")
+            continue
+        group_elements[name] = el
+    end_effectors = {}
+    for el in root.findall("end_effector"):
+        fields = {k: el.get(k) for k in ("name", "group", "parent_link")}
+        if not all(fields.values()) or fields["parent_link"] not in model.link_names:
+            _warn(doc, warnings, el, "end_effector needs name, group and a parent_link of the robot; skipped")
+            continue
+        end_effectors[fields["name"]] = EndEffector(fields["name"], fields["group"], fields["parent_link"],
+                                                    el.get("parent_group") or "")
+    groups = {}
+    for name, el in group_elements.items():
+        members = _group_members(doc, warnings, model, el, group_elements)
+        if members is None:
+            continue
+        joints, chains = members
+        if not joints:
+            _warn(doc, warnings, el, "has no movable joint of the robot; no IK group made")
+            continue
+        ee_links = [ee.parent_link for ee in end_effectors.values() if ee.parent_group == name]
+        base, tip = _group_tip(model, joints, chains, ee_links)
+        single_chain = len(chains) == 1 and set(joints) == set(model.path_joints(*chains[0]))
+        groups[name] = IKGroup(name, base, tip, () if single_chain else joints)
+    states: dict[str, dict[str, dict[str, float]]] = {}
+    for el in root.findall("group_state"):
+        name, group = el.get("name"), el.get("group")
+        values = {}
+        for joint in el.findall("joint"):
+            try:
+                value = float(joint.get("value", "").split()[0])
+            except (ValueError, IndexError):
+                value = None
+            if joint.get("name") not in model.joint_names or value is None:
+                if joint.get("name") not in model.all_joint_names or value is None:
+                    _warn(doc, warnings, joint, f"in group_state {shorten(name)}: not a joint of robot "
+                                                f"{model.name!r} with a number value; ignored")
+                continue   # a mimic or fixed joint: its value follows from the others
+            values[joint.get("name")] = value
+        if not name or group not in group_elements:
+            _warn(doc, warnings, el, f"group_state needs a name and one of the groups {sorted(group_elements)}; skipped")
+            continue
+        states.setdefault(group, {})[name] = values
+    disabled = []
+    for el in root.findall("disable_collisions"):
+        pair = (el.get("link1"), el.get("link2"))
+        if all(link in model.link_names for link in pair):
+            disabled.append((pair[0], pair[1], el.get("reason") or ""))
+        else:
+            _warn(doc, warnings, el, "disable_collisions names a link the robot does not have; skipped")
+    return SemanticDescription(model=model, groups=groups, group_states=states, end_effectors=end_effectors,
+                               disabled_collisions=tuple(disabled), warnings=tuple(warnings))

@@ -1,0 +1,84 @@
+"""The registry of per-model derived state: plans, generated kernels, IK problems and chains,
+collision models. One home, one eviction rule.
+
+Everything robokin derives from a :class:`~robokin_ros.model.RobotModel` and keeps for later
+calls lives here, under a *kind* (``"fk plan"``, ``"fk kernels"``, ``"ik problems"``, ...) and a
+key within the kind. The rule:
+
+- entries are held per model, weakly: they go when the model goes;
+- each (model, kind) holds at most :data:`MAX_ENTRIES` entries (:data:`BOUNDS` may set fewer for
+  a heavy kind); beyond that the least recently used entry is dropped.
+
+So what a network request can key (tip sets, joint sets, options of ``/compute_ik``) is bounded
+per model, whatever the requests. Values must not hold their model strongly (they would keep
+it alive): they hold a ``weakref``, or nothing of it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Hashable
+
+#: Entries kept per model and kind.
+MAX_ENTRIES = 64
+
+#: Smaller bounds of heavy kinds (collision models hold meshes).
+BOUNDS = {"collision models": 8}
+
+_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # model -> {kind: OrderedDict}
+_LOCK = threading.Lock()
+
+
+def cached(model, kind: str, key: Hashable, build: Callable[[], Any]) -> Any:
+    """The entry ``key`` of ``kind`` for ``model``, made by ``build()`` on first use.
+
+    ``build`` runs outside the registry's lock (it may take seconds, and may itself use the
+    registry); two threads may both build a missing entry, and the first stored wins.
+    """
+    try:
+        store = _STATE[model][kind]
+        value = store[key]
+        store.move_to_end(key)
+        return value
+    except KeyError:
+        pass
+    value = build()
+    with _LOCK:
+        kinds = _STATE.get(model)
+        if kinds is None:
+            kinds = _STATE[model] = {}
+        store = kinds.get(kind)
+        if store is None:
+            store = kinds[kind] = OrderedDict()
+        if key in store:
+            return store[key]
+        store[key] = value
+        limit = BOUNDS.get(kind, MAX_ENTRIES)
+        while len(store) > limit:
+            store.popitem(last=False)
+    return value
+
+
+def peek(model, kind: str, key: Hashable, default=None) -> Any:
+    """The entry if present (no build, no reordering), else ``default``."""
+    try:
+        return _STATE[model][kind][key]
+    except KeyError:
+        return default
+
+
+def sizes(model) -> dict[str, int]:
+    """Entries held for ``model``, by kind."""
+    with _LOCK:
+        return {kind: len(store) for kind, store in _STATE.get(model, {}).items()}
+
+
+def clear(model=None) -> None:
+    """Drop every entry of ``model`` (None: of every model)."""
+    with _LOCK:
+        if model is None:
+            _STATE.clear()
+        else:
+            _STATE.pop(model, None)

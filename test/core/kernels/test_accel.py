@@ -1,0 +1,310 @@
+"""The optional numba accelerator of the generated kernels equals the numpy kernels.
+
+The numba tests are skipped when numba is not installed; the fallback tests run everywhere.
+Compiled code goes to a temporary cache directory, never to the user's.
+"""
+
+import glob
+import importlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import robokin_ros
+from robokin_ros import RobotModel, forward_kinematics, jacobian
+from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
+from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
+from robokin_ros.kinematics import forward_kinematics_generic
+
+HERE = os.path.dirname(__file__)
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+FIXTURES = os.path.join(HERE, "..", "..", "fixtures")
+ROBOTS = os.path.join(HERE, "..", "..", "..", "robokin_ros", "robots")
+SMALL = [os.path.join(FIXTURES, f) for f in ("planar_2link.urdf", "prismatic_continuous_mimic.urdf", "branched.urdf")]
+needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not installed (optional accelerator)")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("robokin_cache"))
+
+
+@pytest.fixture
+def accelerated(cache, monkeypatch):
+    """Accelerator on, compiled code in the module's temporary cache directory."""
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", cache)
+    monkeypatch.setattr(accel, "enabled", True)
+    return cache
+
+
+def _numpy_fk(model, q, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(accel, "enabled", False)
+        return forward_kinematics(model, q)
+
+
+@needs_numba
+@pytest.mark.parametrize("path", SMALL + [os.path.join(ROBOTS, "ur5e.urdf")], ids=os.path.basename)
+def test_accelerated_fk_equals_the_numpy_and_generic_kernels(path, accelerated, monkeypatch):
+    model = RobotModel.from_urdf_file(path)
+    kernel = compiled_fk(model)
+    assert kernel.accelerate()
+    q = model.random_configuration(37, rng=1)
+    fast = kernel.batch(q)
+    np.testing.assert_allclose(fast, forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+    np.testing.assert_allclose(fast, _numpy_fk(model, q, monkeypatch), atol=1e-12, rtol=0)
+    np.testing.assert_allclose(kernel.single(q[3]), fast[3], atol=1e-15, rtol=0)
+    np.testing.assert_allclose(kernel.single(q[4], q[4].tolist()), fast[4], atol=1e-15, rtol=0)
+    np.testing.assert_allclose(kernel.single(np.asfortranarray(q)[5]), fast[5], atol=1e-15, rtol=0)  # strided row
+    # through the public API, with batch dimensions and a non-contiguous q
+    q2 = model.random_configuration(12, rng=2).reshape(3, 4, model.n_q)[:, ::2]
+    np.testing.assert_allclose(forward_kinematics(model, q2), forward_kinematics_generic(model, q2), atol=1e-12, rtol=0)
+
+
+@needs_numba
+def test_accelerated_jacobian_kernel_equals_numpy(accelerated, monkeypatch):
+    model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))
+    frames = ("left_tool0", "camera_optical_frame")
+    kernel = compiled_frames(model, frames)
+    q = model.random_configuration(9, rng=3)
+    with monkeypatch.context() as m:
+        m.setattr(accel, "enabled", False)
+        expected = kernel.batch(q)
+        T_ref, J_ref = frame_pose_and_jacobian(model, q, frames[0])
+    assert kernel.accelerate()
+    np.testing.assert_allclose(kernel.batch(q), expected, atol=1e-12, rtol=0)
+    with monkeypatch.context() as m:
+        m.setattr(selection, "use_generated", False)
+        J_generic = jacobian(model, q, frames[0])
+    np.testing.assert_allclose(J_ref, J_generic, atol=1e-12, rtol=0)
+    assert compiled_frames(model, (frames[0],)).accelerate()
+    T, J = frame_pose_and_jacobian(model, q, frames[0])
+    np.testing.assert_allclose(T, T_ref, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(J, J_generic, atol=1e-12, rtol=0)
+
+
+@needs_numba
+def test_a_large_batch_compiles_in_the_background_and_caches_on_disk(accelerated, monkeypatch):
+    model = RobotModel.from_urdf_file(SMALL[0])
+    kernel = compiled_fk(model)
+    monkeypatch.setattr(accel, "MIN_BATCH", 8)
+    kernel.batch(model.random_configuration(7, rng=0))
+    assert kernel._compiling is None and kernel._accelerated is None  # below MIN_BATCH: numpy only
+    q = model.random_configuration(8, rng=0)
+    np.testing.assert_allclose(kernel.batch(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+    kernel._compiling.join()                      # compiled in the background meanwhile
+    assert kernel._accelerated is not None
+    np.testing.assert_allclose(kernel.batch(q[:3]), forward_kinematics_generic(model, q[:3]), atol=1e-12, rtol=0)
+    modules = glob.glob(os.path.join(accelerated, "robokin_kernel_*.py"))
+    assert modules
+    for module in modules:
+        with open(module) as f:
+            assert "@numba.njit(cache=True" in f.read()
+    assert glob.glob(os.path.join(accelerated, "__pycache__", "robokin_kernel_*.nbi"))  # numba's cache index
+
+
+NEW_PROCESS = """
+import sys
+import numpy as np
+from robokin_ros import RobotModel
+from robokin_ros.kernels.fk_codegen import compiled_fk
+from robokin_ros.kinematics import forward_kinematics_generic
+model = RobotModel.from_urdf_file(sys.argv[1])
+kernel = compiled_fk(model)
+assert kernel.accelerate()
+q = model.random_configuration(5, rng=0)
+stats = kernel._accelerated.stats
+print(np.abs(kernel.batch(q) - forward_kinematics_generic(model, q)).max(), sum(stats.cache_hits.values()),
+      sum(stats.cache_misses.values()))
+"""
+
+
+@needs_numba
+def test_a_new_process_loads_the_compiled_kernel_from_the_disk_cache(accelerated):
+    path = SMALL[2]
+    assert compiled_fk(RobotModel.from_urdf_file(path)).accelerate()  # compiled (and cached) here
+    env = {**os.environ, "ROBOKIN_CACHE_DIR": accelerated, "ROBOKIN_ACCEL": "1",
+           "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", NEW_PROCESS, path], env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    error, hits, misses = run.stdout.split()
+    assert float(error) <= 1e-12
+    assert (int(hits), int(misses)) == (1, 0)  # numba loaded it from the cache: nothing compiled
+
+
+@needs_numba
+def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(accelerated, monkeypatch):
+    model = RobotModel.from_urdf_file(SMALL[1])
+    kernel = compiled_fk(model)
+    assert kernel.accelerate()
+    calls = []
+    original = kernel._accelerated
+    kernel._accelerated = lambda qb, out: calls.append(qb.shape) or original(qb, out)
+    q = model.random_configuration(5, rng=4)
+    kernel.batch(q)
+    assert calls == [(5, model.n_q)]
+    monkeypatch.setattr(accel, "enabled", False)
+    np.testing.assert_allclose(kernel.batch(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+    kernel.single(q[0])
+    assert calls == [(5, model.n_q)] and not kernel.accelerate()
+
+
+@needs_numba
+def test_a_failing_compilation_warns_once_and_keeps_numpy(tmp_path, monkeypatch):
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("")
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(not_a_directory))
+    monkeypatch.setattr(accel, "enabled", True)
+    model = RobotModel.from_urdf_file(os.path.join(FIXTURES, "double_pendulum.urdf"))
+    kernel = compiled_fk(model)
+    with pytest.warns(RuntimeWarning, match="numba kernel unavailable, using numpy"):
+        assert not kernel.accelerate()
+    assert not kernel.accelerate()  # no second attempt (and no second warning)
+    q = model.random_configuration(300, rng=5)
+    np.testing.assert_allclose(kernel.batch(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+
+
+def test_without_numba_the_numpy_kernels_run(monkeypatch):
+    monkeypatch.setattr(accel, "_available", False)
+    model = RobotModel.from_urdf_file(SMALL[2])
+    kernel = compiled_fk(model)
+    assert not accel.active() and not kernel.accelerate() and not robokin_ros.prepare(model)
+    q = model.random_configuration(accel.MIN_BATCH, rng=6)
+    np.testing.assert_allclose(kernel.batch(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+    assert kernel._accelerated is None
+
+
+@pytest.mark.parametrize("value, expected", [("0", False), ("off", False), ("False", False), ("no", False),
+                                             ("1", True), ("", True)])
+def test_the_environment_variable_sets_the_default(value, expected, monkeypatch):
+    monkeypatch.setenv("ROBOKIN_ACCEL", value)
+    try:
+        assert importlib.reload(accel).enabled is expected
+    finally:
+        monkeypatch.delenv("ROBOKIN_ACCEL")
+        importlib.reload(accel)
+
+
+def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
+    assert accel.cache_dir() == str(tmp_path)
+    monkeypatch.delenv("ROBOKIN_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert accel.cache_dir() == str(tmp_path / "xdg" / "robokin_ros")
+
+
+@needs_numba
+def test_prepare_accelerates_fk_and_frame_kernels_so_single_calls_use_them(accelerated):
+    model = RobotModel.from_urdf_file(SMALL[0])
+    tip = model.link_names[-1]
+    assert robokin_ros.prepare(model, [(tip,)])
+    assert compiled_fk(model)._accelerated is not None
+    assert compiled_frames(model, (tip,))._accelerated is not None
+    q = model.random_configuration(1, rng=7)[0]
+    np.testing.assert_allclose(compiled_fk(model).single(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
+
+
+SOURCE_HASH = """
+import hashlib, sys
+from robokin_ros import RobotModel
+from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
+model = RobotModel.from_urdf_file(sys.argv[1])
+text = compiled_fk(model).generated.source + compiled_frames(model, ("left_tool0", "right_tool0")).generated.source
+print(hashlib.sha256(text.encode()).hexdigest())
+"""
+
+
+def test_the_generated_source_is_the_same_in_every_process():
+    # the disk cache is keyed by the source's hash: string hashing (set order) must not change it
+    path = os.path.join(ROBOTS, "twin_arm_torso.urdf")
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+        run = subprocess.run([sys.executable, "-c", SOURCE_HASH, path], env=env, capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stderr
+        digests.add(run.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_missing_numba_is_said_once(monkeypatch, caplog):
+    import importlib.util as util
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    monkeypatch.setattr(accel, "_available", None)
+    monkeypatch.setattr(accel, "enabled", True)
+    with caplog.at_level("WARNING", logger="robokin_ros"):
+        assert not accel.available() and not accel.available()
+    messages = [r.getMessage() for r in caplog.records if "numba is not installed" in r.getMessage()]
+    assert len(messages) == 1
+
+
+class _PlainNumba:
+    """Stands in for numba in a generated module: ``njit`` returns the Python function, so the
+    module's code runs (slowly) on plain Python and numpy, with or without numba installed."""
+
+    @staticmethod
+    def njit(*args, **kwargs):
+        return lambda fn: fn
+
+
+def _exec_plain(source: str) -> dict:
+    namespace = {"numba": _PlainNumba}
+    with np.errstate(invalid="ignore", over="ignore"):
+        exec(compile(source.replace("import numba\n", ""), "<generated>", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _sincos_of(source_namespace, x):
+    c, s = np.empty_like(x), np.empty_like(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        source_namespace["sincos"](x, c, s)
+    return c, s
+
+
+def test_the_vectorised_sine_and_cosine_match_libm():
+    x = np.concatenate([np.random.default_rng(0).uniform(-r, r, 2000) for r in (0.1, 3.3, 40.0, 1e3, 99999.0)] + [
+        np.arange(-8, 9) * np.pi / 4, [0.0, -0.0, 5e-9, -1e-300, 99999.99, 1e5, -1e5, 3e7, -1e300, np.inf, -np.inf, np.nan]])
+    with np.errstate(invalid="ignore"):
+        expected = np.cos(x), np.sin(x)
+    prelude = "import numba\nimport numpy as np\nfrom numpy import cos, sin\n"  # libm through numpy: NaN for inf, as in numba
+    namespaces = [_exec_plain(prelude + accel._SINCOS_SOURCE)]
+    if accel.available():
+        import numba
+
+        plain = _exec_plain(prelude + accel._SINCOS_SOURCE)
+        namespaces.append({"sincos": numba.njit(plain["sincos"], error_model="numpy")})
+    for namespace in namespaces:
+        for got, want in zip(_sincos_of(namespace, x), expected):
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            finite = ~np.isnan(want)
+            assert np.abs(got[finite] - want[finite]).max() <= 2.3e-16
+            assert np.abs(got[finite]).max() <= 1.0
+
+
+@pytest.mark.parametrize("path", SMALL + [os.path.join(ROBOTS, "twin_arm_torso.urdf"), os.path.join(FIXTURES, "double_pendulum.urdf")],
+                         ids=os.path.basename)
+def test_the_vector_trig_kernel_computes_what_the_generated_code_does(path):
+    # runs the numba module's code as plain Python: the angle expressions taken out of the body
+    # (mimic multipliers and offsets included) and the blocks must give the numpy kernel's numbers
+    model = RobotModel.from_urdf_file(path)
+    kernel = compiled_fk(model)
+    lines, arguments = accel.split_trig(kernel.generated.body)
+    assert arguments and not any("cos(" in line or "sin(" in line for line in lines)
+    source = accel.vector_trig_wrapper_source(kernel.generated.body, kernel.generated.values, model.n_q)
+    q = model.random_configuration(accel.BLOCK + 5, rng=3)   # more than one block
+    q[0] *= 1e6                                              # angles where libm takes over
+    out = np.empty((len(q), kernel.generated.template.size))
+    _exec_plain(source)["kernel"](q, out)
+    expected = np.array([kernel.flat(qi.tolist()) for qi in q])
+    np.testing.assert_allclose(out, expected, atol=1e-13, rtol=0)
+    np.testing.assert_array_equal(out[0], expected[0])       # libm's values exactly
+
+
+def test_the_fk_kernels_use_vector_trig_and_the_frame_kernels_do_not():
+    model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))
+    assert compiled_fk(model)._vector_trig
+    assert not compiled_frames(model, ("left_tool0",))._vector_trig   # IK's kernels are unchanged

@@ -1,0 +1,137 @@
+"""SRDF reading (MoveIt's own SRDFs of real robots and small fixtures) and IK groups derived from
+the tree: groups, named configurations, end effectors, disabled collisions, skipped parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robokin_ros import RobotModel, frame_transform, solve_ik
+from robokin_ros.model.srdf import (ALL_GROUP, IKGroup, SRDFError, UnknownStateError, default_group_name,
+                              default_groups, parse_srdf)
+
+ROOT = Path(__file__).resolve().parents[3]
+SRDF = ROOT / "test" / "fixtures" / "srdf"
+ROBOTS = ROOT / "robokin_ros" / "robots"
+CORPUS = ROOT.parent / "shared" / "urdf-corpus"
+
+PANDA = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
+TWIN = RobotModel.from_urdf_file(ROBOTS / "twin_arm_torso.urdf")
+
+
+def test_moveit_panda_srdf():
+    semantic = parse_srdf((SRDF / "panda.srdf").read_text(), PANDA)
+    assert list(semantic.groups) == ["panda_arm", "hand", "panda_arm_hand"]
+    assert semantic.groups["panda_arm"] == IKGroup("panda_arm", "panda_link0", "panda_link8", ())
+    # a link group brings each link's parent joint; the mimic finger joint is not independent
+    assert semantic.groups["hand"].joints == ("panda_finger_joint1",)
+    # subgroups: the arm chain and the hand's joint
+    arm_hand = semantic.groups["panda_arm_hand"]
+    assert arm_hand.joints == tuple(f"panda_joint{i}" for i in range(1, 8)) + ("panda_finger_joint1",)
+    assert semantic.end_effectors["hand"].parent_link == "panda_link8"
+    assert ("panda_link0", "panda_link1", "Adjacent") in semantic.disabled_collisions
+    assert semantic.warnings == ()
+
+
+def test_named_configuration_is_home_with_the_state_values():
+    semantic = parse_srdf((SRDF / "panda.srdf").read_text(), PANDA)
+    q = semantic.named_configuration("ready")
+    expected = dict(zip([f"panda_joint{i}" for i in range(1, 8)], [0, -0.785, 0, -2.356, 0, 1.571, 0.785]))
+    assert PANDA.q_to_dict(q) == {**PANDA.q_to_dict(PANDA.home_configuration()), **expected}
+    assert PANDA.q_to_dict(semantic.named_configuration("open"))["panda_finger_joint1"] == 0.035
+    with pytest.raises(UnknownStateError, match="unknown named configuration 'redy'; did you mean 'ready'"):
+        semantic.named_configuration("redy")
+    with pytest.raises(KeyError):
+        semantic.named_configuration("ready", group="hand")
+
+
+def test_ambiguous_state_needs_its_group():
+    semantic = parse_srdf((SRDF / "twin_arm_mixed.srdf").read_text(), TWIN)
+    with pytest.raises(UnknownStateError, match="in groups"):
+        semantic.named_configuration("home")
+    q = semantic.named_configuration("home", group="left_arm_joints")
+    assert TWIN.q_to_dict(q)["left_elbow_flex_joint"] == -1.0
+
+
+def test_joint_link_and_subgroup_members_and_end_effector_tip():
+    semantic = parse_srdf((SRDF / "twin_arm_mixed.srdf").read_text(), TWIN)
+    arm = semantic.groups["left_arm_joints"]
+    assert arm.tip == "left_tool0"   # from the end effector whose parent_group it is
+    assert len(arm.joints) == 6
+    assert semantic.groups["torso_and_left_arm"].joints == ("torso_lift_joint",) + arm.joints
+    assert semantic.groups["left_gripper"].joints == ("left_gripper_finger_left_joint",)
+
+
+def test_parts_naming_what_the_robot_lacks_are_skipped_with_warnings_on_their_lines():
+    path = SRDF / "twin_arm_mixed.srdf"
+    semantic = parse_srdf(path.read_text(), TWIN)
+    marked = [i for i, line in enumerate(path.read_text().splitlines(), 1) if "<!-- SKIP-LINE -->" in line]
+    assert [w.line for w in semantic.warnings] == marked
+    assert "ghost_arm" not in semantic.groups and "bad_subgroup" not in semantic.groups
+    text = [str(w) for w in semantic.warnings]
+    assert "no_such_link" in text[0] and "nowhere" in text[1] and "no_such_joint" in text[2]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("<robot", ["invalid SRDF", "malformed XML"]),
+    ("<sdf/>", ["invalid SRDF", "<sdf>"]),
+    ("", ["empty"]),
+])
+def test_unreadable_srdf(text, words):
+    with pytest.raises(SRDFError) as info:
+        parse_srdf(text, PANDA)
+    assert isinstance(info.value, ValueError)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_srdf_group_solves_ik_to_its_tip():
+    semantic = parse_srdf((SRDF / "panda.srdf").read_text(), PANDA)
+    group = semantic.groups["panda_arm"]
+    q_true = PANDA.random_configuration(rng=np.random.default_rng(1))
+    target = frame_transform(PANDA, q_true, group.base, group.tip)
+    result = solve_ik(PANDA, target, group.tip, seed=semantic.named_configuration("ready"), base=group.base,
+                      timeout=1.0, max_iterations=10_000)
+    assert bool(result.success)
+    np.testing.assert_allclose(frame_transform(PANDA, result.q, group.base, group.tip), target, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------- derived groups
+def test_derived_groups_of_the_panda():
+    groups = default_groups(PANDA)
+    assert list(groups) == ["panda_hand_tcp", "panda_leftfinger", ALL_GROUP]
+    assert default_group_name(groups) == "panda_hand_tcp"   # the arm's tool, not a finger
+    assert groups[ALL_GROUP] == IKGroup(ALL_GROUP)
+
+
+def test_derived_groups_of_a_branched_robot_have_one_chain_per_leaf():
+    groups = default_groups(TWIN)
+    assert {"left_tool0", "right_tool0", ALL_GROUP} <= set(groups)
+    assert default_group_name(groups) in ("left_tool0", "right_tool0")
+    # leaves whose chain has no movable joint of its own make no group of the same joints twice
+    tips = [g.tip for g in groups.values() if g.tip]
+    assert len(tips) == len(set(tips))
+
+
+def corpus_models():
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is absent (../shared is not beside this checkout)")
+    return [(p.stem, RobotModel.from_urdf_file(p)) for p in sorted(CORPUS.glob("*.urdf"))]
+
+
+def test_every_corpus_robot_solves_ik_in_its_default_group():
+    """Out of the box: no SRDF, no parameters; a reachable target of the default group's tip is solved."""
+    failures = []
+    for name, model in corpus_models():
+        groups = default_groups(model)
+        group = groups[default_group_name(groups)]
+        rng = np.random.default_rng(7)
+        q_true = model.random_configuration(rng=rng)
+        target = frame_transform(model, q_true, model.root_link, group.tip)
+        seed = model.clamp(q_true + 0.1 * rng.standard_normal(model.n_q))
+        result = solve_ik(model, target, group.tip, seed=seed, timeout=1.0, max_iterations=100_000)
+        if not bool(result.success):
+            failures.append(f"{name} ({group.tip}): {result.status}")
+    assert not failures, failures
