@@ -34,7 +34,7 @@ class OffloadingExecutor(MultiThreadedExecutor):
             handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec, None, wait_condition)
         except (ExternalShutdownException, ShutdownException, TimeoutException, ConditionReachedException):
             return
-        if getattr(entity, "callback_group", None) in self._offload:
+        if getattr(entity, 'callback_group', None) in self._offload:
             self._executor.submit(handler)
             self._futures.append(handler)
         else:

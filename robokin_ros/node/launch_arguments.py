@@ -26,7 +26,7 @@ ARGUMENTS = {
     'semantic_file': "SRDF or .xacro file (MoveIt's semantic description); empty: none",
     'params_file': 'parameters of the robokin node (YAML)',
     'frame_prefix': 'prefix of every published frame id',
-    'use_rviz': "true, false or auto (default: true if rviz2 is installed)",
+    'use_rviz': 'true, false or auto (default: true if rviz2 is installed)',
     'use_sim_time': 'true or false: use /clock',
 }
 TRUE_WORDS = ('true', '1')    # what launch's IfCondition accepts, case-insensitively
@@ -126,7 +126,7 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
         try:
             root = ElementTree.fromstring(read_xml_file(semantic))
             if root.tag != 'robot':
-                problems.append(f"semantic_file {semantic!r}: root element is <{root.tag}>, not <robot>")
+                problems.append(f'semantic_file {semantic!r}: root element is <{root.tag}>, not <robot>')
         except (OSError, ImportError, ValueError, ElementTree.ParseError) as exc:
             problems.append(f'semantic_file {semantic!r}: {exc}')
 
@@ -171,8 +171,8 @@ def _check_params_file(path):
     except (OSError, yaml.YAMLError) as exc:
         return [f'params_file {path!r}: not readable as YAML: {exc}']
     if not isinstance(content, dict):
-        return [f"params_file {path!r}: expected a mapping of node names to "
-                f"{{ros__parameters: ...}}, got {type(content).__name__}"]
+        return [f'params_file {path!r}: expected a mapping of node names to '
+                f'{{ros__parameters: ...}}, got {type(content).__name__}']
     matching = [key for key in content if _names_our_node(str(key))]
     if not matching:
         return [f"params_file {path!r}: no entry for node '{NODE_NAME}' (top-level keys: "
