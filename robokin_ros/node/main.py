@@ -11,7 +11,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from .executor import OffloadingExecutor
-from .kinematics_node import EVENTS, THREADS, KinematicsNode
+from .kinematics_node import KinematicsNode
+from .parameters import EVENTS, THREADS
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

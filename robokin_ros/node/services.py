@@ -27,33 +27,12 @@ from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..srdf import ALL_GROUP, IKGroup
 from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
                           pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
+from .parameters import REJECT, IKSettings
 
 #: ``error_code.source`` of every answer.
 SOURCE = 'robokin'
 #: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
 NO_ITERATION_BUDGET = 2 ** 62
-#: Values of the ``avoid_collisions_policy`` parameter: what ``avoid_collisions=true`` gets when
-#: the robot cannot be checked (no collision geometry, or coal missing); robots with collision
-#: geometry are always checked.
-REJECT, SOLVE_UNCHECKED = 'reject', 'solve_unchecked'
-
-
-@dataclasses.dataclass(frozen=True)
-class IKSettings:
-    """IK service options (from the node's parameters); see ``config/kin.yaml``.
-
-    ``groups`` are the groups configured by parameters (empty: the node uses the SRDF's, or groups
-    derived from the tree); ``default_group`` the ``default_ik_group`` parameter.
-    """
-
-    groups: Mapping[str, IKGroup]
-    default_group: str = ''
-    timeout: float = 0.5
-    position_tolerance: float = 1e-5
-    rotation_tolerance: float = 1e-5
-    max_iterations: int = 0   # 0: no iteration budget, the timeout ends the search
-    restarts: int = 0
-    avoid_collisions_policy: str = REJECT
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ from sensor_msgs.msg import JointState
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose
+from robokin_ros.node.parameters import IKSettings
 from robokin_ros.srdf import IKGroup, parse_srdf
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
@@ -178,7 +179,7 @@ def test_moveit_style_avoid_collisions_request_on_a_corpus_humanoid(ros_context,
 ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp'),
               'hand': IKGroup('hand', 'panda_hand', '', ('panda_finger_joint1',))}
 SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), 'p/', ARM_GROUPS, 'arm', lambda: PANDA_CM)
-ARM = services.IKSettings(groups=ARM_GROUPS, timeout=0.2)
+ARM = IKSettings(groups=ARM_GROUPS, timeout=0.2)
 
 
 def call_validity(req, robot=SNAP):
@@ -261,7 +262,7 @@ def test_ik_in_collision_only_is_no_solution_with_a_reason():
     groups = {'slide': IKGroup('slide', 'base', 'b')}
     snap = services.RobotSnapshot(model, model.home_configuration(), groups=groups, default_group='slide',
                                   collision=lambda: cm)
-    settings = services.IKSettings(groups=groups, timeout=0.05)
+    settings = IKSettings(groups=groups, timeout=0.05)
     T = np.eye(4)
     T[0, 3] = 0.1
     req = moveit_ik_request(model, 'slide', 'b', T, [0.5], timeout=0.05)
