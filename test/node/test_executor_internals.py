@@ -77,6 +77,6 @@ def test_construction_fails_loudly_on_an_rclpy_without_them(ros_context, monkeyp
                 self._executor.shutdown()
             delattr(self, remove)
         monkeypatch.setattr(MultiThreadedExecutor, '__init__', init_without)
-    with pytest.raises(RuntimeError, match=rf"MultiThreadedExecutor has no {remove}.*OffloadingExecutor overrides "
+    with pytest.raises(RuntimeError, match=rf'MultiThreadedExecutor has no {remove}.*OffloadingExecutor overrides '
                                            r'these internals of rclpy 7 \(Jazzy\) and must be updated'):
         OffloadingExecutor([], context=ros_context)
