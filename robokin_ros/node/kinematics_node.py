@@ -407,7 +407,8 @@ class KinematicsNode(Node):
 
     def _check_state_validity(self, request, response):
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             self.get_logger().warning, self._crash)
+                                             self.get_logger().warning, self._crash,
+                                             policy=self.settings.ik.avoid_collisions_policy)
 
     def _compute_fk(self, request, response):
         return services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(), self._crash)

@@ -104,10 +104,13 @@ PARAMETERS = {
         'timeout alone ends a search (TIMED_OUT), as in MoveIt.'), constraints='>= 0'),
     'ik_restarts': ParameterSpec(0, "Extra random seeds solved alongside the request's seed.", constraints='>= 0'),
     'avoid_collisions_policy': ParameterSpec(REJECT, (
-        'IK requests with avoid_collisions=true are checked for self-collision (URDF <collision> '
-        'geometry, pairs from the SRDF or sampled) when the robot has collision geometry. This sets '
-        "the answer when it has none (or coal is missing): 'reject' replies "
-        "COLLISION_CHECKING_UNAVAILABLE; 'solve_unchecked' solves and says so in error_code.message."),
+        'IK requests with avoid_collisions=true, and /check_state_validity, are checked for '
+        'self-collision (URDF <collision> geometry, pairs from the SRDF or sampled) when the robot has '
+        'collision geometry. This sets the answer when it cannot be checked: for IK, a robot without '
+        "geometry or coal missing: 'reject' replies COLLISION_CHECKING_UNAVAILABLE, 'solve_unchecked' "
+        'solves and says so in error_code.message; for /check_state_validity, a robot with geometry '
+        "but coal missing: 'reject' answers valid=false, 'solve_unchecked' evaluates the joint "
+        'constraints only; both log why.'),
         constraints='reject or solve_unchecked'),
     'warning_period': ParameterSpec(5.0, (
         'Minimum time [s] between two warnings about the same bad joint state entries.'), constraints='>= 0'),

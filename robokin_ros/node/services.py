@@ -307,7 +307,7 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
-                         on_crash: Callable[[BaseException], None] = lambda e: None):
+                         on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
     """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
     (``robot_state`` over the latest joint states) is valid when no checked link pair is in
     self-collision (only pairs with a link of ``group_name`` when one is given) and every joint
@@ -316,7 +316,12 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     each. Position, orientation and visibility constraints are not evaluated: such a request is
     answered ``valid=false`` (the service has no error code) and ``on_problem`` says why, as for
     an unknown group or joint or a robot without a model. Joint limits are not checked (move_group
-    does not either)."""
+    does not either).
+
+    A robot without collision geometry is never in self-collision. One whose geometry cannot be
+    checked (coal missing, or none of its meshes loads) is not silently valid: with ``policy``
+    (parameter ``avoid_collisions_policy``) ``reject`` the answer is ``valid=false``, with
+    ``solve_unchecked`` it comes from the joint constraints alone; ``on_problem`` says so either way."""
     response.valid = False
     try:
         snap = _require_robot(robot)
@@ -330,6 +335,14 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         constraint_results = _joint_constraint_results(model, c.joint_constraints, q)
         collision = snap.collision()
         contacts = []
+        if isinstance(collision, str) and any(model.link_collisions):
+            if policy == REJECT:
+                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
+                                   f'the collision geometry of robot {model.name!r} cannot be checked '
+                                   f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
+                                   'the joint constraints alone')
+            on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
+                       'constraints alone (avoid_collisions_policy solve_unchecked)')
         if not isinstance(collision, str):
             found = self_collisions(collision, q, contacts=True).contacts
             contacts = [k for k in found if links is None or k.link_a in links or k.link_b in links]

@@ -2,6 +2,7 @@
 processes (the bundled Panda with its SRDF, a corpus humanoid without one), verified by
 Pinocchio + coal, and the handlers called directly for the other paths."""
 
+import dataclasses
 import pathlib
 import re
 import sys
@@ -239,11 +240,16 @@ def test_validity_requests_it_cannot_evaluate_are_invalid_and_logged(change, pat
 def test_validity_without_a_robot_or_without_geometry():
     res, problems = call_validity(GetStateValidity.Request(), robot=None)
     assert not res.valid and 'no robot description' in problems[0]
-    bare = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm',
+    bare_model = RobotModel.from_urdf(re.sub(r'<collision\b.*?</collision>', '', PANDA_XML, flags=re.S))
+    bare = services.RobotSnapshot(bare_model, bare_model.home_configuration(), groups=ARM_GROUPS, default_group='arm',
                                   collision=lambda: "robot 'panda' has no collision geometry")
     q, _ = colliding_state()
     res, problems = call_validity(GetStateValidity.Request(robot_state=robot_state(PANDA, q)), robot=bare)
     assert res.valid and not res.contacts and not problems   # nothing to collide
+    # the Panda has geometry: one that cannot be checked is reported (test_node_validity_without_coal.py)
+    unchecked = dataclasses.replace(SNAP, collision=lambda: 'collision checking needs coal (pip install coal)')
+    res, problems = call_validity(GetStateValidity.Request(robot_state=robot_state(PANDA, q)), robot=unchecked)
+    assert not res.valid and len(problems) == 1 and 'cannot be checked' in problems[0]
 
 
 def test_ik_in_collision_only_is_no_solution_with_a_reason():

@@ -1,8 +1,12 @@
 """KinematicsNode in the test process, driven through its callbacks (no DDS traffic needed):
 description parameters read once at run time, a description file that changes between the
-set-parameters check and the apply step, SRDFs that break the parser."""
+set-parameters check and the apply step, SRDFs that break the parser, /check_state_validity
+when coal is missing."""
+
+import sys
 
 import pytest
+from moveit_msgs.srv import GetStateValidity
 from node_harness import ROBOTS, robot_xml
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
@@ -149,3 +153,15 @@ def test_a_failure_while_installing_keeps_the_last_good_model(make_node, monkeyp
     monkeypatch.setattr('robokin_ros.node.kinematics_node.load_robot', broken)
     assert not node._load(TWIN_XML, 'test')
     assert node._robot.model.name == 'panda'
+
+
+# ---------------------------------------------------------------------------- /check_state_validity without coal (F6)
+def test_state_validity_without_coal_follows_the_policy_parameter(make_node, monkeypatch):
+    """The node's glue passes avoid_collisions_policy to the handler: with 'reject' a Panda (which has
+    collision geometry) is not valid while coal is missing; with 'solve_unchecked' the joint
+    constraints decide."""
+    monkeypatch.setitem(sys.modules, 'coal', None)   # import coal fails, as on a machine without it
+    node = make_node(robot_description=PANDA_XML)
+    assert not node._check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid
+    assert set_parameter(node, 'avoid_collisions_policy', 'solve_unchecked').successful
+    assert node._check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid
