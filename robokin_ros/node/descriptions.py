@@ -1,4 +1,4 @@
-"""Robot descriptions for the node: read, parsed once, turned into a :class:`LiveRobot`.
+"""Robot descriptions for the node: read, parsed once, and the IK groups they give.
 
 Whatever way a description comes in (a parameter, a file a parameter names, a latched topic),
 files go through the core's size-capped reader (:func:`robokin_ros.urdf_xml.read_description`,
@@ -8,20 +8,21 @@ files go through the core's size-capped reader (:func:`robokin_ros.urdf_xml.read
 such as a ``RecursionError`` included), so the node logs it and keeps its last good model.
 
 The set-parameters check reads and parses a new description once (:func:`load_parameter`) and
-hands the result to the apply step, so a file is never read twice. :func:`load_robot` builds the
-:class:`LiveRobot` of a parsed URDF with the SRDF in force and the IK groups; it returns what to
-log instead of logging. No rclpy: everything here runs without DDS.
+hands the result to the apply step, so a file is never read twice. :func:`choose_ik_groups`
+picks the IK groups (parameters, else SRDF, else the tree); what to log is returned, not logged.
+:func:`robokin_ros.node.live_robot.load_robot` turns a parsed URDF into the node's live robot.
+Only the core is imported (no rclpy, no messages): ``launch_arguments`` uses this module too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Mapping
 
 from ..errors import RobokinError, URDFError
 from ..model import RobotModel
 from ..srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
 from ..urdf_xml import read_description
-from .live_robot import LiveRobot, RobotSemantics
 from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, NodeSettings
 
 #: A line for the node's log: (level: 'info', 'warning' or 'error', text).
@@ -174,6 +175,23 @@ def load_parameter(name: str, value: str, model: RobotModel | None) -> URDFDescr
         raise Rejected(f'invalid semantic description: {e}') from None
 
 
+@dataclasses.dataclass(frozen=True)
+class RobotSemantics:
+    """What the robot's joints mean to the services.
+
+    Attributes:
+        groups: the IK groups in force (name -> group): the parameters', else the SRDF's, else
+            derived from the tree.
+        default_group: the group a request with an empty group_name gets ('' : none).
+        srdf: the SRDF read against this robot's model, if any (its ``disable_collisions`` pairs
+            are never checked for self-collision), whether or not its groups are used.
+    """
+
+    groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
+    default_group: str = ''
+    srdf: SemanticDescription | None = None
+
+
 def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescription | None,
                      notes: list[Note]) -> RobotSemantics:
     """The IK groups of ``model``: the parameters', else the SRDF's, else derived from the tree.
@@ -204,45 +222,3 @@ def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescri
     described = ', '.join(f"{g.name} ({g.base or model.root_link} -> {g.tip or 'any link'})" for g in groups.values())
     notes.append(('info', f'IK groups from {origin}: {described}; default {default!r}'))
     return RobotSemantics(groups, default, semantic)
-
-
-@dataclasses.dataclass(frozen=True)
-class LoadedRobot:
-    """A new live robot and the SRDF in force for it.
-
-    Attributes:
-        robot: the live robot (model, TF tables, IK groups; joint values kept from the previous one).
-        srdf: the SRDF in force (``semantic`` read against the new model, None if it does not fit),
-            None when there is none.
-        notes: lines for the node's log, in order.
-    """
-
-    robot: LiveRobot
-    srdf: SRDFDescription | None
-    notes: tuple[Note, ...]
-
-
-def load_robot(urdf: URDFDescription, settings: NodeSettings, srdf: SRDFDescription | None,
-               previous: LiveRobot | None = None) -> LoadedRobot:
-    """The live robot of a parsed URDF, with the SRDF in force read against it and its IK groups,
-    warmed up (its kernels run once). Nothing here touches the node: it installs the result.
-
-    Args:
-        urdf: the parsed URDF.
-        settings: the node's settings (frame prefix, Jacobian reference, IK groups).
-        srdf: the SRDF in force (read again if it was read against another model), or None.
-        previous: the robot it replaces; joints of the same name keep their latest values.
-    """
-    model = urdf.model
-    notes: list[Note] = [('warning', f'robot description ({urdf.source}): {w}') for w in model.load_warnings]
-    if srdf is not None:
-        try:
-            srdf = dataclasses.replace(srdf, semantic=srdf.for_model(model))
-        except Rejected as e:
-            srdf = dataclasses.replace(srdf, semantic=None)
-            notes.append(('error', f'the semantic description from {srdf.source} does not fit robot '
-                                   f'{model.name!r}: {e}'))
-    robot = LiveRobot(model, urdf.xml, settings.frame_prefix, previous)
-    robot.semantics = choose_ik_groups(model, settings, srdf, notes)
-    robot.warm_up(settings.reference)
-    return LoadedRobot(robot, srdf, tuple(notes))

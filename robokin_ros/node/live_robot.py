@@ -1,16 +1,16 @@
 """The node's live robot: one model with everything derived from it, and its latest joint values.
 
-A :class:`LiveRobot` is built once per description (see
-:func:`robokin_ros.node.descriptions.load_robot`) and replaced by a single assignment in the node,
-so a service thread always reads one consistent robot while descriptions hot-reload. Within it,
-joint values and the IK groups are replaced, never written in place. No rclpy.
+A :class:`LiveRobot` is built once per description (:func:`load_robot`: a parsed URDF, the SRDF
+in force read against it, the IK groups, kernels warmed up) and replaced by a single assignment
+in the node, so a service thread always reads one consistent robot while descriptions hot-reload.
+Within it, joint values and the IK groups are replaced, never written in place. No rclpy.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 from geometry_msgs.msg import TransformStamped
@@ -20,30 +20,14 @@ from ..dynamics import gravity_torques
 from ..jacobians import Reference, jacobian
 from ..kinematics import forward_kinematics, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
-from ..srdf import ALL_GROUP, IKGroup, SemanticDescription
 from . import services
 from .conversions import JointStateMap, TFMessageEncoder, TransformBatch, ns_to_stamp
+from .descriptions import Note, Rejected, RobotSemantics, SRDFDescription, URDFDescription, choose_ik_groups
+from .parameters import NodeSettings
 
 #: ``last_published_ns`` of a coordinate never published (far enough from int64's minimum that
 #: adding an interval cannot overflow).
 NEVER_NS = np.iinfo(np.int64).min // 2
-
-
-@dataclasses.dataclass(frozen=True)
-class RobotSemantics:
-    """What the robot's joints mean to the services.
-
-    Attributes:
-        groups: the IK groups in force (name -> group): the parameters', else the SRDF's, else
-            derived from the tree.
-        default_group: the group a request with an empty group_name gets ('' : none).
-        srdf: the SRDF read against this robot's model, if any (its ``disable_collisions`` pairs
-            are never checked for self-collision), whether or not its groups are used.
-    """
-
-    groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
-    default_group: str = ''
-    srdf: SemanticDescription | None = None
 
 
 class LiveRobot:
@@ -160,3 +144,45 @@ class LiveRobot:
         semantics = self.semantics
         return services.RobotSnapshot(self.model, self.q, self.prefix, semantics.groups, semantics.default_group,
                                       self.collision_model)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedRobot:
+    """A new live robot and the SRDF in force for it.
+
+    Attributes:
+        robot: the live robot (model, TF tables, IK groups; joint values kept from the previous one).
+        srdf: the SRDF in force (``semantic`` read against the new model, None if it does not fit),
+            None when there is none.
+        notes: lines for the node's log, in order.
+    """
+
+    robot: LiveRobot
+    srdf: SRDFDescription | None
+    notes: tuple[Note, ...]
+
+
+def load_robot(urdf: URDFDescription, settings: NodeSettings, srdf: SRDFDescription | None,
+               previous: LiveRobot | None = None) -> LoadedRobot:
+    """The live robot of a parsed URDF, with the SRDF in force read against it and its IK groups,
+    warmed up (its kernels run once). Nothing here touches the node: it installs the result.
+
+    Args:
+        urdf: the parsed URDF.
+        settings: the node's settings (frame prefix, Jacobian reference, IK groups).
+        srdf: the SRDF in force (read again if it was read against another model), or None.
+        previous: the robot it replaces; joints of the same name keep their latest values.
+    """
+    model = urdf.model
+    notes: list[Note] = [('warning', f'robot description ({urdf.source}): {w}') for w in model.load_warnings]
+    if srdf is not None:
+        try:
+            srdf = dataclasses.replace(srdf, semantic=srdf.for_model(model))
+        except Rejected as e:
+            srdf = dataclasses.replace(srdf, semantic=None)
+            notes.append(('error', f'the semantic description from {srdf.source} does not fit robot '
+                                   f'{model.name!r}: {e}'))
+    robot = LiveRobot(model, urdf.xml, settings.frame_prefix, previous)
+    robot.semantics = choose_ik_groups(model, settings, srdf, notes)
+    robot.warm_up(settings.reference)
+    return LoadedRobot(robot, srdf, tuple(notes))

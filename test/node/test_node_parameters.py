@@ -12,7 +12,8 @@ from node_harness import ROBOTS, robot_xml
 from robokin_ros import RobotModel
 from robokin_ros.jacobians import Reference
 from robokin_ros.node import descriptions
-from robokin_ros.node.descriptions import Rejected, SRDFDescription, URDFDescription, load_parameter, load_robot
+from robokin_ros.node.descriptions import Rejected, SRDFDescription, URDFDescription, load_parameter
+from robokin_ros.node.live_robot import load_robot
 from robokin_ros.node.parameters import (GROUP_KEYS, PARAMETERS, STRING_LIST, LiveState, NodeSettings, check_value,
                                          read_settings)
 
@@ -29,11 +30,22 @@ def defaults(**overrides):
     return values
 
 
-def test_parameters_and_descriptions_modules_do_not_import_rclpy():
-    code = ('import sys, robokin_ros.node.parameters, robokin_ros.node.descriptions, robokin_ros.node.live_robot, '
-            'robokin_ros.node.launch_arguments; print(sorted(m for m in sys.modules if m.startswith("rclpy")))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == '[]'
+def imported_ros_modules(modules):
+    """Top-level ROS modules (rclpy, launch, message packages) that importing ``modules`` loads."""
+    code = (f'import sys, {", ".join(modules)}; '
+            'print(sorted({m.split(".")[0] for m in sys.modules if m.startswith(("rclpy", "launch")) '
+            'or m.endswith((".msg", ".srv"))}))')
+    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_parameters_descriptions_and_launch_arguments_need_no_ros():
+    """As launch_arguments always was: checked without a ROS install."""
+    assert imported_ros_modules(['robokin_ros.node.parameters', 'robokin_ros.node.descriptions',
+                                 'robokin_ros.node.launch_arguments']) == '[]'
+
+
+def test_the_live_robot_needs_messages_but_not_rclpy():
+    assert 'rclpy' not in imported_ros_modules(['robokin_ros.node.live_robot'])
 
 
 @pytest.mark.parametrize('name, value, reason', [
