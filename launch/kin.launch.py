@@ -13,9 +13,10 @@ Arguments (``ros2 launch robokin_ros kin.launch.py -s`` lists them):
         rviz2 is installed.
     use_sim_time: use /clock.
 
-Every argument and file is checked before anything starts (robokin_ros.node.launch_arguments):
-a bad one, or an unknown argument name, ends the launch with every problem listed and no process
-started. When either process exits, the launch shuts the other down: nothing is left behind.
+Every argument and file is checked before anything starts (robokin_ros.node.launch_arguments,
+reading files with the core's size-capped reader and parsing them with its hardened parsers, as
+the node does): a bad one, or an unknown argument name, ends the launch with every problem listed
+and no process started. When either process exits, the launch shuts the other down: nothing is left behind.
 
 Nothing publishes joint states here: run your driver, a simulator or joint_state_publisher_gui.
 """

@@ -9,6 +9,7 @@ input text, so problems and warnings can point at the user's file.
 from __future__ import annotations
 
 import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
@@ -135,10 +136,14 @@ def read_description_file(path, max_bytes: int | None = None) -> str:
     """Text of a description file, read with the size cap (safe on /dev/zero and huge files).
 
     Raises:
-        URDFError: unreadable path (incl. a NUL in it), a directory, too large, or not UTF-8.
+        URDFError: unreadable path (incl. a NUL in it), a directory, a FIFO or socket, too
+            large, or not UTF-8.
     """
     cap = max_description_bytes(max_bytes)
     try:
+        kind = os.stat(Path(path)).st_mode
+        if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):   # reading would wait for a writer
+            raise ValueError(f"not a regular file (a {'FIFO' if stat.S_ISFIFO(kind) else 'socket'})")
         with open(Path(path), "rb") as f:
             data = f.read(cap + 1)
     except (OSError, ValueError) as e:   # ValueError: embedded NUL in the path

@@ -24,7 +24,7 @@ from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 
 #: Row labels of every Jacobian message: twists are [linear; angular].
-JACOBIAN_ROWS = ("linear_x", "linear_y", "linear_z", "angular_x", "angular_y", "angular_z")
+JACOBIAN_ROWS = ('linear_x', 'linear_y', 'linear_z', 'angular_x', 'angular_y', 'angular_z')
 
 _MAX_CACHED_NAME_LISTS = 64
 #: Longer name lists are looked up without caching (bounded memory whatever publishers send).
@@ -75,12 +75,12 @@ def resolve_link(model: RobotModel, frame: str, prefix: str, empty_is_root: bool
 
 def topic_token(name: str) -> str:
     """A valid ROS topic name token for a link name (invalid characters become ``_``)."""
-    token = re.sub(r"[^A-Za-z0-9_]", "_", name) or "_"
-    return "_" + token if token[0].isdigit() else token
+    token = re.sub(r'[^A-Za-z0-9_]', '_', name) or '_'
+    return '_' + token if token[0].isdigit() else token
 
 
 # ---------------------------------------------------------------------------- poses
-def pose_to_matrix(pose: Pose, what: str = "pose") -> np.ndarray:
+def pose_to_matrix(pose: Pose, what: str = 'pose') -> np.ndarray:
     """Homogeneous transform ``(4, 4)`` of a ``geometry_msgs/Pose``; the quaternion is normalised.
 
     Raises:
@@ -90,7 +90,7 @@ def pose_to_matrix(pose: Pose, what: str = "pose") -> np.ndarray:
     return _matrix(np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w]), what)
 
 
-def transform_to_matrix(transform: Transform, what: str = "transform") -> np.ndarray:
+def transform_to_matrix(transform: Transform, what: str = 'transform') -> np.ndarray:
     """Homogeneous transform ``(4, 4)`` of a ``geometry_msgs/Transform``; see :func:`pose_to_matrix`."""
     t, r = transform.translation, transform.rotation
     return _matrix(np.array([t.x, t.y, t.z, r.x, r.y, r.z, r.w]), what)
@@ -99,9 +99,9 @@ def transform_to_matrix(transform: Transform, what: str = "transform") -> np.nda
 def _matrix(values: np.ndarray, what: str) -> np.ndarray:
     """Transform of ``[x, y, z, qx, qy, qz, qw]``."""
     if not np.all(np.isfinite(values)):
-        raise InvalidMessageError(f"{what} has non-finite entries")
+        raise InvalidMessageError(f'{what} has non-finite entries')
     if np.linalg.norm(values[3:]) < 1e-6:
-        raise InvalidMessageError(f"{what} has a zero orientation quaternion")
+        raise InvalidMessageError(f'{what} has a zero orientation quaternion')
     T = np.eye(4)
     T[:3, :3] = quat_xyzw_to_matrix(values[3:])
     T[:3, 3] = values[:3]
@@ -127,7 +127,7 @@ class TFMessageEncoder:
     doubles of each transform at their offsets. ``Publisher.publish`` sends bytes as they are.
     """
 
-    _HEADER = b"\x00\x01\x00\x00"  # CDR little endian, no options
+    _HEADER = b'\x00\x01\x00\x00'  # CDR little endian, no options
 
     def __init__(self, parents: Sequence[str], children: Sequence[str]):
         self._frames = [(p.encode(), c.encode()) for p, c in zip(parents, children)]
@@ -138,23 +138,23 @@ class TFMessageEncoder:
         hit = self._templates.get(key)
         if hit is not None:
             return hit
-        out = bytearray(struct.pack("<I", rows.size))
+        out = bytearray(struct.pack('<I', rows.size))
         stamps, numbers = [], []
 
         def align(n):
-            out.extend(b"\x00" * (-len(out) % n))
+            out.extend(b'\x00' * (-len(out) % n))
 
         for r in rows.tolist():
             parent, child = self._frames[r]
             align(4)
             stamps.append(len(out))
-            out.extend(b"\x00" * 8)
+            out.extend(b'\x00' * 8)
             for name in (parent, child):
                 align(4)
-                out.extend(struct.pack("<I", len(name) + 1) + name + b"\x00")
+                out.extend(struct.pack('<I', len(name) + 1) + name + b'\x00')
             align(8)
             numbers.append(len(out))
-            out.extend(b"\x00" * 56)
+            out.extend(b'\x00' * 56)
         base = len(self._HEADER)
         hit = (self._HEADER + bytes(out),
                np.array(stamps, np.intp)[:, None] + base + np.arange(8),      # (n, 8) byte offsets
@@ -168,11 +168,11 @@ class TFMessageEncoder:
         """Bytes of the TFMessage of rows ``rows`` with poses ``(len(rows), 7)``
         ``[x, y, z, qx, qy, qz, qw]`` (sent with w >= 0), stamped ``stamp``."""
         template, stamp_at, numbers_at = self._template(rows)
-        values = np.array(poses, "<f8")
+        values = np.array(poses, '<f8')
         values[:, 3:] *= np.where(values[:, 6:7] < 0.0, -1.0, 1.0)
         buf = np.frombuffer(bytearray(template), np.uint8)
         buf[numbers_at] = values.view(np.uint8).reshape(len(rows), 56)
-        buf[stamp_at] = np.frombuffer(struct.pack("<iI", stamp.sec, stamp.nanosec), np.uint8)
+        buf[stamp_at] = np.frombuffer(struct.pack('<iI', stamp.sec, stamp.nanosec), np.uint8)
         return buf.tobytes()
 
 
@@ -269,7 +269,7 @@ class JointStateMap:
             ShapeError: ``len(name) != len(position)`` (the whole message is unusable).
         """
         if len(names) != len(positions):
-            raise ShapeError("JointState.position", f"({len(names)},) like JointState.name", (len(positions),))
+            raise ShapeError('JointState.position', f'({len(names)},) like JointState.name', (len(positions),))
         entries, indices, unknown = self._lookup(tuple(names))
         values = _float_array(positions)[entries]
         finite = np.isfinite(values)
@@ -281,13 +281,13 @@ class JointStateMap:
 
 def some_names(names: Sequence[str], shown: int = 5) -> str:
     """A few of ``names`` and how many more: a bounded text for logs, whatever the list's size."""
-    head = ", ".join(repr(str(n)[:80]) for n in list(names[:shown]))
+    head = ', '.join(repr(str(n)[:80]) for n in list(names[:shown]))
     more = len(names) - shown
     return f"[{head}{f', ... and {more} more' if more > 0 else ''}]"
 
 
 def _float_array(values) -> np.ndarray:
-    if isinstance(values, array.array) and values.typecode == "d":
+    if isinstance(values, array.array) and values.typecode == 'd':
         return np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
     return np.asarray(values, dtype=np.float64).reshape(-1)
 
@@ -307,7 +307,7 @@ def joint_values_to_q(model: RobotModel, names: Sequence[str], positions, base: 
     if update.unknown:
         raise UnknownJointError(update.unknown[0], model.q_names)
     if update.nonfinite:
-        raise NonFiniteError("joint_state.position", list(update.nonfinite), list(update.nonfinite))
+        raise NonFiniteError('joint_state.position', list(update.nonfinite), list(update.nonfinite))
     q = np.array(base, dtype=float)
     q[update.q_indices] = update.values
     return q
@@ -328,15 +328,15 @@ def robot_state_to_q(model: RobotModel, state: RobotState, base: np.ndarray) -> 
     q = joint_values_to_q(model, list(state.joint_state.name), state.joint_state.position, base)
     mdof = state.multi_dof_joint_state
     if len(mdof.joint_names) != len(mdof.transforms):
-        raise InvalidMessageError(f"multi_dof_joint_state has {len(mdof.joint_names)} joint_names but "
-                                  f"{len(mdof.transforms)} transforms")
+        raise InvalidMessageError(f'multi_dof_joint_state has {len(mdof.joint_names)} joint_names but '
+                                  f'{len(mdof.transforms)} transforms')
     for name, tf in zip(mdof.joint_names, mdof.transforms):
         j = model.joint_index(name)
         if model.joint_types[j] != JointType.FLOATING:
             raise InvalidMessageError(
-                f"multi_dof_joint_state names joint {name!r} of type {JointType(model.joint_types[j]).name.lower()}; "
-                f"only floating joints are accepted there (give other coordinates as joint_state entries "
-                f"labelled like {model.q_names[0]!r})")
+                f'multi_dof_joint_state names joint {name!r} of type {JointType(model.joint_types[j]).name.lower()}; '
+                f'only floating joints are accepted there (give other coordinates as joint_state entries '
+                f'labelled like {model.q_names[0]!r})')
         T = transform_to_matrix(tf)
         i = model.joint_q_index[j]
         q[i:i + 3] = T[:3, 3]
@@ -389,13 +389,13 @@ def joint_bounds(model: RobotModel, constraints: Sequence) -> tuple[np.ndarray, 
             raise UnknownJointError(c.joint_name, list(index))
         values = (c.position, c.tolerance_above, c.tolerance_below)
         if not all(math.isfinite(v) for v in values) or c.tolerance_above < 0 or c.tolerance_below < 0:
-            raise InvalidMessageError(f"joint constraint on {c.joint_name!r} needs a finite position and "
-                                      f"non-negative tolerances, got {values}")
+            raise InvalidMessageError(f'joint constraint on {c.joint_name!r} needs a finite position and '
+                                      f'non-negative tolerances, got {values}')
         lower[i] = max(lower[i], c.position - c.tolerance_below)
         upper[i] = min(upper[i], c.position + c.tolerance_above)
         if lower[i] > upper[i]:
-            raise InvalidMessageError(f"joint constraint on {c.joint_name!r} leaves no value within the joint "
-                                      f"limits [{model.q_lower[i]:.6g}, {model.q_upper[i]:.6g}]")
+            raise InvalidMessageError(f'joint constraint on {c.joint_name!r} leaves no value within the joint '
+                                      f'limits [{model.q_lower[i]:.6g}, {model.q_upper[i]:.6g}]')
     return lower, upper
 
 
@@ -409,13 +409,13 @@ def jacobian_layout(frame: str, reference: str, columns: Sequence[str]) -> Multi
     n = len(columns)
     rows = MultiArrayDimension(label=f"frame={frame};reference={reference};rows={','.join(JACOBIAN_ROWS)}",
                                size=6, stride=6 * n)
-    cols = MultiArrayDimension(label="columns=" + ",".join(columns), size=n, stride=n)
+    cols = MultiArrayDimension(label='columns=' + ','.join(columns), size=n, stride=n)
     return MultiArrayLayout(dim=[rows, cols], data_offset=0)
 
 
 def jacobian_to_msg(J: np.ndarray, layout: MultiArrayLayout) -> Float64MultiArray:
     """``Float64MultiArray`` of a Jacobian ``(6, n_v)`` with a layout from :func:`jacobian_layout`."""
-    data = array.array("d")
+    data = array.array('d')
     data.frombytes(np.ascontiguousarray(J, dtype=np.float64).tobytes())
     return Float64MultiArray(layout=layout, data=data)
 
@@ -437,17 +437,17 @@ def parse_jacobian_msg(msg: Float64MultiArray) -> JacobianMessage:
         InvalidMessageError: the layout is not the one :func:`jacobian_layout` writes.
     """
     if len(msg.layout.dim) != 2:
-        raise InvalidMessageError(f"a Jacobian message has 2 dimensions, got {len(msg.layout.dim)}")
+        raise InvalidMessageError(f'a Jacobian message has 2 dimensions, got {len(msg.layout.dim)}')
     try:
-        fields = dict(part.split("=", 1) for part in msg.layout.dim[0].label.split(";"))
-        frame, reference, rows = fields["frame"], fields["reference"], tuple(fields["rows"].split(","))
-        key, cols = msg.layout.dim[1].label.split("=", 1)
+        fields = dict(part.split('=', 1) for part in msg.layout.dim[0].label.split(';'))
+        frame, reference, rows = fields['frame'], fields['reference'], tuple(fields['rows'].split(','))
+        key, cols = msg.layout.dim[1].label.split('=', 1)
     except (KeyError, ValueError):
-        raise InvalidMessageError(f"unrecognised Jacobian layout labels {[d.label for d in msg.layout.dim]}") from None
-    columns = tuple(cols.split(",")) if cols else ()
-    if key != "columns" or len(rows) != msg.layout.dim[0].size or len(columns) != msg.layout.dim[1].size:
-        raise InvalidMessageError(f"inconsistent Jacobian layout {[(d.label, d.size) for d in msg.layout.dim]}")
+        raise InvalidMessageError(f'unrecognised Jacobian layout labels {[d.label for d in msg.layout.dim]}') from None
+    columns = tuple(cols.split(',')) if cols else ()
+    if key != 'columns' or len(rows) != msg.layout.dim[0].size or len(columns) != msg.layout.dim[1].size:
+        raise InvalidMessageError(f'inconsistent Jacobian layout {[(d.label, d.size) for d in msg.layout.dim]}')
     J = np.array(msg.data, dtype=float)
     if J.size != len(rows) * len(columns):
-        raise InvalidMessageError(f"Jacobian data has {J.size} entries, layout says {len(rows)} x {len(columns)}")
+        raise InvalidMessageError(f'Jacobian data has {J.size} entries, layout says {len(rows)} x {len(columns)}')
     return JacobianMessage(frame, reference, rows, columns, J.reshape(len(rows), len(columns)))

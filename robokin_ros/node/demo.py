@@ -100,7 +100,7 @@ def main() -> int:
 
     from robokin_ros import RobotModel, frame_transform
     from robokin_ros.dynamics import gravity_torques
-    from robokin_ros.kinematics.geometric_jacobians import jacobian
+    from robokin_ros.kinematics import jacobian
     from robokin_ros.node.conversions import matrix_to_pose, parse_jacobian_msg, transform_to_matrix
 
     model = RobotModel.from_urdf_file(ROBOT)

@@ -12,13 +12,13 @@ import dataclasses
 import difflib
 import fnmatch
 import os
-import xml.etree.ElementTree as ElementTree
 from typing import Callable, Mapping
 
 import yaml
 
-from ..errors import RobokinError
-from ..model import RobotModel
+from ..errors import RobokinError, URDFError
+from ..model.description import parse_document
+from .descriptions import Rejected, failure, parse_semantic, parse_urdf, read_file
 
 NODE_NAME = 'robokin'
 ARGUMENTS = {
@@ -26,7 +26,7 @@ ARGUMENTS = {
     'semantic_file': "SRDF or .xacro file (MoveIt's semantic description); empty: none",
     'params_file': 'parameters of the robokin node (YAML)',
     'frame_prefix': 'prefix of every published frame id',
-    'use_rviz': "true, false or auto (default: true if rviz2 is installed)",
+    'use_rviz': 'true, false or auto (default: true if rviz2 is installed)',
     'use_sim_time': 'true or false: use /clock',
 }
 TRUE_WORDS = ('true', '1')    # what launch's IfCondition accepts, case-insensitively
@@ -78,27 +78,6 @@ def unknown_arguments(command_line: list[str]) -> list[str]:
     return problems
 
 
-def read_xml_file(path: str) -> str:
-    """Text of ``path``; a ``.xacro`` file is expanded with xacro (ROS package ``xacro``).
-
-    Raises:
-        OSError: unreadable file. ImportError: xacro missing for a ``.xacro`` file.
-        ValueError: xacro failed.
-    """
-    if path.endswith('.xacro'):
-        try:
-            import xacro
-        except ImportError as exc:
-            raise ImportError('a .xacro file, but xacro is not installed '
-                              '(sudo apt install ros-jazzy-xacro, or rosdep install)') from exc
-        try:
-            return xacro.process_file(path).toxml()
-        except Exception as exc:  # xacro's errors (XacroException, XML and YAML errors) share no base
-            raise ValueError(f'xacro failed: {exc}') from exc
-    with open(path, encoding='utf-8') as f:
-        return f.read()
-
-
 def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = (), *,
                            rviz_available: Callable[[], bool]) -> LaunchPlan:
     """Check every argument and file; return the plan or raise listing every problem.
@@ -113,22 +92,20 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
     """
     problems = unknown_arguments(list(command_line))
     notes = []
-    robot_description, root_link = '', ''
+    robot_description, model = '', None
     path = values['description_file']
     try:
-        robot_description = read_xml_file(path)
-        root_link = RobotModel.from_urdf(robot_description).root_link
-    except (OSError, ImportError, ValueError) as exc:  # URDFError is a ValueError
-        problems.append(f'description_file {path!r}: {exc}')
+        robot_description = read_file('description_file', path)
+        model = parse_urdf(robot_description)
+    except Exception as exc:  # noqa: BLE001 - Rejected, or a parser bug: listed, nothing started
+        problems.append(_problem('description_file', path, exc))
 
     semantic = values.get('semantic_file', '')
     if semantic:
         try:
-            root = ElementTree.fromstring(read_xml_file(semantic))
-            if root.tag != 'robot':
-                problems.append(f"semantic_file {semantic!r}: root element is <{root.tag}>, not <robot>")
-        except (OSError, ImportError, ValueError, ElementTree.ParseError) as exc:
-            problems.append(f'semantic_file {semantic!r}: {exc}')
+            _check_semantic(read_file('semantic_file', semantic), model)
+        except Exception as exc:  # noqa: BLE001 - Rejected, or a parser bug: listed, nothing started
+            problems.append(_problem('semantic_file', semantic, exc))
 
     problems += _check_params_file(values['params_file'])
     use_sim_time = _parse_bool(values['use_sim_time'], 'use_sim_time', problems)
@@ -146,8 +123,31 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
                             'AMENT_PREFIX_PATH); install ros-jazzy-rviz2 or pass use_rviz:=false')
     if problems:
         raise LaunchArgumentError(problems)
-    return LaunchPlan(robot_description, root_link, semantic, values['params_file'],
+    return LaunchPlan(robot_description, model.root_link, semantic, values['params_file'],
                       values['frame_prefix'], use_rviz, bool(use_sim_time), tuple(notes))
+
+
+def _problem(argument, path, exc):
+    """The problem line of a file argument (a reading failure names the argument and the file already)."""
+    text = failure(exc)
+    return text if text.startswith(f'{argument}: ') else f'{argument} {path!r}: {text}'
+
+
+def _check_semantic(text, model):
+    """Read an SRDF as the node will: against the robot's model; only its XML when the URDF failed.
+
+    Raises:
+        Rejected: unreadable XML or a root element other than ``<robot>``.
+    """
+    if model is not None:
+        parse_semantic(text, model)
+        return
+    try:
+        root = parse_document(text).root
+    except URDFError as exc:
+        raise Rejected(f"invalid SRDF: {'; '.join(exc.problems)}") from None
+    if root.tag != 'robot':
+        raise Rejected(f'invalid SRDF: the root element is <{root.tag[:60]}>, expected <robot>')
 
 
 def _parse_bool(text, name, problems, also=None):
@@ -171,8 +171,8 @@ def _check_params_file(path):
     except (OSError, yaml.YAMLError) as exc:
         return [f'params_file {path!r}: not readable as YAML: {exc}']
     if not isinstance(content, dict):
-        return [f"params_file {path!r}: expected a mapping of node names to "
-                f"{{ros__parameters: ...}}, got {type(content).__name__}"]
+        return [f'params_file {path!r}: expected a mapping of node names to '
+                f'{{ros__parameters: ...}}, got {type(content).__name__}']
     matching = [key for key in content if _names_our_node(str(key))]
     if not matching:
         return [f"params_file {path!r}: no entry for node '{NODE_NAME}' (top-level keys: "

@@ -11,7 +11,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from .executor import OffloadingExecutor
-from .kinematics_node import EVENTS, THREADS, KinematicsNode
+from .kinematics_node import KinematicsNode
+from .parameters import EVENTS, THREADS
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -86,7 +87,7 @@ def _executors(node: KinematicsNode):
     its services (None when they are served by the same executor); see parameter ``executor``."""
     kind = node.get_parameter('executor').value
     if kind not in (EVENTS, THREADS):
-        node.get_logger().error(f"parameter executor must be {EVENTS!r} or {THREADS!r}, got {kind!r}: using {THREADS!r}")
+        node.get_logger().error(f'parameter executor must be {EVENTS!r} or {THREADS!r}, got {kind!r}: using {THREADS!r}')
         kind = THREADS
     if kind == EVENTS:
         try:

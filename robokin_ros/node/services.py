@@ -27,33 +27,12 @@ from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..model.srdf import ALL_GROUP, IKGroup
 from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
                           pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
+from .parameters import REJECT, IKSettings
 
 #: ``error_code.source`` of every answer.
-SOURCE = "robokin"
+SOURCE = 'robokin'
 #: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
 NO_ITERATION_BUDGET = 2 ** 62
-#: Values of the ``avoid_collisions_policy`` parameter: what ``avoid_collisions=true`` gets when
-#: the robot cannot be checked (no collision geometry, or coal missing); robots with collision
-#: geometry are always checked.
-REJECT, SOLVE_UNCHECKED = "reject", "solve_unchecked"
-
-
-@dataclasses.dataclass(frozen=True)
-class IKSettings:
-    """IK service options (from the node's parameters); see ``config/kin.yaml``.
-
-    ``groups`` are the groups configured by parameters (empty: the node uses the SRDF's, or groups
-    derived from the tree); ``default_group`` the ``default_ik_group`` parameter.
-    """
-
-    groups: Mapping[str, IKGroup]
-    default_group: str = ""
-    timeout: float = 0.5
-    position_tolerance: float = 1e-5
-    rotation_tolerance: float = 1e-5
-    max_iterations: int = 0   # 0: no iteration budget, the timeout ends the search
-    restarts: int = 0
-    avoid_collisions_policy: str = REJECT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,10 +51,10 @@ class RobotSnapshot:
 
     model: RobotModel
     q: np.ndarray
-    frame_prefix: str = ""
+    frame_prefix: str = ''
     groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
-    default_group: str = ""
-    collision: Callable[[], object] = lambda: "no collision model was set up"
+    default_group: str = ''
+    collision: Callable[[], object] = lambda: 'no collision model was set up'
 
 
 class RequestError(Exception):
@@ -90,7 +69,7 @@ class RequestError(Exception):
         self.code, self.message = code, message
 
 
-def set_error(error_code: MoveItErrorCodes, code: str, message: str = "") -> None:
+def set_error(error_code: MoveItErrorCodes, code: str, message: str = '') -> None:
     """Fill ``error_code`` with the constant named ``code``."""
     error_code.val = getattr(MoveItErrorCodes, code)
     error_code.message = message
@@ -109,15 +88,15 @@ def answer(response, handler: Callable[[], str], on_crash: Callable[[BaseExcepti
         set_error(response.error_code, e.code, e.message)
     except Exception as e:  # noqa: BLE001  (the service must answer whatever happened)
         on_crash(e)
-        set_error(response.error_code, "CRASH", f"internal error: {type(e).__name__}: {e}")
+        set_error(response.error_code, 'CRASH', f'internal error: {type(e).__name__}: {e}')
     else:
-        set_error(response.error_code, "SUCCESS", message)
+        set_error(response.error_code, 'SUCCESS', message)
     return response
 
 
 def _require_robot(robot: RobotSnapshot | None) -> RobotSnapshot:
     if robot is None:
-        raise RequestError("FAILURE", "no robot description received yet: the node is waiting for one")
+        raise RequestError('FAILURE', 'no robot description received yet: the node is waiting for one')
     return robot
 
 
@@ -126,16 +105,16 @@ def request_configuration(robot: RobotSnapshot, state) -> np.ndarray:
     try:
         return robot_state_to_q(robot.model, state, robot.q)
     except (ShapeError, NonFiniteError, InvalidMessageError) as e:
-        raise RequestError("INVALID_ROBOT_STATE", f"robot_state: {e}") from None
+        raise RequestError('INVALID_ROBOT_STATE', f'robot_state: {e}') from None
     except UnknownJointError as e:
-        raise RequestError("INVALID_ROBOT_STATE", f"robot_state: {e} (robot {robot.model.name!r})") from None
+        raise RequestError('INVALID_ROBOT_STATE', f'robot_state: {e} (robot {robot.model.name!r})') from None
 
 
 def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool) -> str:
     try:
         return resolve_link(robot.model, name, robot.frame_prefix, empty_is_root)
     except UnknownLinkError as e:
-        raise RequestError(code, f"{what}: {e} (robot {robot.model.name!r})") from None
+        raise RequestError(code, f'{what}: {e} (robot {robot.model.name!r})') from None
 
 
 # ---------------------------------------------------------------------------------- groups
@@ -143,13 +122,13 @@ def select_group(robot: RobotSnapshot, name: str) -> IKGroup:
     """The group a request names (empty: the default group, or the only group there is)."""
     groups = robot.groups
     if not name:
-        name = robot.default_group or (next(iter(groups)) if len(groups) == 1 else "")
+        name = robot.default_group or (next(iter(groups)) if len(groups) == 1 else '')
         if not name:
-            raise RequestError("INVALID_GROUP_NAME", f"group_name is empty and no default_ik_group is set; "
-                                                     f"groups: {sorted(groups)}")
+            raise RequestError('INVALID_GROUP_NAME', f'group_name is empty and no default_ik_group is set; '
+                                                     f'groups: {sorted(groups)}')
     group = groups.get(name)
     if group is None:
-        raise RequestError("INVALID_GROUP_NAME", f"unknown group {name!r}; groups: {sorted(groups)}")
+        raise RequestError('INVALID_GROUP_NAME', f'unknown group {name!r}; groups: {sorted(groups)}')
     return group
 
 
@@ -158,18 +137,17 @@ def resolve_group(robot: RobotSnapshot, group: IKGroup) -> tuple[str, str, tuple
     model = robot.model
     try:
         base = model.root_link if not group.base else model.link_names[model.link_index(group.base)]
-        tip = model.link_names[model.link_index(group.tip)] if group.tip else ""
+        tip = model.link_names[model.link_index(group.tip)] if group.tip else ''
         for joint in group.joints:
             model.joint_index(joint)
     except (UnknownLinkError, UnknownJointError) as e:
-        raise RequestError("INVALID_GROUP_NAME",
-                           f"group {group.name!r} does not fit robot {model.name!r}: {e}") from None
+        raise RequestError('INVALID_GROUP_NAME',
+                           f'group {group.name!r} does not fit robot {model.name!r}: {e}') from None
     if group.joints:
         return base, tip, group.joints
     if not tip:
         return base, tip, None
-    on_path = model.support_mask[model.link_index(tip)] & ~model.support_mask[model.link_index(base)]
-    joints = tuple(model.all_joint_names[j] for j in model.active_joints.tolist() if on_path[j + 1])
+    joints = model.path_joints(base, tip)
     return base, tip, joints
 
 
@@ -177,23 +155,23 @@ def _targets(robot: RobotSnapshot, request, default_tip: str, group: IKGroup) ->
     """IK links and their PoseStamped targets, as MoveIt reads them."""
     if request.ik_link_names:
         if len(request.ik_link_names) != len(request.pose_stamped_vector):
-            raise RequestError("INVALID_LINK_NAME", f"{len(request.ik_link_names)} ik_link_names but "
-                                                    f"{len(request.pose_stamped_vector)} poses in pose_stamped_vector")
+            raise RequestError('INVALID_LINK_NAME', f'{len(request.ik_link_names)} ik_link_names but '
+                                                    f'{len(request.pose_stamped_vector)} poses in pose_stamped_vector')
         names, poses = list(request.ik_link_names), list(request.pose_stamped_vector)
     elif request.pose_stamped_vector:
         if len(request.pose_stamped_vector) != 1:
-            raise RequestError("INVALID_LINK_NAME", f"{len(request.pose_stamped_vector)} poses in pose_stamped_vector "
-                                                    f"need as many ik_link_names")
+            raise RequestError('INVALID_LINK_NAME', f'{len(request.pose_stamped_vector)} poses in pose_stamped_vector '
+                                                    f'need as many ik_link_names')
         names, poses = [request.ik_link_name], list(request.pose_stamped_vector)
     else:
         names, poses = [request.ik_link_name], [request.pose_stamped]
     tips = []
     for name in names:
         if not name and not default_tip:
-            raise RequestError("INVALID_LINK_NAME", f"no IK link named and group {group.name!r} has no tip")
-        tips.append(_link(robot, name, "INVALID_LINK_NAME", "ik_link_name", False) if name else default_tip)
+            raise RequestError('INVALID_LINK_NAME', f'no IK link named and group {group.name!r} has no tip')
+        tips.append(_link(robot, name, 'INVALID_LINK_NAME', 'ik_link_name', False) if name else default_tip)
     if len(set(tips)) != len(tips):
-        raise RequestError("INVALID_LINK_NAME", f"IK links repeat: {tips}")
+        raise RequestError('INVALID_LINK_NAME', f'IK links repeat: {tips}')
     return tips, poses
 
 
@@ -205,38 +183,38 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
     def handle() -> str:
         snap = _require_robot(robot)
         model, req = snap.model, request.ik_request
-        unchecked, avoid = "", False
+        unchecked, avoid = '', False
         if req.avoid_collisions:
             collision = snap.collision()
             if not isinstance(collision, str):
                 avoid = collision
             elif settings.avoid_collisions_policy == REJECT:
-                raise RequestError("COLLISION_CHECKING_UNAVAILABLE",
-                                   f"avoid_collisions=true but {collision}; send avoid_collisions=false "
-                                   "(or set avoid_collisions_policy to solve_unchecked)")
+                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
+                                   f'avoid_collisions=true but {collision}; send avoid_collisions=false '
+                                   '(or set avoid_collisions_policy to solve_unchecked)')
             else:
-                unchecked = f"solved WITHOUT collision checking ({collision})"
+                unchecked = f'solved WITHOUT collision checking ({collision})'
         group = select_group(snap, req.group_name)
         base, default_tip, joints = resolve_group(snap, group)
         q_seed = request_configuration(snap, req.robot_state)
         tips, poses = _targets(snap, req, default_tip, group)
         targets = []
         for tip, pose in zip(tips, poses):
-            frame = _link(snap, pose.header.frame_id, "FRAME_TRANSFORM_FAILURE",
-                          f"pose of {tip!r}: header.frame_id", True)
+            frame = _link(snap, pose.header.frame_id, 'FRAME_TRANSFORM_FAILURE',
+                          f'pose of {tip!r}: header.frame_id', True)
             try:
-                T_frame_tip = pose_to_matrix(pose.pose, f"target pose of {tip!r}")
+                T_frame_tip = pose_to_matrix(pose.pose, f'target pose of {tip!r}')
             except InvalidMessageError as e:
-                raise RequestError("INVALID_GOAL_CONSTRAINTS", str(e)) from None
+                raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
             targets.append(frame_transform(model, q_seed, base, frame) @ T_frame_tip)
         c = req.constraints
         if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
-            raise RequestError("INVALID_GOAL_CONSTRAINTS", "only constraints.joint_constraints are supported "
-                                                           "(position, orientation and visibility constraints are not)")
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are supported '
+                                                           '(position, orientation and visibility constraints are not)')
         try:
             lower, upper = joint_bounds(model, c.joint_constraints)
         except (UnknownJointError, InvalidMessageError) as e:
-            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"joint_constraints: {e}") from None
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint_constraints: {e}') from None
         timeout = duration_to_seconds(req.timeout)
         timeout = timeout if timeout > 0 else settings.timeout
         try:
@@ -247,22 +225,22 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                  max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
                                  restarts=settings.restarts, avoid_collisions=avoid)
         except ik.InvalidTargetError as e:
-            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"pose targets: {e}") from None
-        residual = (f"best position error {float(result.position_error):.3g} m, rotation error "
-                    f"{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations")
-        checked = f"checked for self-collision ({len(avoid.pairs)} geometry pairs)" if avoid else ""
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
+        residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
+                    f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
+        checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs)' if avoid else ''
         if not bool(result.success):
             status = str(result.status)
-            rejected = " (configurations in self-collision were rejected)" if avoid else ""
+            rejected = ' (configurations in self-collision were rejected)' if avoid else ''
             if status == ik.IN_COLLISION:
-                raise RequestError("NO_IK_SOLUTION", f"no collision-free IK solution for {tips}: the best "
-                                                     f"configuration is in self-collision; {residual}")
+                raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {tips}: the best '
+                                                     f'configuration is in self-collision; {residual}')
             if status == ik.TIMEOUT:
-                raise RequestError("TIMED_OUT", f"no IK solution for {tips} within the {timeout:.3g} s "
-                                                f"timeout{rejected}; {residual}")
-            raise RequestError("NO_IK_SOLUTION", f"no IK solution for {tips} ({status}){rejected}; {residual}")
+                raise RequestError('TIMED_OUT', f'no IK solution for {tips} within the {timeout:.3g} s '
+                                                f'timeout{rejected}; {residual}')
+            raise RequestError('NO_IK_SOLUTION', f'no IK solution for {tips} ({status}){rejected}; {residual}')
         response.solution = q_to_robot_state(model, result.q)
-        return "; ".join(m for m in (unchecked, f"solved {tips} in group {group.name!r}: {residual}", checked) if m)
+        return '; '.join(m for m in (unchecked, f'solved {tips} in group {group.name!r}: {residual}', checked) if m)
 
     return answer(response, handle, on_crash)
 
@@ -275,9 +253,9 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
     def handle() -> str:
         snap = _require_robot(robot)
         model = snap.model
-        frame = _link(snap, request.header.frame_id, "FRAME_TRANSFORM_FAILURE", "header.frame_id", True)
+        frame = _link(snap, request.header.frame_id, 'FRAME_TRANSFORM_FAILURE', 'header.frame_id', True)
         q = request_configuration(snap, request.robot_state)
-        links = [_link(snap, name, "INVALID_LINK_NAME", "fk_link_names", False) for name in request.fk_link_names]
+        links = [_link(snap, name, 'INVALID_LINK_NAME', 'fk_link_names', False) for name in request.fk_link_names]
         poses = forward_kinematics(model, q)
         frame_id = request.header.frame_id or snap.frame_prefix + model.root_link
         response.pose_stamped = [
@@ -285,7 +263,7 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
                         pose=matrix_to_pose(frame_transform(model, q, frame, link, poses=poses)))
             for link in links]
         response.fk_link_names = list(request.fk_link_names)
-        return f"{len(links)} poses in {frame_id!r}"
+        return f'{len(links)} poses in {frame_id!r}'
 
     return answer(response, handle, on_crash)
 
@@ -312,8 +290,8 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
     checks = []
     for c in constraints:
         if c.joint_name not in index:
-            raise RequestError("INVALID_GOAL_CONSTRAINTS", f"joint constraint on {c.joint_name!r}: not an independent "
-                                                           f"1-DOF joint of robot {model.name!r}")
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint constraint on {c.joint_name!r}: not an independent '
+                                                           f'1-DOF joint of robot {model.name!r}')
         j = index[c.joint_name]
         checks.append((model.joint_q_index[j], model.joint_types[j] == JointType.CONTINUOUS, c))
     results = []
@@ -328,7 +306,7 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
-                         on_crash: Callable[[BaseException], None] = lambda e: None):
+                         on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
     """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
     (``robot_state`` over the latest joint states) is valid when no checked link pair is in
     self-collision (only pairs with a link of ``group_name`` when one is given) and every joint
@@ -337,7 +315,12 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     each. Position, orientation and visibility constraints are not evaluated: such a request is
     answered ``valid=false`` (the service has no error code) and ``on_problem`` says why, as for
     an unknown group or joint or a robot without a model. Joint limits are not checked (move_group
-    does not either)."""
+    does not either).
+
+    A robot without collision geometry is never in self-collision. One whose geometry cannot be
+    checked (coal missing, or none of its meshes loads) is not silently valid: with ``policy``
+    (parameter ``avoid_collisions_policy``) ``reject`` the answer is ``valid=false``, with
+    ``solve_unchecked`` it comes from the joint constraints alone; ``on_problem`` says so either way."""
     response.valid = False
     try:
         snap = _require_robot(robot)
@@ -346,11 +329,19 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         links = _group_links(snap, request.group_name)
         c = request.constraints
         if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
-            raise RequestError("INVALID_GOAL_CONSTRAINTS", "only constraints.joint_constraints are evaluated "
-                                                           "(position, orientation and visibility constraints are not)")
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are evaluated '
+                                                           '(position, orientation and visibility constraints are not)')
         constraint_results = _joint_constraint_results(model, c.joint_constraints, q)
         collision = snap.collision()
         contacts = []
+        if isinstance(collision, str) and any(model.link_collisions):
+            if policy == REJECT:
+                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
+                                   f'the collision geometry of robot {model.name!r} cannot be checked '
+                                   f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
+                                   'the joint constraints alone')
+            on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
+                       'constraints alone (avoid_collisions_policy solve_unchecked)')
         if not isinstance(collision, str):
             found = self_collisions(collision, q, contacts=True).contacts
             contacts = [k for k in found if links is None or k.link_a in links or k.link_b in links]
@@ -365,7 +356,7 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         response.constraint_result = constraint_results
         response.valid = not contacts and all(r.result for r in constraint_results)
     except RequestError as e:
-        on_problem(f"/check_state_validity answered valid=false: {e.message}")
+        on_problem(f'/check_state_validity answered valid=false: {e.message}')
     except Exception as e:  # noqa: BLE001  (the service must answer whatever happened)
         on_crash(e)
     return response

@@ -5,6 +5,8 @@ mistyped ``params_file`` only warned; unknown argument names were ignored."""
 
 import importlib.util
 import pathlib
+import re
+import sys
 
 import pytest
 import yaml
@@ -17,6 +19,9 @@ PANDA = ROOT / 'robokin_ros' / 'robots' / 'panda.urdf'
 FIXTURES = ROOT / 'test' / 'fixtures'
 CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
 HAS_XACRO = importlib.util.find_spec('xacro') is not None
+#: A group that names a joint and then itself, on the bundled Panda (review F1).
+CYCLIC_SRDF = ('<robot name="panda"><group name="arm"><joint name="panda_joint1"/><group name="arm"/></group>'
+               '</robot>')
 
 
 @pytest.fixture
@@ -91,9 +96,19 @@ def test_known_arguments_are_not_flagged():
 
 
 def test_missing_description_file(params_file, tmp_path):
-    (problem,) = problems(values(params_file, description_file=str(tmp_path / 'nope.urdf')))
-    assert problem.startswith(f"description_file '{tmp_path / 'nope.urdf'}': ")
-    assert 'No such file' in problem
+    path = tmp_path / 'nope.urdf'
+    (problem,) = problems(values(params_file, description_file=str(path)))
+    assert problem == f"description_file: cannot read '{path}': No such file or directory"
+
+
+@pytest.mark.parametrize('argument', ['description_file', 'semantic_file'])
+def test_files_are_read_with_the_size_cap(params_file, monkeypatch, argument):
+    """The core's reader: /dev/zero stops at the cap instead of exhausting memory."""
+    cap = PANDA.stat().st_size   # the bundled Panda still passes
+    monkeypatch.setenv('ROBOKIN_MAX_DESCRIPTION_BYTES', str(cap))
+    (problem,) = problems(values(params_file, **{argument: '/dev/zero'}))
+    assert problem == (f"{argument}: cannot read '/dev/zero': larger than the limit of {cap} bytes "
+                       '(ROBOKIN_MAX_DESCRIPTION_BYTES)')
 
 
 def test_bad_urdf_is_reported_with_the_loader_message(params_file):
@@ -101,13 +116,13 @@ def test_bad_urdf_is_reported_with_the_loader_message(params_file):
     assert problem.startswith("description_file '") and 'root' in problem
 
 
-@pytest.mark.skipif(HAS_XACRO, reason='checks the message for a machine without xacro')
-def test_xacro_file_without_xacro_names_the_package(params_file, tmp_path):
+def test_xacro_file_without_xacro_names_the_package(params_file, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, 'xacro', None)   # import xacro fails, as on a machine without it
     path = tmp_path / 'robot.urdf.xacro'
     path.write_text(PANDA.read_text())
     (problem,) = problems(values(params_file, description_file=str(path)))
-    assert problem == (f"description_file '{path}': a .xacro file, but xacro is not installed "
-                       "(sudo apt install ros-jazzy-xacro, or rosdep install)")
+    assert problem == (f"description_file: '{path}' is a .xacro file, but xacro is not installed "
+                       '(pip install xacro, or the ROS package xacro)')
 
 
 @pytest.mark.skipif(not HAS_XACRO, reason='xacro is not installed here')
@@ -159,15 +174,47 @@ def test_semantic_file_checks(params_file, tmp_path):
     wrong_root.write_text('<robt name="panda"/>')
     broken = tmp_path / 'broken.srdf'
     broken.write_text('<robot name="panda">')
-    assert 'root element is <robt>, not <robot>' in problems(values(params_file, semantic_file=str(wrong_root)))[0]
-    assert problems(values(params_file, semantic_file=str(broken)))[0].startswith(f"semantic_file '{broken}': ")
-    assert 'No such file' in problems(values(params_file, semantic_file=str(tmp_path / 'none.srdf')))[0]
+    assert problems(values(params_file, semantic_file=str(wrong_root))) == (
+        f"semantic_file '{wrong_root}': invalid SRDF: the root element is <robt>, expected <robot>",)
+    assert problems(values(params_file, semantic_file=str(broken)))[0].startswith(
+        f"semantic_file '{broken}': invalid SRDF: malformed XML at line 1")
+    missing = tmp_path / 'none.srdf'
+    assert problems(values(params_file, semantic_file=str(missing))) == (
+        f"semantic_file: cannot read '{missing}': No such file or directory",)
+
+
+ENTITY_SRDF = '<!DOCTYPE r [<!ENTITY a "aaaa">]><robot name="panda">&a;</robot>'
+
+
+@pytest.mark.parametrize('description', ['panda', 'broken'])
+def test_semantic_file_is_parsed_hardened(params_file, tmp_path, description):
+    """Entities are refused, whether the SRDF is read against the robot or (its URDF broken) alone."""
+    srdf = tmp_path / 'entity.srdf'
+    srdf.write_text(ENTITY_SRDF)
+    urdf = PANDA if description == 'panda' else FIXTURES / 'bad_two_roots.urdf'
+    found = problems(values(params_file, description_file=str(urdf), semantic_file=str(srdf)))
+    assert found[-1].startswith(f"semantic_file '{srdf}': invalid SRDF: a <!DOCTYPE> or entity declaration is "
+                                'not allowed'), found
+    assert len(found) == (1 if description == 'panda' else 2)
+
+
+def test_semantic_file_that_breaks_the_srdf_parser_is_listed_not_raised(params_file, tmp_path):
+    """A group that names a joint and itself made parse_srdf recurse without end (review F1). Either
+    the parser reports the cycle (the SRDF is accepted with a warning) or the launch lists it."""
+    srdf = tmp_path / 'cycle.srdf'
+    srdf.write_text(CYCLIC_SRDF)
+    try:
+        plan = check_launch_arguments(values(params_file, semantic_file=str(srdf)), rviz_available=lambda: False)
+    except LaunchArgumentError as e:
+        assert len(e.problems) == 1 and e.problems[0].startswith(f"semantic_file '{srdf}': "), e.problems
+    else:
+        assert plan.semantic_file == str(srdf)
 
 
 def test_every_problem_is_listed_at_once(tmp_path):
     found = problems(values(str(tmp_path / 'none.yaml'), description_file=str(tmp_path / 'none.urdf'),
                             use_rviz='maybe', use_sim_time='perhaps'), ['foo:=1'])
-    assert [p.split(' ', 1)[0].split(':=')[0] for p in found] == [
+    assert [re.match(r'\w+', p).group() for p in found] == [
         'unknown', 'description_file', 'params_file', 'use_sim_time', 'use_rviz']
 
 

@@ -2,6 +2,7 @@
 processes (the bundled Panda with its SRDF, a corpus humanoid without one), verified by
 Pinocchio + coal, and the handlers called directly for the other paths."""
 
+import dataclasses
 import pathlib
 import re
 import sys
@@ -18,7 +19,8 @@ from sensor_msgs.msg import JointState
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose
-from robokin_ros.srdf import IKGroup, parse_srdf
+from robokin_ros.node.parameters import IKSettings
+from robokin_ros.model.srdf import IKGroup, parse_srdf
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from peers import PinCollisions, strip_collision_meshes  # noqa: E402
@@ -178,7 +180,7 @@ def test_moveit_style_avoid_collisions_request_on_a_corpus_humanoid(ros_context,
 ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp'),
               'hand': IKGroup('hand', 'panda_hand', '', ('panda_finger_joint1',))}
 SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), 'p/', ARM_GROUPS, 'arm', lambda: PANDA_CM)
-ARM = services.IKSettings(groups=ARM_GROUPS, timeout=0.2)
+ARM = IKSettings(groups=ARM_GROUPS, timeout=0.2)
 
 
 def call_validity(req, robot=SNAP):
@@ -238,11 +240,16 @@ def test_validity_requests_it_cannot_evaluate_are_invalid_and_logged(change, pat
 def test_validity_without_a_robot_or_without_geometry():
     res, problems = call_validity(GetStateValidity.Request(), robot=None)
     assert not res.valid and 'no robot description' in problems[0]
-    bare = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm',
+    bare_model = RobotModel.from_urdf(re.sub(r'<collision\b.*?</collision>', '', PANDA_XML, flags=re.S))
+    bare = services.RobotSnapshot(bare_model, bare_model.home_configuration(), groups=ARM_GROUPS, default_group='arm',
                                   collision=lambda: "robot 'panda' has no collision geometry")
     q, _ = colliding_state()
     res, problems = call_validity(GetStateValidity.Request(robot_state=robot_state(PANDA, q)), robot=bare)
     assert res.valid and not res.contacts and not problems   # nothing to collide
+    # the Panda has geometry: one that cannot be checked is reported (test_node_validity_without_coal.py)
+    unchecked = dataclasses.replace(SNAP, collision=lambda: 'collision checking needs coal (pip install coal)')
+    res, problems = call_validity(GetStateValidity.Request(robot_state=robot_state(PANDA, q)), robot=unchecked)
+    assert not res.valid and len(problems) == 1 and 'cannot be checked' in problems[0]
 
 
 def test_ik_in_collision_only_is_no_solution_with_a_reason():
@@ -261,7 +268,7 @@ def test_ik_in_collision_only_is_no_solution_with_a_reason():
     groups = {'slide': IKGroup('slide', 'base', 'b')}
     snap = services.RobotSnapshot(model, model.home_configuration(), groups=groups, default_group='slide',
                                   collision=lambda: cm)
-    settings = services.IKSettings(groups=groups, timeout=0.05)
+    settings = IKSettings(groups=groups, timeout=0.05)
     T = np.eye(4)
     T[0, 3] = 0.1
     req = moveit_ik_request(model, 'slide', 'b', T, [0.5], timeout=0.05)

@@ -13,7 +13,7 @@ from node_harness import ROOT, KinNode, Probe, robot_xml, write_params
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.node.conversions import matrix_to_pose
-from robokin_ros.node.kinematics_node import PARAMETERS
+from robokin_ros.node.parameters import PARAMETERS, STRING_LIST
 
 KIN_YAML = ROOT / 'config' / 'kin.yaml'
 
@@ -26,8 +26,8 @@ def test_every_parameter_is_in_kin_yaml():
         assert name in values or re.search(rf'^\s*#\s*{name}:', text, re.MULTILINE), name
     assert set(values) - {'ik_groups'} <= set(PARAMETERS)
     for name, value in values.items():
-        if name in PARAMETERS and not isinstance(PARAMETERS[name][0], type(PARAMETERS['ik_group_names'][0])):
-            assert value == PARAMETERS[name][0] or name in ('ik_group_names', 'default_ik_group'), name
+        if name in PARAMETERS and PARAMETERS[name].default is not STRING_LIST:
+            assert value == PARAMETERS[name].default or name in ('ik_group_names', 'default_ik_group'), name
 
 
 def test_rviz_config_shows_the_robot_model_and_tf():

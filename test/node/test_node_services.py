@@ -17,7 +17,8 @@ from sensor_msgs.msg import JointState
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
-from robokin_ros.srdf import IKGroup
+from robokin_ros.node.parameters import IKSettings
+from robokin_ros.model.srdf import IKGroup
 
 MODEL = RobotModel.from_urdf(robot_xml('twin_arm_torso'))
 LEFT = [n for n in MODEL.joint_names if n.startswith('left_') and 'finger' not in n]
@@ -229,7 +230,7 @@ def test_fk_errors(probe, frame, links, code, pattern):
 PANDA = RobotModel.from_urdf(robot_xml('panda'))
 ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp')}
 SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm')
-ARM = services.IKSettings(groups=ARM_GROUPS)
+ARM = IKSettings(groups=ARM_GROUPS)
 
 
 def panda_request(T, **fields):

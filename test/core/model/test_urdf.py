@@ -3,6 +3,7 @@ hardened XML, every joint type, mimic resolution, and the to_urdf round trip."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -292,3 +293,12 @@ def test_infinite_velocity_and_effort_mean_no_limit():
     text = robot(joint("j", "revolute", "a", "b", '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="inf" velocity="inf"/>'))
     model = RobotModel.from_urdf(text)
     assert np.isinf(model.joint_velocity[0]) and np.isinf(model.joint_effort[0])
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """A FIFO (or socket) named as a description file would block a plain read until a writer
+    comes: it is refused at once, naming what it is."""
+    fifo = tmp_path / "robot.urdf"
+    os.mkfifo(fifo)
+    with pytest.raises(URDFError, match=r"not a regular file \(a FIFO\)"):
+        RobotModel.from_urdf_file(fifo)
