@@ -2,6 +2,8 @@
 # (.venv) made by tools/bootstrap_ros_env.sh; tools/run_in_env.sh sets the ROS variables.
 #   make demo        bootstrap if needed, run the demo
 #   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
+#   make check       the quick tier for the inner loop: lint + core unit tests not marked slow (< 1 min)
+#   make lint        ruff with the project's rules (ruff.toml)
 #   make venv        create/update .venv only (fast when nothing changed)
 #   make fuzz        URDF mutation fuzzing for FUZZ_SECONDS (default 600); prints cases/s and findings
 #   make bench       install the benchmark peers (tools/requirements-bench.txt), run the benchmarks
@@ -13,7 +15,7 @@ SHELL := /bin/bash
 RUN := tools/run_in_env.sh
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo fuzz bench shell clean distclean
+.PHONY: venv test check lint demo fuzz bench shell clean distclean
 
 venv:
 	@bash tools/bootstrap_ros_env.sh
@@ -26,6 +28,13 @@ test: venv
 	  exit 1; \
 	fi; \
 	exit $$rc
+
+check: venv
+	@$(RUN) python -m ruff check .
+	@$(RUN) python -m pytest test/core test/lint -m "not slow" -q $(PYTEST_ARGS)
+
+lint: venv
+	@$(RUN) python -m ruff check .
 
 FUZZ_SECONDS ?= 600
 fuzz: venv

@@ -2,8 +2,7 @@
 
 from glob import glob
 
-from setuptools import find_packages
-from setuptools import setup
+from setuptools import find_packages, setup
 
 package_name = 'robokin_ros'
 
@@ -23,13 +22,14 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test*']),
-    package_data={package_name: ['robots/*.urdf', 'robots/*.srdf']},
+    package_data={package_name: ['robots/*.urdf', 'robots/*.srdf', 'py.typed']},
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
     # tools/requirements-venv.txt. The URDF reader is robokin's own (no urdf_parser_py).
-    install_requires=['setuptools', 'numpy', 'scipy', 'numba'],
+    install_requires=['setuptools', 'numpy', 'numba'],
     # matplotlib (pictures), trimesh (meshes in pictures) and tqdm (progress bars): the robokin command only
-    extras_require={'test': ['pytest'], 'cli': ['matplotlib', 'tqdm', 'trimesh'], 'collision': ['coal', 'trimesh']},
+    extras_require={'test': ['pytest', 'scipy', 'hypothesis', 'ruff'], 'cli': ['matplotlib', 'tqdm', 'trimesh'],
+                    'collision': ['coal', 'trimesh']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',

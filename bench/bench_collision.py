@@ -40,11 +40,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
+from bench_ik import CHECK_POSITION, CHECK_ROTATION, TIMEOUT, TOLERANCE, verify  # noqa: E402
 from peers import ERD_ROBOTS, PinCollisions, example_robot_data_dir, pin_configuration  # noqa: E402
+from timing import best_of  # noqa: E402
+
 from robokin_ros import CollisionModel, RobotModel, bounding_box_model, frame_transform, self_collisions, solve_ik  # noqa: E402
 from robokin_ros.collision import in_collision  # noqa: E402
-from timing import best_of  # noqa: E402
-from bench_ik import CHECK_POSITION, CHECK_ROTATION, TIMEOUT, TOLERANCE, verify  # noqa: E402
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")
 TALOS_ARM = ["torso_1_joint", "torso_2_joint"] + [f"arm_left_{i}_joint" for i in range(1, 8)]

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration  # noqa: E402
 from timing import best_of, per_call_us  # noqa: E402
+
 from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian  # noqa: E402
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")

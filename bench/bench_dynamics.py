@@ -34,8 +34,8 @@ from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import best_of
 
 from robokin_ros import RobotModel, dynamics
-from robokin_ros.kernels import accel, selection
 from robokin_ros.dynamics import aba, center_of_mass, crba, gravity_torques, rnea
+from robokin_ros.kernels import accel, selection
 
 ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques", "com": "center_of_mass"}
 

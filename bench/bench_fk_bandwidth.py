@@ -177,7 +177,7 @@ def report(label: str, r: dict, batch: int) -> None:
           f"kernels: {'numba' if r['numba'] else 'numpy (numba unavailable)'} (prepared in {r['prepare']:.1f} s); "
           f"subset = {', '.join(r['subset'])}")
     sizes = sorted(set(r["nbytes"].values()))
-    print("  memory, per output size (batch of {:,}): ".format(batch) + "; ".join(
+    print(f"  memory, per output size (batch of {batch:,}): " + "; ".join(
         f"{s} B: fill {s / t['fill', s] / 1e3:.1f} GB/s, fresh {s / t['fresh fill', s] / 1e3:.1f} GB/s, "
         f"copy {s / t['copy', s] / 1e3:.1f} GB/s" for s in sizes))
     if "libm trig" in t:
@@ -218,7 +218,7 @@ def verdict(r: dict) -> None:
                              + (f", sines and cosines {trig:.3f} of it" if trig is not None else "")
                              + f"; {t[name, 'cached']:.3f} µs/config with the output in cache)")
         lines.append(f"{name}: " + "; ".join(parts))
-    print("  goal ≥ {:.0f}× Pinocchio or ≤ {}× the bandwidth limit:\n    ".format(goal, NEAR_LIMIT) + "\n    ".join(lines))
+    print(f"  goal ≥ {goal:.0f}× Pinocchio or ≤ {NEAR_LIMIT}× the bandwidth limit:\n    " + "\n    ".join(lines))
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import re
+import sys
 import tempfile
 import time
 import warnings
@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir  # noqa: E402
 from timing import wait_for_kernels  # noqa: E402
+
 from robokin_ros import RobotModel, frame_transform  # noqa: E402
 from robokin_ros.ik import solve_ik  # noqa: E402
 from robokin_ros.spatial import log_so3  # noqa: E402

@@ -48,7 +48,8 @@ from bench_ik import bench_ours as ik_protocol
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import interleaved
 
-from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian, prepare
+from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian
+from robokin_ros import prepare as prepare_kernels
 from robokin_ros.kernels import accel, selection
 from robokin_ros.model import SCALAR_TYPES, JointType
 
@@ -144,7 +145,8 @@ def bench_pk(path, model, q, singles, repeats, jtip):
     error = np.abs(tip - forward_kinematics(model, q[:4])[:, model.link_index(jtip)]).max()
     if error > 1e-6:  # it parses the URDF's numbers in float32: ~1e-7 from ours
         return {"error": f"tip differs by {error:.2g}"}
-    none = lambda: None
+    def none():
+        return None
     with torch.no_grad():
         t = interleaved({"fk1": (none, loop(chain.forward_kinematics, [(th[i:i + 1],) for i in range(singles)]), singles),
                          "fk": (none, lambda: chain.forward_kinematics(th), len(q)),
@@ -244,7 +246,7 @@ def peak_memory(model, n: int) -> dict:
     row = {"MB": out_bytes / 1e6}
     for kind in KERNELS:
         set_kernel(kind)
-        if kind == "numba" and not prepare(model):
+        if kind == "numba" and not prepare_kernels(model):
             continue
         tracemalloc.start()
         forward_kinematics(model, q)
@@ -283,12 +285,12 @@ def main() -> None:
         joints = ik_joints or [j for j in model.joint_names if "finger" not in j]
         seed, _, T = problems(model, ik_tip, joints, n_ik, np.random.default_rng(12345))
         kinds = [k for k in KERNELS if k != "numba" or accel.available()]
-        prepare = None
+        compile_seconds = None
         if "numba" in kinds:
             set_kernel("numba")
             t = time.perf_counter()
-            if prepare(model, [(jtip,), (ik_tip,)]):
-                prepare = time.perf_counter() - t
+            if prepare_kernels(model, [(jtip,), (ik_tip,)]):
+                compile_seconds = time.perf_counter() - t
             else:
                 kinds.remove("numba")
         timers = {}
@@ -318,8 +320,8 @@ def main() -> None:
             print(f"{label:6s} {name:20s} | {fmt(row['fk1'])} {fmt(ratio['fk1'] if ours else None, 5)} | "
                   f"{fmt(row['fk'])} {fmt(ratio['fk'] if ours else None, 5)} | {fmt(row['j'])} "
                   f"{fmt(ratio['j'] if ours else None, 5)} | {ik}", flush=True)
-        if prepare is not None:
-            print(f"{'':6s} (numba: compile or disk-cache load of the FK, Jacobian and IK kernels: {prepare:.1f} s)")
+        if compile_seconds is not None:
+            print(f"{'':6s} (numba: compile or disk-cache load of the FK, Jacobian and IK kernels: {compile_seconds:.1f} s)")
         memory[label] = peak_memory(model, n_mem)
     print(f"\nPeak memory (tracemalloc) of one batched FK of {n_mem:,} configurations, as a multiple of its output; "
           f"floor = µs/config to allocate and fill an output of that size (page faults + writes)")

@@ -18,15 +18,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from robokin_ros import RobotModel  # noqa: E402
 from timing import best_of  # noqa: E402
+
+from robokin_ros import RobotModel  # noqa: E402
 
 JOINT = ('<joint name="j{i}" type="revolute"><parent link="l{p}"/><child link="l{i}"/>'
          '<origin xyz="0 0 0.01" rpy="0 0 0"/><axis xyz="0 0 1"/>'

@@ -180,8 +180,8 @@ class Bench:
         k = 0
         while k < n:  # publish what is due, then sleep: the bench must not burn a core the node needs
             due = min(n, int((time.perf_counter() - start) * rate) + 1)
-            for k in range(k, due):
-                msg = messages[k % len(messages)]
+            for i in range(k, due):
+                msg = messages[i % len(messages)]
                 now = time.time_ns()
                 msg.header.stamp.sec, msg.header.stamp.nanosec = now // 1_000_000_000, now % 1_000_000_000
                 self.pub.publish(msg)
@@ -302,7 +302,7 @@ def ik_round_trips(bench, directory, calls):
     try:
         bench.spin_until(client.service_is_ready, '/compute_ik')
         rng = np.random.default_rng(1)
-        for k in range(calls):
+        for _k in range(calls):
             q = model.random_configuration(rng=rng)
             req = GetPositionIK.Request()
             req.ik_request.pose_stamped = PoseStamped(pose=matrix_to_pose(frame_transform(model, q, 'panda_link0', 'panda_hand_tcp')))

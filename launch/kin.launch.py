@@ -23,13 +23,14 @@ Nothing publishes joint states here: run your driver, a simulator or joint_state
 
 import os
 
-import robokin_ros
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+import robokin_ros
+from launch import LaunchDescription
 from robokin_ros.node.launch_arguments import ARGUMENTS, check_launch_arguments
 
 SHARE = get_package_share_directory('robokin_ros')

@@ -3,18 +3,62 @@
 The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 """
 
-from .collision import (CollisionModel, CollisionUnavailableError, Contact, SelfCollisionResult, bounding_box_model,
-                        collision_model, disabled_pairs_by_sampling, self_collisions)
-from .dynamics import (aba, center_of_mass, center_of_mass_jacobian, coriolis_torques, crba, gravity_torques,
-                       kinetic_energy, nonlinear_effects, rnea, total_mass)
-from .errors import (ArgumentError, JointLimitError, KernelCheckError, LoadWarning, ModelError, NonFiniteError,
-                     RobokinError, ShapeError, SRDFError, UnknownJointError, UnknownLinkError, UnknownNameError,
-                     UnknownStateError, URDFError)
+from .collision import (
+                        CollisionModel,
+                        CollisionUnavailableError,
+                        Contact,
+                        SelfCollisionResult,
+                        bounding_box_model,
+                        collision_model,
+                        disabled_pairs_by_sampling,
+                        self_collisions,
+)
+from .dynamics import (
+                        aba,
+                        center_of_mass,
+                        center_of_mass_jacobian,
+                        coriolis_torques,
+                        crba,
+                        gravity_torques,
+                        kinetic_energy,
+                        nonlinear_effects,
+                        rnea,
+                        total_mass,
+)
+from .errors import (
+                        ArgumentError,
+                        JointLimitError,
+                        KernelCheckError,
+                        LoadWarning,
+                        ModelError,
+                        NonFiniteError,
+                        RobokinError,
+                        ShapeError,
+                        SRDFError,
+                        UnknownJointError,
+                        UnknownLinkError,
+                        UnknownNameError,
+                        UnknownStateError,
+                        URDFError,
+)
 from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, solve_ik
 from .kernels import prepare
-from .kinematics import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, forward_kinematics, frame_pose_and_jacobian,
-                         frame_transform, jacobian, jacobians, joint_poses, kinematic_hessian, link_positions,
-                         pose_derivatives, pose_second_derivatives)
+from .kinematics import (
+                        LOCAL,
+                        LOCAL_WORLD_ALIGNED,
+                        WORLD,
+                        Reference,
+                        forward_kinematics,
+                        frame_pose_and_jacobian,
+                        frame_transform,
+                        jacobian,
+                        jacobians,
+                        joint_poses,
+                        kinematic_hessian,
+                        link_positions,
+                        pose_derivatives,
+                        pose_second_derivatives,
+)
 from .model import CollisionGeometry, JointType, RobotModel
 
 __all__ = [

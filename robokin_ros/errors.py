@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 
 class RobokinError(Exception):

@@ -5,7 +5,7 @@ Everything robokin derives from a :class:`~robokin_ros.model.RobotModel` and kee
 calls lives here, under a *kind* (``"fk plan"``, ``"fk kernels"``, ``"ik problems"``, ...) and a
 key within the kind. The rule:
 
-- entries are held per model, weakly: they go when the model goes;
+- entries are held per model and go when the model goes (the model itself is not held);
 - each (model, kind) holds at most :data:`MAX_ENTRIES` entries (:data:`BOUNDS` may set fewer for
   a heavy kind); beyond that the least recently used entry is dropped.
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 #: Entries kept per model and kind.
 MAX_ENTRIES = 64
@@ -27,28 +28,32 @@ MAX_ENTRIES = 64
 #: Smaller bounds of heavy kinds (collision models hold meshes).
 BOUNDS = {"collision models": 8}
 
-_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # model -> {kind: OrderedDict}
+# id(model) -> {kind: OrderedDict}. Keyed by id, not by a weak reference (a hit costs no
+# weakref object: the single-configuration paths look kernels up here on every call); a
+# weakref.finalize drops a model's entry when the model is collected, before its id can be reused.
+_STATE: dict[int, dict[str, OrderedDict]] = {}
 _LOCK = threading.Lock()
 
 
-def cached(model, kind: str, key: Hashable, build: Callable[[], Any]) -> Any:
-    """The entry ``key`` of ``kind`` for ``model``, made by ``build()`` on first use.
+def cached(model, kind: str, key: Hashable, build: Callable[..., Any], *args) -> Any:
+    """The entry ``key`` of ``kind`` for ``model``, made by ``build(*args)`` on first use.
 
     ``build`` runs outside the registry's lock (it may take seconds, and may itself use the
     registry); two threads may both build a missing entry, and the first stored wins.
     """
     try:
-        store = _STATE[model][kind]
+        store = _STATE[id(model)][kind]
         value = store[key]
         store.move_to_end(key)
         return value
     except KeyError:
         pass
-    value = build()
+    value = build(*args)
     with _LOCK:
-        kinds = _STATE.get(model)
+        kinds = _STATE.get(id(model))
         if kinds is None:
-            kinds = _STATE[model] = {}
+            kinds = _STATE[id(model)] = {}
+            weakref.finalize(model, _STATE.pop, id(model), None)
         store = kinds.get(kind)
         if store is None:
             store = kinds[kind] = OrderedDict()
@@ -64,7 +69,7 @@ def cached(model, kind: str, key: Hashable, build: Callable[[], Any]) -> Any:
 def peek(model, kind: str, key: Hashable, default=None) -> Any:
     """The entry if present (no build, no reordering), else ``default``."""
     try:
-        return _STATE[model][kind][key]
+        return _STATE[id(model)][kind][key]
     except KeyError:
         return default
 
@@ -72,7 +77,7 @@ def peek(model, kind: str, key: Hashable, default=None) -> Any:
 def sizes(model) -> dict[str, int]:
     """Entries held for ``model``, by kind."""
     with _LOCK:
-        return {kind: len(store) for kind, store in _STATE.get(model, {}).items()}
+        return {kind: len(store) for kind, store in _STATE.get(id(model), {}).items()}
 
 
 def clear(model=None) -> None:
@@ -81,4 +86,4 @@ def clear(model=None) -> None:
         if model is None:
             _STATE.clear()
         else:
-            _STATE.pop(model, None)
+            _STATE.pop(id(model), None)

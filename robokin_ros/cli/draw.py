@@ -17,8 +17,8 @@ import numpy as np
 
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..spatial import rpy_to_matrix, transform
 from ..model.description import parse_document
+from ..spatial import rpy_to_matrix, transform
 from . import common, meshes
 
 VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))

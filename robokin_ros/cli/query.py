@@ -98,9 +98,11 @@ def run_bench(args) -> int:
     steps = tqdm(total=4, desc="bench", disable=not sys.stderr.isatty(), file=sys.stderr)
     rows.append(("FK every link, 1 config [us]", _best(lambda: forward_kinematics(model, q[0]), 50) * 1e6))
     steps.update()
-    rows.append((f"FK every link, {args.n} configs [us/config]", _best(lambda: forward_kinematics(model, q)) / args.n * 1e6))
+    rows.append((f"FK every link, {args.n} configs [us/config]",
+                 _best(lambda: forward_kinematics(model, q)) / args.n * 1e6))
     steps.update()
-    rows.append((f"Jacobian of {tip}, {args.n} configs [us/config]", _best(lambda: jacobian(model, q, tip)) / args.n * 1e6))
+    rows.append((f"Jacobian of {tip}, {args.n} configs [us/config]",
+                 _best(lambda: jacobian(model, q, tip)) / args.n * 1e6))
     steps.update()
     targets = forward_kinematics(model, q[:200])[:, model.link_index(tip)]
     seed = model.home_configuration()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import weakref
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -178,7 +178,7 @@ class CollisionModel:
         swap = g[a] > g[b]  # link_a first in the model's link order
         return np.stack([np.where(swap, b, a), np.where(swap, a, b)], axis=-1)[keep].reshape(-1, 2)
 
-    def with_disabled(self, disabled) -> "CollisionModel":
+    def with_disabled(self, disabled) -> CollisionModel:
         """A copy sharing the shapes that checks every pair of links but the adjacent ones and
         ``disabled`` (``(link1, link2, reason)`` tuples; names the model lacks are ignored)."""
         index = {n: i for i, n in enumerate(self.link_names)}
@@ -192,7 +192,7 @@ class CollisionModel:
 
     @classmethod
     def build(cls, model: RobotModel, srdf=None, package_paths=None, base_dir: str | None = None,
-              samples: int = SAMPLES, rng=0) -> "CollisionModel":
+              samples: int = SAMPLES, rng=0) -> CollisionModel:
         """Same as :func:`collision_model`."""
         return collision_model(model, srdf, package_paths, base_dir, samples, rng)
 
@@ -307,12 +307,13 @@ def collision_model(model: RobotModel, srdf=None, package_paths=None, base_dir: 
     return model_cache.cached(model, "collision models", key, build)
 
 
-def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0, collision: CollisionModel | None = None,
-                               cache: bool = True) -> tuple:
+def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0,
+                               collision: CollisionModel | None = None, cache: bool = True) -> tuple:
     """Link pairs not worth checking, as MoveIt Setup Assistant finds them without an SRDF: see
     :func:`robokin_ros.collision.pairs.sample_disabled_pairs` (``collision``: default, one without
     disabled pairs, meshes resolved with the defaults)."""
-    return sample_disabled_pairs(model, collision if collision is not None else CollisionModel(model), samples, rng, cache)
+    collision = collision if collision is not None else CollisionModel(model)
+    return sample_disabled_pairs(model, collision, samples, rng, cache)
 
 
 def self_collisions(model, q, *, distance: bool = False, contacts: bool = False) -> SelfCollisionResult:
@@ -371,7 +372,8 @@ def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
             if coal.collide(cm.shapes[ga], tf(b, ga), cm.shapes[gb], tf(b, gb), request, result):
                 c = result.getContact(0)
                 found.append(Contact(cm.link_names[cm.geometry_links[ga]], cm.link_names[cm.geometry_links[gb]],
-                                     np.array(c.pos, float), np.array(c.normal, float), abs(float(c.penetration_depth))))
+                                     np.array(c.pos, float), np.array(c.normal, float),
+                                     abs(float(c.penetration_depth))))
         out.append(found)
     return out
 

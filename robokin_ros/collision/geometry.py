@@ -104,7 +104,8 @@ def segment_distances(p1, q1, p2, q2) -> np.ndarray:
     a_safe, e_safe = np.where(a > tiny, a, 1.0), np.where(e > tiny, e, 1.0)
     denom = a * e - b * b
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(denom > tiny * np.maximum(a * e, tiny), np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
+        s = np.where(denom > tiny * np.maximum(a * e, tiny),
+                     np.clip((b * f - c * e) / np.where(denom > 0, denom, 1.0), 0, 1), 0.0)
     t = (b * s + f) / e_safe
     s = np.where(t < 0, np.clip(-c / a_safe, 0, 1), np.where(t > 1, np.clip((b - c) / a_safe, 0, 1), s))
     t = np.clip(t, 0, 1)

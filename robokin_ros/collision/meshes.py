@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import urllib.parse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 
 def package_directories(package_paths: Mapping[str, str] | Sequence[str] | None = None) -> list:
@@ -27,8 +27,8 @@ def package_directories(package_paths: Mapping[str, str] | Sequence[str] | None 
         out += [(None, str(folder)) for folder in package_paths]
     ros_paths = [folder for folder in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if folder]
     out += [(None, folder) for folder in ros_paths]
-    out += [(None, os.path.join(prefix, "share")) for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)
-            if prefix]
+    prefixes = os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)
+    out += [(None, os.path.join(prefix, "share")) for prefix in prefixes if prefix]
     for top in ros_paths:
         out += [(xml.parent.name, str(xml.parent)) for xml in sorted(Path(top).glob("*/*/package.xml"))]
     return out

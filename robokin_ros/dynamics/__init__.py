@@ -11,7 +11,8 @@ Modelling choices:
   moving ancestor (links fixed to the root do not move and carry no dynamics). Links without an
   ``<inertial>`` are massless; a model with no inertial at all raises :class:`ModelError`.
 - A mimic joint moves by ``multiplier × source velocity``; the torque on the source is its own
-  plus ``multiplier ×`` the follower's, so ``tau = Jᵀ f`` with the columns of :mod:`robokin_ros.kinematics.geometric_jacobians`.
+  plus ``multiplier ×`` the follower's, so ``tau = Jᵀ f`` with the columns of
+  :mod:`robokin_ros.kinematics.geometric_jacobians`.
 - Floating joints: ``v = [linear; angular]`` in the child frame (Pinocchio's convention).
   Planar joints: ``v = [ẋ, ẏ, θ̇]`` in the joint frame, as ``q``.
 - External wrenches ``f_ext (..., n_links, 6)`` are ``[force; torque]`` applied to each link,
@@ -40,6 +41,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_cache
 from ..errors import ModelError
 from ..kernels import accel, selection
 from ..kernels.dynamics_codegen import (
@@ -48,7 +50,6 @@ from ..kernels.dynamics_codegen import (
     compiled_forward_dynamics,
     compiled_rnea,
     register_single,
-    single_kernel,
 )
 from ..kernels.plan import dynamics_tree, dynamics_tree_with_inertia
 from ..kernels.preparation import DEFAULT_DYNAMICS
@@ -120,7 +121,8 @@ def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     kernels switched off, or inputs that are not 1-D C-contiguous float64 arrays of the right
     lengths with finite entries (the caller then takes the full path, which raises the typed
     errors)."""
-    kernel = None if key is None else single_kernel(model, key)
+    tree = None if key is None else model_cache.peek(model, "dynamics tree", None)
+    kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
         return None
     for x in vectors:

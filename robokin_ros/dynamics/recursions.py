@@ -129,7 +129,7 @@ def body_motion_columns(model: RobotModel, tree: DynamicsTree, R: Array, p: Arra
         S[:3, rev] = cross(p[:, tree.sc_body[rev]], u[:, rev])
         S[3:, rev] = u[:, rev]
         S[:3, pri] = u[:, pri]
-    for body, joint, kind, c0, nv in tree.others:
+    for body, joint, kind, c0, _nv in tree.others:
         Rb, pb = R[:, :, body], p[:, body]
         if kind == JointType.FLOATING:                                           # child-frame basis
             S[:3, c0:c0 + 3] = Rb
@@ -205,7 +205,8 @@ def rnea_generic(model, tree, qb, v, a, f_ext, g) -> Array:
     xd = v[tree.col_v] * tree.col_scale[:, None]
     vJ = joint_motion(tree, S, xd, B)
     V = body_velocities(tree, vJ)
-    aJ = joint_motion(tree, S, a[tree.col_v] * tree.col_scale[:, None], B) + velocity_product_accelerations(tree, S, V, vJ, xd)
+    aJ = joint_motion(tree, S, a[tree.col_v] * tree.col_scale[:, None], B) \
+        + velocity_product_accelerations(tree, S, V, vJ, xd)
     A = np.empty_like(aJ)
     A[:3, 0], A[3:, 0] = -g[:, None], 0.0
     for bodies, parents, _ in tree.levels:
@@ -253,7 +254,7 @@ def aba_articulated(model, tree, qb, v, tau, f_ext, g) -> Array:
         pA -= np.einsum("ilb,lk->ikb", f_ext, np.eye(tree.n_bodies)[tree.link_body])
     u_all = tau[tree.col_v]                                                 # (n_cols, B)
     saved = []
-    for bodies, parents, groups, parts in reversed(tree.aba_levels):
+    for bodies, _, groups, parts in reversed(tree.aba_levels):
         Ia, pa, level = np.empty((6, 6, len(bodies), B)), np.empty((6, len(bodies), B)), []
         for pos, cols in parts:
             b = bodies[pos]
@@ -267,7 +268,8 @@ def aba_articulated(model, tree, qb, v, tau, f_ext, g) -> Array:
                 Dinv = np.moveaxis(np.linalg.inv(np.moveaxis(D, (0, 1), (-2, -1))), (-2, -1), (0, 1))
             UD = np.einsum("iklb,kmlb->imlb", U, Dinv)
             Ia[:, :, pos] = IA[:, :, b] - np.einsum("iklb,jklb->ijlb", UD, U)
-            pa[:, pos] = pA[:, b] + np.einsum("ijlb,jlb->ilb", Ia[:, :, pos], c[:, b]) + np.einsum("iklb,klb->ilb", UD, u)
+            pa[:, pos] = pA[:, b] + np.einsum("ijlb,jlb->ilb", Ia[:, :, pos], c[:, b]) \
+                + np.einsum("iklb,klb->ilb", UD, u)
             level.append((pos, Sg, U, Dinv, u))
         for sel, par in groups:
             IA[:, :, par] += Ia[:, :, sel]

@@ -22,7 +22,8 @@ def collision_test(model: RobotModel, avoid_collisions):
         return None
     cm = collision_model(model) if avoid_collisions is True else avoid_collisions
     if not isinstance(cm, CollisionModel):
-        raise IKOptionError(f"avoid_collisions must be a bool or a CollisionModel, got {type(avoid_collisions).__name__}")
+        raise IKOptionError("avoid_collisions must be a bool or a CollisionModel, got "
+                            f"{type(avoid_collisions).__name__}")
     if cm.model is not model:
         raise IKOptionError("avoid_collisions: the CollisionModel was built for another model")
     return lambda q: ~in_collision(cm, q) if np.ndim(q) == 2 else not in_collision(cm, q)[0]

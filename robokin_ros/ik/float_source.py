@@ -49,7 +49,8 @@ def float_source(s) -> str:
     report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
     lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
     m, n = len(s.lm_rows), len(s.free)
-    lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}") for a, j in enumerate(s.lm_rows)]
+    lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}")
+              for a, j in enumerate(s.lm_rows)]
     lines.append("    cost = 0.5 * (" + (" + ".join(f"rw{a} * rw{a}" for a in range(m)) or "0.0") + ")")
     if m == 0 or n == 0:  # every weight zero, or nothing moves
         return "\n".join(report + lines + ["    return cost, q"]) + "\n"
@@ -75,8 +76,8 @@ def float_source(s) -> str:
                 terms = " + ".join(f"b{k}_{l}{i % 3} * F[{top + l * w}]" for l in range(3))
                 lines.append(f"    j{a}_{c} = {scale}({terms})")
     for c, (_, (i, lo, hi)) in enumerate(s.free):  # hold a coordinate at a bound the gradient pushes outwards
-        sides = [(at, push) for at, push, bound in ((f"q{i} <= {lo!r}", "g > 0.0", lo), (f"q{i} >= {hi!r}", "g < 0.0", hi))
-                 if math.isfinite(bound)]
+        bounds = ((f"q{i} <= {lo!r}", "g > 0.0", lo), (f"q{i} >= {hi!r}", "g < 0.0", hi))
+        sides = [(at, push) for at, push, bound in bounds if math.isfinite(bound)]
         if not sides:
             continue
         lines += [f"    if {' or '.join(at for at, _ in sides)}:",

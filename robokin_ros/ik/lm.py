@@ -97,7 +97,8 @@ def damped_step_lines(m: int, n: int) -> list:
 def solve_source(size: int) -> str:
     """Straight-line Cholesky solve ``G x = b`` for ``G (size, size, B)``, ``b (size, B)``,
     component-first: every operation covers the batch."""
-    lines = ["def solve(G, b):"] + cholesky_lines(size, lambda i, k: f"G[{i}, {k}]", [f"b[{i}]" for i in range(size)], False)
+    entry = lambda i, k: f"G[{i}, {k}]"  # noqa: E731
+    lines = ["def solve(G, b):"] + cholesky_lines(size, entry, [f"b[{i}]" for i in range(size)], False)
     return "\n".join(lines + [f"    return [{', '.join(f'x{i}' for i in range(size))}]"]) + "\n"
 
 

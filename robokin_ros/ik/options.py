@@ -38,7 +38,8 @@ def effective_bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
     empty = np.flatnonzero(lo > hi)
     if empty.size:
         i = empty[0]
-        raise JointLimitError(model.q_names[i], float(hi[i] if upper is not None and hi[i] < model.q_upper[i] else lo[i]),
+        value = hi[i] if upper is not None and hi[i] < model.q_upper[i] else lo[i]
+        raise JointLimitError(model.q_names[i], float(value),
                               float(model.q_lower[i]), float(model.q_upper[i]))
     return lo, hi
 

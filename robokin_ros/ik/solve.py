@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -128,7 +128,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                rng=rng)
     if timeout is not None and (not is_real(timeout) and timeout != math.inf or timeout <= 0):
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    active_names = None if active_joints is None else (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+    active_names = None if active_joints is None else \
+        (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
     call = request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
                        rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
     problem, tol, compiled, nt, base_idx = call.problem, call.tol, call.compiled, call.n_tips, call.base
@@ -136,13 +137,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     tail = (4, 4) if single else (nt, 4, 4)
     if T.ndim < len(tail) or T.shape[T.ndim - len(tail):] != tail:
         raise ShapeError("targets", "(..., 4, 4)" if single else f"(..., {nt}, 4, 4)", T.shape)
-    if timeout is not None and not timeout > 0:
-        raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
     if (T.ndim == len(tail) and (seed is None or np.ndim(seed) == 1) and compiled is not None
             and tol.restarts == 0):
         # One problem (the /compute_ik case): validated and solved on Python floats.
         flat = T.reshape(nt, 16).tolist()
-        if not math.isfinite(sum(x for row in flat for x in row)) and not all(math.isfinite(x) for row in flat for x in row):
+        entries = [x for row in flat for x in row]
+        if not math.isfinite(sum(entries)) and not all(math.isfinite(x) for x in entries):
             raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
         check_rigid_targets(T)
         seed_list = model.home_configuration().tolist() if seed is None else np.asarray(seed, float).tolist()
@@ -150,7 +150,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             model.check_q(seed, "seed")  # raises the named error
         solver = (call.solver if lower is None and upper is None else
                   solver_for(model, problem, *effective_bounds(model, lower, upper), tol, compiled))
-        seed_list = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(seed_list, solver.q_lower, solver.q_upper)]
+        seed_list = [lo if x < lo else hi if x > hi else x
+                     for x, lo, hi in zip(seed_list, solver.q_lower, solver.q_upper)]
         if problem.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
             T_world_base = compiled_frames(model, (model.link_names[base_idx],)).single(np.array(seed_list))[0, :4, :4]
             flat = (T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
@@ -163,14 +164,16 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     T = T.reshape(T.shape[:T.ndim - len(tail)] + (nt, 4, 4))
     finite = np.isfinite(T).all(axis=(-3, -2, -1))
     if not finite.all():
-        raise NonFiniteError("targets", [tuple(int(k) for k in i) for i in np.argwhere(~finite)] if finite.ndim else [()])
+        raise NonFiniteError("targets", [tuple(int(k) for k in i) for i in np.argwhere(~finite)]
+                             if finite.ndim else [()])
     check_rigid_targets(T)
     batch = T.shape[:-3]
     seed_q = model.home_configuration() if seed is None else model.check_q(seed, "seed")
     try:
         batch = np.broadcast_shapes(batch, seed_q.shape[:-1])
     except ValueError:
-        raise ShapeError("seed", f"(..., {model.n_q}) broadcastable to the targets' batch {batch}", seed_q.shape) from None
+        raise ShapeError("seed", f"(..., {model.n_q}) broadcastable to the targets' batch {batch}",
+                         seed_q.shape) from None
     lo, hi = effective_bounds(model, lower, upper)
 
     n = math.prod(batch)

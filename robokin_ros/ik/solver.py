@@ -12,7 +12,7 @@ import dataclasses
 import math
 import time
 import weakref
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -113,10 +113,10 @@ class _Rows:
     stall: Array      # (B,) iterations since the last progress
     reference: Array  # (B,) cost at the last progress
 
-    def select(self, keep) -> "_Rows":
+    def select(self, keep) -> _Rows:
         return _Rows(*(getattr(self, f.name)[..., keep] for f in dataclasses.fields(self)))
 
-    def extend(self, other: "_Rows") -> "_Rows":
+    def extend(self, other: _Rows) -> _Rows:
         return _Rows(*(np.concatenate([getattr(self, f.name), getattr(other, f.name)], axis=-1)
                        for f in dataclasses.fields(self)))
 
@@ -163,7 +163,8 @@ class Solver:
         # joints: 15 % fewer iterations, the 99th percentile 99 -> 63).
         lo_, hi_ = np.where(finite, self.lo, -np.pi), np.where(finite, self.hi, np.pi)
         half = np.where(problem.revolute, np.minimum(0.5 * (hi_ - lo_), np.pi), 0.5 * (hi_ - lo_))
-        self.restart_lo, self.restart_hi = np.maximum(0.5 * (lo_ + hi_) - half, lo_), np.minimum(0.5 * (lo_ + hi_) + half, hi_)
+        middle = 0.5 * (lo_ + hi_)
+        self.restart_lo, self.restart_hi = np.maximum(middle - half, lo_), np.minimum(middle + half, hi_)
         self.r2_steps = _r2_steps(len(fq))
         self.bounded_v = np.array(problem.bounded_v, np.int64)
         self.bounded_q = np.array(problem.bounded_q, np.int64)
@@ -180,8 +181,9 @@ class Solver:
         # Indices into the flat kernel output: the tips' poses, the Jacobian rows (world axes)
         # of the weighted constrained axes, and every Jacobian row of every tip.
         columns = problem.free_v.tolist()
-        self.jacobian_array = np.array([[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in
-                                        (rows[j] for j in self.lm_rows)], np.int64).reshape(len(self.lm_rows), len(columns))
+        weighted = [rows[j] for j in self.lm_rows]
+        self.jacobian_array = np.array([[10 * w * k + (4 + i) * w + c for c in columns] for k, i, _, _ in weighted],
+                                       np.int64).reshape(len(self.lm_rows), len(columns))
         self.pose_index = np.array([[10 * w * k + r * w + c for r in range(3) for c in range(3)] +
                                     [10 * w * k + r * w + 3 for r in range(3)] for k in range(nt)])
         self.tip_jacobian_index = np.array([[[10 * w * k + (4 + a) * w + c for c in columns] for a in range(6)]
@@ -300,7 +302,8 @@ class Solver:
         else:
             Jw = F[self.tip_jacobian_index]                                          # (n_tips, 6, n_free, B)
             Rt = target.reshape(self.n_tips, 12, -1)[:, :9].reshape(self.n_tips, 3, 3, -1)
-            J = np.concatenate([np.einsum("tkib,tkcb->ticb", Rt, Jw[:, :3]), np.einsum("tkib,tkcb->ticb", Rt, Jw[:, 3:])],
+            J = np.concatenate([np.einsum("tkib,tkcb->ticb", Rt, Jw[:, :3]),
+                                np.einsum("tkib,tkcb->ticb", Rt, Jw[:, 3:])],
                                axis=1).reshape(6 * self.n_tips, Jw.shape[2], -1)[self.row_index[self.lm_rows]]
         return J if self.unit_weights else J * self.sqrt_weight
 
@@ -341,7 +344,8 @@ class Solver:
         several = R > 1  # some problem has several rows
         while rows.problem.size:
             if (loaded == n and R == 1 and self.compiled is not None  # (a problem has at most 1 + EXTRA_ROWS rows)
-                    and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS) and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):
+                    and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS)
+                    and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):
                 self.finish_in_floats(out, rows)
                 return
             F = self.frames(rows.q.T)

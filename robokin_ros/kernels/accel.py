@@ -103,7 +103,8 @@ def wrapper_source(body, values, n_q: int) -> str:
              "        q = qb[b]",
              "        o = out[b]"]
     lines += ["    " + line for line in body]
-    lines += [f"        o[{k}] = {x!r}" if isinstance(x, float) else f"        o[{k}] = {x}" for k, x in enumerate(values)]
+    lines += [f"        o[{k}] = {x!r}" if isinstance(x, float) else f"        o[{k}] = {x}"
+              for k, x in enumerate(values)]
     return "\n".join(lines) + "\n"
 
 
@@ -212,7 +213,8 @@ def vector_trig_wrapper_source(body, values, n_q: int) -> str:
              "            q = qb[start + i]",
              "            o = out[start + i]"]
     head += ["        " + line for line in lines]
-    head += [f"            o[{k}] = {x!r}" if isinstance(x, float) else f"            o[{k}] = {x}" for k, x in enumerate(values)]
+    head += [f"            o[{k}] = {x!r}" if isinstance(x, float) else f"            o[{k}] = {x}"
+             for k, x in enumerate(values)]
     return "\n".join(head) + "\n"
 
 
@@ -222,7 +224,7 @@ MAX_CACHE_ENTRIES = 128
 
 #: Loaded kernels by module name, shared by every model with the same generated source and
 #: freed with the last of them.
-_KERNELS: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
+_KERNELS: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
 
 
 def check_configuration(n_q: int) -> list[float]:

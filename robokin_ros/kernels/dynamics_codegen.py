@@ -34,7 +34,16 @@ from .. import model_cache
 from ..errors import KernelCheckError
 from ..model import JointType, RobotModel
 from . import accel
-from .emitter import Emitter, allocate_registers, clean, const_matrix, kernel_source, outputs, rotation_symbols, supported
+from .emitter import (
+    Emitter,
+    allocate_registers,
+    clean,
+    const_matrix,
+    kernel_source,
+    outputs,
+    rotation_symbols,
+    supported,
+)
 from .plan import dynamics_tree
 
 #: Gravity vectors folded into the generated code as constants; any other is an input.
@@ -485,10 +494,14 @@ class CompiledDynamics:
         return out.reshape((B,) + self.shape)
 
 
+def _build_if_supported(model: RobotModel, build):
+    return build() if supported(model) else None
+
+
 def _cached(model: RobotModel, key, build):
     """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None for models
     with floating or planar joints."""
-    return model_cache.cached(model, "dynamics kernels", key, lambda: build() if supported(model) else None)
+    return model_cache.cached(model, "dynamics kernels", key, _build_if_supported, model, build)
 
 
 def _constant_gravity(gravity: np.ndarray):
@@ -593,13 +606,7 @@ PREPARABLE = {
 
 def register_single(model: RobotModel, key: str, kernel: CompiledDynamics | None) -> None:
     """Make ``kernel``'s compiled single-configuration entry the fast path ``key`` of ``model``
-    (read by :func:`single_kernel`) once it is loaded; call it after a checked call, so the
+    (read through ``dynamics_tree(model).fast``) once it is loaded; call it after a checked call, so the
     model-level checks have passed."""
     if kernel is not None and kernel.accelerated_single is not None:
         dynamics_tree(model).fast[key] = kernel
-
-
-def single_kernel(model: RobotModel, key: str) -> CompiledDynamics | None:
-    """The kernel registered as the fast path ``key`` of ``model``, if any (no tree is built)."""
-    tree = model_cache.peek(model, "dynamics tree", None)
-    return None if tree is None else tree.fast.get(key)

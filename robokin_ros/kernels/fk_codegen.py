@@ -198,7 +198,8 @@ class CompiledFK:
 
     def __init__(self, model: RobotModel, generated: GeneratedKernel, label: str = "fk", vector_trig: bool = False):
         self.generated = generated
-        self._vector_trig = vector_trig   # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
+        # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
+        self._vector_trig = vector_trig
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
         self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
@@ -299,40 +300,50 @@ class CompiledFK:
 #: Configurations per chunk of a batched generated kernel.
 CHUNK = 2048
 
-def _cached(model: RobotModel, key, build, vector_trig: bool = False) -> CompiledFK | None:
-    """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None when
-    ``build`` returns no generated source."""
-    def make():
-        generated = build()
-        return None if generated is None else CompiledFK(model, generated, str(key), vector_trig)
+def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool) -> CompiledFK | None:
+    """``CompiledFK`` of ``generate(model, *args)`` labelled by ``key``, or None when it gives no source."""
+    generated = generate(model, *args)
+    return None if generated is None else CompiledFK(model, generated, str(key), vector_trig)
 
-    return model_cache.cached(model, "fk kernels", key, make)
+
+# Kernels are kept in robokin_ros.model_cache ("fk kernels"), built on first use; the lookups
+# below pass the builder and its arguments rather than a closure (the single-configuration FK
+# path looks its kernel up on every call).
 
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
-    """The model's generated FK of every link (built on first use, cached per model), or None."""
-    return _cached(model, "fk", lambda: generate_link_poses_source(model), vector_trig=True)
+    """The model's generated FK of every link (built on first use, kept per model), or None."""
+    return model_cache.cached(model, "fk kernels", "fk", _kernel, model, "fk", generate_link_poses_source, (), True)
 
 
-def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None, layout: str = "4x4") -> CompiledFK | None:
+def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
+                        layout: str = "4x4") -> CompiledFK | None:
     """The generated poses of ``links`` (link indices, None: every link) in ``layout`` (see
-    :func:`generate_link_poses_source`), built on first use and cached per model, or None.
+    :func:`generate_link_poses_source`), built on first use and kept per model, or None.
     Every link in ``"4x4"`` is :func:`compiled_fk`."""
     if links is None and layout == "4x4":
         return compiled_fk(model)
-    return _cached(model, ("link poses", layout, links), lambda: generate_link_poses_source(model, links, layout),
-                   vector_trig=True)
+    key = ("link poses", layout, links)
+    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_link_poses_source,
+                              (links, layout), True)
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:
     """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
-    return _cached(model, "joint poses", lambda: generate_joint_poses_source(model))
+    return model_cache.cached(model, "fk kernels", "joint poses", _kernel, model, "joint poses",
+                              generate_joint_poses_source, (), False)
 
 
 def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
-    """The generated poses + Jacobians kernel of a tuple of frames (cached per model and
-    frames), or None; see :func:`generate_frames_source`."""
+    """The generated poses + Jacobians kernel of a tuple of frames (kept per model and
+    frames), or None; see :func:`generate_frames_source`.
+
+    Raises:
+        UnknownLinkError: a frame the model does not have.
+    """
     frames = tuple(frames)
     for f in frames:
         model.link_index(f)
-    return _cached(model, ("frames", frames), lambda: generate_frames_source(model, frames))
+    key = ("frames", frames)
+    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_frames_source, (frames,),
+                              False)

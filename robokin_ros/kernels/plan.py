@@ -227,12 +227,12 @@ class DynamicsTree:
 
 def fk_plan(model: RobotModel) -> FKPlan:
     """The model's :class:`FKPlan` (built on first use)."""
-    return model_cache.cached(model, "fk plan", None, lambda: FKPlan(model))
+    return model_cache.cached(model, "fk plan", None, FKPlan, model)
 
 
 def dynamics_tree(model: RobotModel) -> DynamicsTree:
     """The model's :class:`DynamicsTree` (built on first use)."""
-    return model_cache.cached(model, "dynamics tree", None, lambda: DynamicsTree(model))
+    return model_cache.cached(model, "dynamics tree", None, DynamicsTree, model)
 
 
 def dynamics_tree_with_inertia(model: RobotModel) -> DynamicsTree:

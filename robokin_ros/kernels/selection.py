@@ -10,7 +10,7 @@ its own switch, :data:`robokin_ros.accel.enabled`.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import ArgumentError
 

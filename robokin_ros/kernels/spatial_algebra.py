@@ -122,5 +122,6 @@ def merge_inertials(masses: Array, coms: Array, inertias: Array) -> tuple[float,
     m = float(masses.sum())
     c = (masses @ coms) / m if m > 0 else np.zeros(3)
     d = coms - c
-    shift = masses[:, None, None] * (np.einsum("ki,ki->k", d, d)[:, None, None] * np.eye(3) - d[:, :, None] * d[:, None, :])
+    squared = np.einsum("ki,ki->k", d, d)[:, None, None]
+    shift = masses[:, None, None] * (squared * np.eye(3) - d[:, :, None] * d[:, None, :])
     return m, c, (inertias + shift).sum(axis=0)

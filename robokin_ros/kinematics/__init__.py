@@ -1,7 +1,7 @@
 """Kinematics: forward kinematics, transforms between frames, Jacobians and pose derivatives.
 
-:mod:`.fk` (world poses of every link, ``joint_poses`` for /tf), :mod:`robokin_ros.kinematics.geometric_jacobians` (geometric
-Jacobians in the three reference frames) and :mod:`.derivatives` (first and second pose
+:mod:`.fk` (world poses of every link, ``joint_poses`` for /tf), :mod:`.geometric_jacobians`
+(geometric Jacobians in the three reference frames) and :mod:`.derivatives` (first and second pose
 derivatives, the kinematic Hessian). ``robokin_ros.kinematics.use_generated_kernels`` reads and
 sets :data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours).
 """
@@ -19,8 +19,15 @@ from .fk import (
     joint_poses,
     link_positions,
 )
-from .geometric_jacobians import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Reference, frame_pose_and_jacobian, jacobian, jacobians
-
+from .geometric_jacobians import (
+    LOCAL,
+    LOCAL_WORLD_ALIGNED,
+    WORLD,
+    Reference,
+    frame_pose_and_jacobian,
+    jacobian,
+    jacobians,
+)
 
 __all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "forward_kinematics", "forward_kinematics_generic",
            "frame_pose_and_jacobian", "frame_transform", "jacobian", "jacobians", "joint_motion_subspaces",

@@ -190,7 +190,7 @@ def kinematic_hessian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_AL
 
     Raises:
         UnknownLinkError: unknown frame. ShapeError, NonFiniteError: bad ``q`` or ``poses``.
-        ValueError: unknown reference.
+        ArgumentError: unknown reference.
     """
     reference = Reference.parse(reference)
     batch, Tk, xi, select, first, chart = _frame_columns(model, q, frame, poses)

@@ -167,7 +167,8 @@ def joint_poses(model: RobotModel, q) -> Array:
     q = model.check_q(q)
     if q.ndim == 1:
         return compiled.single(q)
-    return compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q)).reshape(q.shape[:-1] + compiled.generated.template.shape)
+    batch = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))
+    return batch.reshape(q.shape[:-1] + compiled.generated.template.shape)
 
 
 def _joint_poses_generic(model: RobotModel, q: Array) -> Array:

@@ -36,7 +36,7 @@ class Reference(enum.Enum):
     LOCAL_WORLD_ALIGNED = "local_world_aligned"
 
     @classmethod
-    def parse(cls, value) -> "Reference":
+    def parse(cls, value) -> Reference:
         """A :class:`Reference` from itself or its name/value (case-insensitive)."""
         if isinstance(value, cls):
             return value
@@ -90,7 +90,7 @@ class MotionColumns:
 
 def motion_columns(model: RobotModel) -> MotionColumns:
     """The model's :class:`MotionColumns` (built on first use)."""
-    return model_cache.cached(model, "jacobian columns", None, lambda: MotionColumns(model))
+    return model_cache.cached(model, "jacobian columns", None, MotionColumns, model)
 
 
 def world_columns(model: RobotModel, q, T: Array):

@@ -9,7 +9,7 @@ result loads back to an equal model. New joints and links are appended after the
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

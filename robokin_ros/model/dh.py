@@ -21,7 +21,7 @@ conventions ``T_base_tool(q) = base · Π_i T_{i-1,i}(q_i) · tool``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -149,7 +149,7 @@ def dh_fields(table, convention: str = "standard", joint_types: Sequence[str] | 
     tool_T = np.eye(4) if tool is None else rigid_transform(tool, "tool")
     previous = np.eye(4) if base is None else rigid_transform(base, "base")  # fixed part after the last joint
     origins = []
-    for (a, alpha, d, theta), t in zip(rows, types):
+    for (a, alpha, d, theta), _t in zip(rows, types):
         if convention == "standard":
             origins.append(previous @ _rz(theta))
             previous = _translation(z=d) @ _translation(x=a) @ _rx(alpha)

@@ -7,7 +7,8 @@ fields (:mod:`.urdf`, :mod:`.dh`, :mod:`.builder`), which never need the model c
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,7 @@ from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
 Array = NDArray[np.float64]
 
 
-def _validate(model: "RobotModel") -> None:
+def _validate(model: RobotModel) -> None:
     """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
     problems = []
     for name in [*model.link_names, *model.all_joint_names]:
@@ -115,7 +115,7 @@ class RobotModel:
                joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
                joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
                link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None, link_collisions=None, load_warnings=()) -> "RobotModel":
+               link_meshes=None, link_collisions=None, load_warnings=()) -> RobotModel:
         """Make a model from per-link / per-joint data already in topological order.
 
         ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
@@ -129,10 +129,10 @@ class RobotModel:
         n_links = len(link_names)
         n_j = n_links - 1
         if len(joint_names) != n_j or len(joint_parents) != n_j:
-            raise ValueError("a tree of n links has n - 1 joints")
+            raise ModelError("a tree of n links has n - 1 joints")
         parents = np.concatenate([[-1], np.asarray(joint_parents, dtype=np.int64)]).astype(np.int64)
         if np.any(parents[1:] >= np.arange(1, n_links)) or np.any(parents[1:] < 0):
-            raise ValueError("links are not in topological order (parent after child)")
+            raise ModelError("links are not in topological order (parent after child)")
         types = np.asarray(joint_types, dtype=np.int64).reshape(n_j)
         fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
         lower, upper = fill(joint_lower, -np.inf), fill(joint_upper, np.inf)
@@ -149,8 +149,10 @@ class RobotModel:
             mimic_offset=_frozen(fill(mimic_offset, 0.0)),
             link_masses=_frozen(np.zeros(n_links) if link_masses is None else np.asarray(link_masses, float)),
             link_coms=_frozen(np.zeros((n_links, 3)) if link_coms is None else np.asarray(link_coms, float)),
-            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None else np.asarray(link_inertias, float)),
-            link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None else np.asarray(link_has_inertial, bool)),
+            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None
+                                  else np.asarray(link_inertias, float)),
+            link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None
+                                      else np.asarray(link_has_inertial, bool)),
             link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
             link_collisions=tuple([()] * n_links if link_collisions is None
                                   else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
@@ -160,40 +162,41 @@ class RobotModel:
         return model
 
     @classmethod
-    def from_urdf(cls, xml: str, max_bytes: int | None = None) -> "RobotModel":
+    def from_urdf(cls, xml: str, max_bytes: int | None = None) -> RobotModel:
         """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
         ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
         every problem found with its input line; see ``load_warnings`` for what was tolerated."""
         return cls.create(**urdf_fields(xml, max_bytes))
 
     @classmethod
-    def from_urdf_file(cls, path, max_bytes: int | None = None) -> "RobotModel":
+    def from_urdf_file(cls, path, max_bytes: int | None = None) -> RobotModel:
         """Model of a URDF file; see :meth:`from_urdf`."""
         return cls.create(**urdf_file_fields(path, max_bytes))
 
     @classmethod
-    def from_dh(cls, table, convention: str = "standard", **kwargs) -> "RobotModel":
+    def from_dh(cls, table, convention: str = "standard", **kwargs) -> RobotModel:
         """Model of a Denavit–Hartenberg table; see :func:`robokin_ros.model.dh.dh_fields`."""
         return cls.create(**dh_fields(table, convention=convention, **kwargs))
 
     # ------------------------------------------------------------------ builder operations
-    def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> "RobotModel":
+    def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> RobotModel:
         """New model with a body hung from ``parent``; see :func:`robokin_ros.model.builder.add_body`."""
         return builder.add_body(self, parent, joint_name, joint_type, child_name, **kwargs)
 
-    def remove_subtree(self, link: str) -> "RobotModel":
+    def remove_subtree(self, link: str) -> RobotModel:
         """New model without ``link`` and its descendants; see :func:`robokin_ros.model.builder.remove_subtree`."""
         return builder.remove_subtree(self, link)
 
-    def replace_joint(self, joint_name: str, joint_type, **kwargs) -> "RobotModel":
+    def replace_joint(self, joint_name: str, joint_type, **kwargs) -> RobotModel:
         """New model with another joint between the same links; see :func:`robokin_ros.model.builder.replace_joint`."""
         return builder.replace_joint(self, joint_name, joint_type, **kwargs)
 
-    def set_fixed_transform(self, joint_name: str, parent_to_joint=None, joint_to_child=None) -> "RobotModel":
+    def set_fixed_transform(self, joint_name: str, parent_to_joint=None, joint_to_child=None) -> RobotModel:
         """New model with a joint's placement changed; see :func:`robokin_ros.model.builder.set_fixed_transform`."""
-        return builder.set_fixed_transform(self, joint_name, parent_to_joint=parent_to_joint, joint_to_child=joint_to_child)
+        return builder.set_fixed_transform(self, joint_name, parent_to_joint=parent_to_joint,
+                                           joint_to_child=joint_to_child)
 
-    def rename_base(self, new_name: str) -> "RobotModel":
+    def rename_base(self, new_name: str) -> RobotModel:
         """New model whose root link is called ``new_name``; see :func:`robokin_ros.model.builder.rename_base`."""
         return builder.rename_base(self, new_name)
 
@@ -596,11 +599,12 @@ class RobotModel:
             if JointType(self.joint_types[j]) not in SCALAR_TYPES:
                 continue
             s = self.mimic_source[j] if self.is_mimic[j] else j
-            out[self.all_joint_names[j]] = float(self.mimic_multiplier[j] * q[self.joint_q_index[s]] + self.mimic_offset[j])
+            value = self.mimic_multiplier[j] * q[self.joint_q_index[s]] + self.mimic_offset[j]
+            out[self.all_joint_names[j]] = float(value)
         return out
 
     # ------------------------------------------------------------------ equality
-    def equals(self, other: "RobotModel", atol: float = 1e-12) -> bool:
+    def equals(self, other: RobotModel, atol: float = 1e-12) -> bool:
         """Same names, topology, joints, limits and inertials (floats to ``atol``); the robot's
         name and the load warnings of its document do not count."""
         if not isinstance(other, RobotModel):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -265,7 +265,8 @@ def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
                 continue   # a mimic or fixed joint: its value follows from the others
             values[joint.get("name")] = value
         if not name or group not in group_elements:
-            _warn(doc, warnings, el, f"group_state needs a name and one of the groups {sorted(group_elements)}; skipped")
+            _warn(doc, warnings, el,
+                  f"group_state needs a name and one of the groups {sorted(group_elements)}; skipped")
             continue
         states.setdefault(group, {})[name] = values
     disabled = []

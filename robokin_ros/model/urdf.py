@@ -2,11 +2,12 @@
 
 The reader accepts what urdfdom (robot_state_publisher's parser) accepts. It reads the elements
 the model uses -- links, joints, inertials, the first visual mesh, the collision geometry --
-straight from the hardened element tree (:mod:`robokin_ros.model.description`), in time linear in the
-document's size. Kinematic and inertial problems (unknown links, cycles, non-finite or
-overflowing numbers, zero axes, mimic cycles) reject the description with one :class:`URDFError` listing every problem with its input
-line. Problems in parts the kinematics do not use (visual and collision geometry, materials,
-textures, transmissions, ros2_control, extension elements) never reject it: they become
+straight from the hardened element tree (:mod:`robokin_ros.model.description`), in time linear
+in the document's size. Kinematic and inertial problems (unknown links, cycles, non-finite or
+overflowing numbers, zero axes, mimic cycles) reject the description with one
+:class:`URDFError` listing every problem with its input line. Problems in parts the kinematics
+do not use (visual and collision geometry, materials, textures, transmissions, ros2_control,
+extension elements) never reject it: they become
 :class:`LoadWarning` s on ``model.load_warnings``, each naming the element and its input line.
 """
 
@@ -287,7 +288,8 @@ def _read_tree(report: _Report, root: ET.Element):
         if parent is None or child is None:
             continue
         if child in joint_of_child:
-            report.problem(el, f"link {child!r} has two parents: joints {joint_of_child[child].get('name')!r} and {n!r}")
+            first = joint_of_child[child].get('name')
+            report.problem(el, f"link {child!r} has two parents: joints {first!r} and {n!r}")
             extra_edges.append((parent, child))
             continue
         joint_of_child[child] = el

@@ -10,7 +10,8 @@ import array
 import math
 import re
 import struct
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time

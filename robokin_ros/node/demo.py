@@ -156,7 +156,8 @@ def main() -> int:
             demo.spin_until(lambda: demo.torques and demo.torques[-1].header.stamp == last_stamp,
                             'the gravity torques of the last joint state')
             settle = time.monotonic() + 0.2
-            demo.spin_until(lambda: demo.jacobians and time.monotonic() > settle, 'the Jacobian of the last joint state')
+            demo.spin_until(lambda: demo.jacobians and time.monotonic() > settle,
+                            'the Jacobian of the last joint state')
             jac = parse_jacobian_msg(demo.jacobians[-1])
             torques = demo.torques[-1]
             q_t = model.q_from_dict(dict(zip(model.joint_names, q)))

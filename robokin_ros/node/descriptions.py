@@ -17,12 +17,12 @@ Only the core is imported (no rclpy, no messages): ``launch_arguments`` uses thi
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import RobokinError, URDFError
 from ..model import RobotModel
-from ..model.srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
 from ..model.description import read_description
+from ..model.srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
 from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, NodeSettings
 
 #: A line for the node's log: (level: 'info', 'warning' or 'error', text).

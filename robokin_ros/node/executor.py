@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
-from typing import Callable, Collection, Optional, Union
+from collections.abc import Callable, Collection
 
 from rclpy.callback_groups import CallbackGroup
-from rclpy.executors import (ConditionReachedException, ExternalShutdownException, MultiThreadedExecutor,
-                             ShutdownException, TimeoutException, TimeoutObject)
-
+from rclpy.executors import (
+    ConditionReachedException,
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    ShutdownException,
+    TimeoutException,
+    TimeoutObject,
+)
 
 #: What :class:`OffloadingExecutor` borrows from rclpy 7's (Jazzy's) MultiThreadedExecutor: the
 #: method it overrides (which ``spin_once`` and ``spin_once_until_future_complete`` call), the
@@ -69,7 +74,7 @@ class OffloadingExecutor(MultiThreadedExecutor):
 
     # Same contract as MultiThreadedExecutor._spin_once_impl (rclpy 7), which spin_once and
     # spin_until_future_complete call.
-    def _spin_once_impl(self, timeout_sec: Optional[Union[float, TimeoutObject]] = None,
+    def _spin_once_impl(self, timeout_sec: float | TimeoutObject | None = None,
                         wait_condition: Callable[[], bool] = lambda: False) -> None:
         try:
             handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec, None, wait_condition)
@@ -87,7 +92,7 @@ class OffloadingExecutor(MultiThreadedExecutor):
                 future.result()
 
     # --- shutdown (engineer `launch`) ---------------------------------------------------------
-    def shutdown(self, timeout_sec: Optional[float] = None) -> bool:
+    def shutdown(self, timeout_sec: float | None = None) -> bool:
         """Stop spinning, let the offloaded callbacks in progress finish and join the worker threads.
 
         rclpy 7's ``Executor.shutdown`` neither waits for running callbacks nor stops

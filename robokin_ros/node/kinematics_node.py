@@ -35,15 +35,32 @@ from tf2_msgs.msg import TFMessage
 
 from ..dynamics import gravity_torques
 from ..errors import ShapeError
-from ..kinematics import jacobian
-from ..kinematics import forward_kinematics, joint_poses
+from ..kinematics import forward_kinematics, jacobian, joint_poses
 from . import services
 from .conversions import jacobian_layout, jacobian_to_msg, ns_to_stamp, some_names, stamp_to_ns, topic_token
-from .descriptions import (Note, SRDFDescription, URDFDescription, choose_ik_groups, failure, load_parameter,
-                           parse_urdf, text_of)
+from .descriptions import (
+    Note,
+    SRDFDescription,
+    URDFDescription,
+    choose_ik_groups,
+    failure,
+    load_parameter,
+    parse_urdf,
+    text_of,
+)
 from .live_robot import NEVER_NS, LiveRobot, load_robot
-from .parameters import (DESCRIPTION_PARAMETERS, EVENTS, GROUP_KEYS, PARAMETERS, SEMANTIC_PARAMETERS, STRING_LIST,
-                         LiveState, ParameterSpec, check_value, read_settings)
+from .parameters import (
+    DESCRIPTION_PARAMETERS,
+    EVENTS,
+    GROUP_KEYS,
+    PARAMETERS,
+    SEMANTIC_PARAMETERS,
+    STRING_LIST,
+    LiveState,
+    ParameterSpec,
+    check_value,
+    read_settings,
+)
 
 NODE_NAME = 'robokin'
 

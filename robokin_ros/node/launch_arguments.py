@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import fnmatch
 import os
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import yaml
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from geometry_msgs.msg import TransformStamped
 
 from ..collision import CollisionModel, CollisionUnavailableError
 from ..dynamics import gravity_torques
-from ..kinematics import Reference, jacobian
-from ..kinematics import forward_kinematics, joint_poses
+from ..kinematics import Reference, forward_kinematics, jacobian, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
 from . import services
 from .conversions import JointStateMap, TFMessageEncoder, TransformBatch, ns_to_stamp

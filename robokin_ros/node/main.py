@@ -87,7 +87,8 @@ def _executors(node: KinematicsNode):
     its services (None when they are served by the same executor); see parameter ``executor``."""
     kind = node.get_parameter('executor').value
     if kind not in (EVENTS, THREADS):
-        node.get_logger().error(f'parameter executor must be {EVENTS!r} or {THREADS!r}, got {kind!r}: using {THREADS!r}')
+        node.get_logger().error(f'parameter executor must be {EVENTS!r} or {THREADS!r}, got {kind!r}: '
+                                f'using {THREADS!r}')
         kind = THREADS
     if kind == EVENTS:
         try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from ..kinematics import Reference
 from ..model.srdf import IKGroup

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -25,8 +25,16 @@ from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkE
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..model.srdf import ALL_GROUP, IKGroup
-from .conversions import (InvalidMessageError, duration_to_seconds, joint_bounds, matrix_to_pose,
-                          pose_to_matrix, q_to_robot_state, resolve_link, robot_state_to_q)
+from .conversions import (
+    InvalidMessageError,
+    duration_to_seconds,
+    joint_bounds,
+    matrix_to_pose,
+    pose_to_matrix,
+    q_to_robot_state,
+    resolve_link,
+    robot_state_to_q,
+)
 from .parameters import REJECT, IKSettings
 
 #: ``error_code.source`` of every answer.

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from robokin_ros.spatial import (exp_so3, inverse_transform, log_se3_error, log_so3, matrix_to_quat_xyzw,
-                                 matrix_to_rpy, quat_xyzw_to_matrix, rotation_about_axis, rpy_to_matrix, skew,
-                                 transform)
-
 from reference import exp_rotation, quaternion_matrix, rodrigues
+
+from robokin_ros.spatial import (
+    exp_so3,
+    inverse_transform,
+    log_se3_error,
+    log_so3,
+    matrix_to_quat_xyzw,
+    matrix_to_rpy,
+    quat_xyzw_to_matrix,
+    rotation_about_axis,
+    rpy_to_matrix,
+    skew,
+    transform,
+)
 
 RNG = np.random.default_rng(7)
 

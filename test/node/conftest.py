@@ -19,8 +19,7 @@ import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from ros_harness import NodeProcess
-from ros_harness import RosChecker
+from ros_harness import NodeProcess, RosChecker
 
 
 def pytest_collection_modifyitems(config, items):

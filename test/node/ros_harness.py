@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-
 HELPERS = pathlib.Path(__file__).resolve().parent / 'helpers'
 DEFAULT_TIMEOUT = 15.0  # [s] generous: 2 shared cores, first import of rclpy in a child ~0.5 s
 

@@ -17,7 +17,6 @@ pytestmark = [pytest.mark.launch]
 
 pytest.importorskip(
     'launch_testing', reason='launch_testing is not installable from PyPI; runs on a ROS 2 install')
-import launch  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 import rclpy  # noqa: E402
@@ -25,6 +24,8 @@ from ament_index_python.packages import get_package_share_directory  # noqa: E40
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
+
+import launch  # noqa: E402
 
 
 @pytest.mark.launch_test

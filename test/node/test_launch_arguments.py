@@ -11,8 +11,7 @@ import sys
 import pytest
 import yaml
 
-from robokin_ros.node.launch_arguments import (ARGUMENTS, LaunchArgumentError, check_launch_arguments,
-                                               unknown_arguments)
+from robokin_ros.node.launch_arguments import ARGUMENTS, LaunchArgumentError, check_launch_arguments, unknown_arguments
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PANDA = ROOT / 'robokin_ros' / 'robots' / 'panda.urdf'

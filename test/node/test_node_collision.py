@@ -17,10 +17,10 @@ from node_harness import KinNode, Probe, robot_xml
 from sensor_msgs.msg import JointState
 
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
+from robokin_ros.model.srdf import IKGroup, parse_srdf
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose
 from robokin_ros.node.parameters import IKSettings
-from robokin_ros.model.srdf import IKGroup, parse_srdf
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from peers import PinCollisions, strip_collision_meshes  # noqa: E402
@@ -95,7 +95,7 @@ def test_moveit_style_avoid_collisions_request_on_the_panda_is_collision_free(pa
     checked = set(PANDA_CM.link_pairs)
     mid = 0.5 * (PANDA.q_lower + PANDA.q_upper)
     solved = 0
-    for k, T in enumerate(free_targets(PANDA, PANDA_CM, 'panda_link8', 12, 30)):
+    for _k, T in enumerate(free_targets(PANDA, PANDA_CM, 'panda_link8', 12, 30)):
         res = panda_probe.call(panda_probe.ik, moveit_ik_request(PANDA, 'panda_arm', 'panda_link8', T, mid,
                                                                 frame='p/panda_link0'))
         if res.error_code.val != MoveItErrorCodes.SUCCESS:

@@ -192,6 +192,7 @@ def test_tf_encoder_bytes_decode_to_the_message_rclpy_would_send(rows):
 def test_name_list_cache_is_bounded_for_long_lists():
     """100k-name lists are looked up without caching: 20 distinct ones leave no trace."""
     import tracemalloc
+
     from robokin_ros.node import conversions
     model = RobotModel.from_urdf(robot_xml('panda'))
     mapping = conversions.JointStateMap(model)

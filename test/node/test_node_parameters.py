@@ -14,8 +14,15 @@ from robokin_ros.kinematics import Reference
 from robokin_ros.node import descriptions
 from robokin_ros.node.descriptions import Rejected, SRDFDescription, URDFDescription, load_parameter
 from robokin_ros.node.live_robot import load_robot
-from robokin_ros.node.parameters import (GROUP_KEYS, PARAMETERS, STRING_LIST, LiveState, NodeSettings, check_value,
-                                         read_settings)
+from robokin_ros.node.parameters import (
+    GROUP_KEYS,
+    PARAMETERS,
+    STRING_LIST,
+    LiveState,
+    NodeSettings,
+    check_value,
+    read_settings,
+)
 
 PANDA_XML = robot_xml('panda')
 PANDA = RobotModel.from_urdf(PANDA_XML)

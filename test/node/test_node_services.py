@@ -15,10 +15,10 @@ from node_harness import KinNode, Probe, joint_state, robot_xml
 from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
+from robokin_ros.model.srdf import IKGroup
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
 from robokin_ros.node.parameters import IKSettings
-from robokin_ros.model.srdf import IKGroup
 
 MODEL = RobotModel.from_urdf(robot_xml('twin_arm_torso'))
 LEFT = [n for n in MODEL.joint_names if n.startswith('left_') and 'finger' not in n]

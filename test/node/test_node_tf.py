@@ -164,7 +164,7 @@ def test_nan_entries_are_dropped_with_one_warning_and_tf_stays_right(probe, node
     bad_q[[MODEL.q_names.index('panda_joint3')]] = q[MODEL.q_names.index('panda_joint3')]
     bad_q[0] += 0.25  # the finite entries of the bad message are still used
     bad[0] = bad_q[0]
-    for k in range(5):
+    for _k in range(5):
         msg = send(probe, MODEL.joint_names, bad, expect_joint='panda_link1')
     assert PREFIX + 'panda_link3' not in {tr.child_frame_id for tr in msg.transforms}
     check_tf_against_fk(msg, bad_q)

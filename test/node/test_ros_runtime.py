@@ -15,16 +15,11 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from ament_index_python.packages import get_package_prefix
-from ament_index_python.packages import get_package_share_directory
-from moveit_msgs.msg import CollisionObject
-from moveit_msgs.msg import MoveItErrorCodes
-from moveit_msgs.msg import OrientationConstraint
-from moveit_msgs.msg import VisibilityConstraint
+from ament_index_python.packages import get_package_prefix, get_package_share_directory
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, OrientationConstraint, VisibilityConstraint
 from moveit_msgs.srv import GetPositionIK
 from ros_harness import helper_script
-from tf2_msgs.msg import TF2Error
-from tf2_msgs.msg import TFMessage
+from tf2_msgs.msg import TF2Error, TFMessage
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

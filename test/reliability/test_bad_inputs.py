@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 import robokin_ros as rk
-from robokin_ros import (ArgumentError, IKOptionError, InvalidTargetError, ModelError, NonFiniteError, RobokinError,
-                         RobotModel, ShapeError, UnknownLinkError)
+from robokin_ros import (
+    ArgumentError,
+    IKOptionError,
+    InvalidTargetError,
+    ModelError,
+    NonFiniteError,
+    RobokinError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from peers import example_robot_data_dir  # noqa: E402
@@ -138,8 +147,8 @@ def test_massless_direction_gives_the_same_answer_in_every_kernel():
 
 
 def test_jacobians_peak_memory_is_near_its_output():
-    import tracemalloc
     import sys as _sys
+    import tracemalloc
     _sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from peers import ERD_ROBOTS, erd_urdf
     model = RobotModel.from_urdf_file(erd_urdf(ERD_ROBOTS["talos"]))

@@ -166,6 +166,7 @@ def test_help_everywhere():
         assert info.value.code == 0
 
 
+@pytest.mark.slow
 def test_every_corpus_robot(capsys, tmp_path):
     if not CORPUS.is_dir():
         pytest.skip(f"{CORPUS} is absent (../shared is not beside this checkout)")

@@ -8,8 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robokin_ros import (CollisionModel, CollisionUnavailableError, RobotModel, bounding_box_model,
-                         disabled_pairs_by_sampling, forward_kinematics, self_collisions, solve_ik)
+from robokin_ros import (
+    CollisionModel,
+    CollisionUnavailableError,
+    RobotModel,
+    bounding_box_model,
+    disabled_pairs_by_sampling,
+    forward_kinematics,
+    self_collisions,
+    solve_ik,
+)
 from robokin_ros.collision.geometry import segment_distances
 from robokin_ros.model.srdf import parse_srdf
 
@@ -138,6 +146,7 @@ def test_min_distance_is_the_smallest_pair_distance():
         assert fast.min_distance[b] == pytest.approx(min(exact), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_segment_distances_lower_bound_a_dense_sampling():
     rng = np.random.default_rng(0)
     p1, q1, p2, q2 = (rng.normal(size=(500, 3)) for _ in range(4))
@@ -419,8 +428,8 @@ def test_ik_with_avoid_collisions_on_talos_meshes_verified_by_pinocchio():
 
 
 def test_builder_operations_keep_collision_geometry_in_place():
-    from robokin_ros.model.builder import set_fixed_transform
     from robokin_ros.collision.geometry import geometry_placement
+    from robokin_ros.model.builder import set_fixed_transform
     from robokin_ros.spatial import rpy_to_matrix
 
     X = np.eye(4)

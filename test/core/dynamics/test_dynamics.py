@@ -12,12 +12,6 @@ from peers import ERD_ROBOTS, erd_urdf, pin_configuration, pin_model
 from reference import perturb, random_tree, reference_fk
 
 from robokin_ros import WORLD, JointType, KernelCheckError, ModelError, NonFiniteError, RobotModel, ShapeError, dynamics
-from robokin_ros.dynamics import recursions
-from robokin_ros.kernels import accel, selection
-from robokin_ros.kernels import dynamics_codegen as codegen_dynamics
-from robokin_ros.kernels.emitter import Emitter
-from robokin_ros.kernels.plan import dynamics_tree
-from robokin_ros.kinematics import jacobians
 from robokin_ros.dynamics import (
     aba,
     center_of_mass,
@@ -27,9 +21,15 @@ from robokin_ros.dynamics import (
     gravity_torques,
     kinetic_energy,
     nonlinear_effects,
+    recursions,
     rnea,
     total_mass,
 )
+from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import dynamics_codegen as codegen_dynamics
+from robokin_ros.kernels.emitter import Emitter
+from robokin_ros.kernels.plan import dynamics_tree
+from robokin_ros.kinematics import jacobians
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "fixtures")

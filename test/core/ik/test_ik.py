@@ -10,10 +10,17 @@ import os
 import numpy as np
 import pytest
 
-from robokin_ros import (JointLimitError, NonFiniteError, RobotModel, ShapeError, UnknownJointError,
-                         UnknownLinkError, frame_transform, jacobian)
-from robokin_ros.ik import IKOptionError, IKResult, integrate, solve_ik
-from robokin_ros.ik import lm, requests
+from robokin_ros import (
+    JointLimitError,
+    NonFiniteError,
+    RobotModel,
+    ShapeError,
+    UnknownJointError,
+    UnknownLinkError,
+    frame_transform,
+    jacobian,
+)
+from robokin_ros.ik import IKOptionError, IKResult, integrate, lm, requests, solve_ik
 from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.chain import chain_of
 from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, twist_lines

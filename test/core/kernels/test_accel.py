@@ -17,8 +17,8 @@ import robokin_ros
 from robokin_ros import RobotModel, forward_kinematics, jacobian
 from robokin_ros.kernels import accel, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
-from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 from robokin_ros.kinematics import forward_kinematics_generic
+from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))

@@ -5,13 +5,13 @@ import os
 
 import numpy as np
 import pytest
-
 from peers import ERD_ROBOTS, erd_urdf
-from robokin_ros import RobotModel, Reference, forward_kinematics
+
+from robokin_ros import Reference, RobotModel, forward_kinematics
 from robokin_ros.kernels import selection
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames, generate_link_poses_source
-from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 from robokin_ros.kinematics import forward_kinematics_generic
+from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 
 HERE = os.path.dirname(__file__)
 BUNDLED = sorted(glob.glob(os.path.join(HERE, "..", "..", "..", "robokin_ros", "robots", "*.urdf")))

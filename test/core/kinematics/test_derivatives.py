@@ -10,8 +10,17 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from robokin_ros import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, NonFiniteError, RobotModel, ShapeError,
-                         UnknownLinkError, forward_kinematics, jacobian)
+from robokin_ros import (
+    LOCAL,
+    LOCAL_WORLD_ALIGNED,
+    WORLD,
+    NonFiniteError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+    forward_kinematics,
+    jacobian,
+)
 from robokin_ros.kinematics.derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
 from robokin_ros.model import JointType
 from robokin_ros.spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix, skew

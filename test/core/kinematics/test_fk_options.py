@@ -6,13 +6,19 @@ import os
 
 import numpy as np
 import pytest
-
 from peers import ERD_ROBOTS, erd_urdf
-from robokin_ros import (ArgumentError, RobotModel, ShapeError, UnknownLinkError, forward_kinematics, link_positions,
-                         prepare)
+
+from robokin_ros import (
+    ArgumentError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+    forward_kinematics,
+    link_positions,
+    prepare,
+)
 from robokin_ros.kernels import accel, selection
-from robokin_ros.kernels.fk_codegen import compiled_fk
-from robokin_ros.kernels.fk_codegen import compiled_link_poses, generate_link_poses_source
+from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_link_poses, generate_link_poses_source
 from robokin_ros.kinematics import forward_kinematics_generic
 
 HERE = os.path.dirname(__file__)
@@ -59,7 +65,7 @@ def _call(model, q, frames, layout, out=None):
     return forward_kinematics(model, q, frames=frames, layout=layout, out=out)
 
 
-@pytest.fixture(params=["generic", "numpy generated", "numba"])
+@pytest.fixture(params=["generic", "numpy generated", pytest.param("numba", marks=pytest.mark.slow)])
 def path(request, monkeypatch, tmp_path_factory):
     """Each of our three FK kernels (the numba one skipped without numba)."""
     monkeypatch.setattr(selection, "use_generated", request.param != "generic")

@@ -10,13 +10,23 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from robokin_ros import (LOCAL, RobokinError, LOCAL_WORLD_ALIGNED, WORLD, NonFiniteError, Reference, RobotModel, ShapeError,
-                         UnknownLinkError, forward_kinematics, jacobian, jacobians)
-
-from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
-
 from reference import fd_jacobians, random_tree
+
+from robokin_ros import (
+    LOCAL,
+    LOCAL_WORLD_ALIGNED,
+    WORLD,
+    NonFiniteError,
+    Reference,
+    RobokinError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+    forward_kinematics,
+    jacobian,
+    jacobians,
+)
+from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REFERENCES = [WORLD, LOCAL, LOCAL_WORLD_ALIGNED]

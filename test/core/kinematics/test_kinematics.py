@@ -10,13 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from reference import random_tree, reference_fk
 
-from robokin_ros import (NonFiniteError, RobotModel, ShapeError, UnknownLinkError, forward_kinematics,
-                         frame_transform)
+from robokin_ros import NonFiniteError, RobotModel, ShapeError, UnknownLinkError, forward_kinematics, frame_transform
 from robokin_ros.kernels.plan import plane_frame
 from robokin_ros.spatial import inverse_transform
-
-from reference import random_tree, reference_fk
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RNG = np.random.default_rng(2024)

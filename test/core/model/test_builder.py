@@ -8,10 +8,17 @@ import os
 import numpy as np
 import pytest
 
-from robokin_ros import (ModelError, NonFiniteError, RobotModel, ShapeError, UnknownJointError, UnknownLinkError,
-                         forward_kinematics)
-from robokin_ros.model.builder import add_body, remove_subtree, rename_base, replace_joint, set_fixed_transform
+from robokin_ros import (
+    ModelError,
+    NonFiniteError,
+    RobotModel,
+    ShapeError,
+    UnknownJointError,
+    UnknownLinkError,
+    forward_kinematics,
+)
 from robokin_ros.model import JointType
+from robokin_ros.model.builder import add_body, remove_subtree, rename_base, replace_joint, set_fixed_transform
 from robokin_ros.spatial import rotation_about_axis, rpy_to_matrix, transform
 
 HERE = os.path.dirname(__file__)

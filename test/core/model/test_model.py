@@ -9,8 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robokin_ros import (JointType, NonFiniteError, RobokinError, RobotModel, ShapeError, UnknownJointError,
-                         UnknownLinkError)
+from robokin_ros import (
+    JointType,
+    NonFiniteError,
+    RobokinError,
+    RobotModel,
+    ShapeError,
+    UnknownJointError,
+    UnknownLinkError,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ROBOTS = Path(__file__).resolve().parents[3] / "robokin_ros" / "robots"

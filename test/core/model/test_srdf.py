@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from robokin_ros import RobotModel, frame_transform, solve_ik
-from robokin_ros.model.srdf import (ALL_GROUP, IKGroup, SRDFError, UnknownStateError, default_group_name,
-                              default_groups, parse_srdf)
+from robokin_ros.model.srdf import (
+    ALL_GROUP,
+    IKGroup,
+    SRDFError,
+    UnknownStateError,
+    default_group_name,
+    default_groups,
+    parse_srdf,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 SRDF = ROOT / "test" / "fixtures" / "srdf"

@@ -13,7 +13,7 @@ import pytest
 from robokin_ros import JointType, RobokinError, RobotModel, URDFError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from peers import erd_urdf, ERD_ROBOTS  # noqa: E402
+from peers import ERD_ROBOTS, erd_urdf  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ROBOTS = Path(__file__).resolve().parents[3] / "robokin_ros" / "robots"

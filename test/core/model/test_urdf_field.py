@@ -199,6 +199,7 @@ def test_huge_name_is_shortened_in_messages():
     assert len(str(info.value)) < 500
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc for the memory check")
 def test_deep_chain_loads_in_linear_memory():
     """A 5,000-link chain: no quadratic structure is built while loading (a per-link ancestor

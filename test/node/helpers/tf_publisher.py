@@ -6,8 +6,8 @@ publisher's messages from any other's.
 
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
-from tf2_msgs.msg import TFMessage
 from spin import run
+from tf2_msgs.msg import TFMessage
 
 # (parent, child, translation xyz [m], rotation quat_xyzw); {tag} is the ``tag`` parameter.
 TRANSFORMS = [
