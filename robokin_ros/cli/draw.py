@@ -11,14 +11,12 @@ and its link shows as skeleton.
 from __future__ import annotations
 
 import sys
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..model.description import parse_document
-from ..spatial import rpy_to_matrix, transform
+from ..spatial import pose_from_xyz_rpy
 from . import common, meshes
 
 VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
@@ -43,44 +41,26 @@ def add_commands(commands) -> None:
 
 
 # ---------------------------------------------------------------------------- geometry
-def shapes(text: str, model: RobotModel) -> list[tuple[int, str, np.ndarray, dict]]:
-    """(link index, kind, T_link_shape (4, 4), sizes) of each visual shape (collision where a
-    link has no visual); ``sizes`` of a mesh holds its ``filename`` and ``scale``. Malformed ones
-    are skipped (the loader warned about them)."""
-    root = parse_document(text).root
+def shapes(model: RobotModel) -> list[tuple[int, str, np.ndarray, dict]]:
+    """(link index, kind, T_link_shape (4, 4), sizes) of each visual shape of the model (its
+    collision geometry where a link has no visual); ``sizes`` holds ``size`` (box), ``radius``
+    and ``length`` (cylinder, capsule), ``radius`` (sphere), or ``filename`` and ``scale`` (mesh).
+    The URDF reader already dropped malformed ones (with a load warning)."""
     out = []
-    for link in root.findall("link"):
-        name = link.get("name")
-        if name not in model.link_names:
-            continue
-        holders = link.findall("visual") or link.findall("collision")
-        for holder in holders:
-            geometry = holder.find("geometry")
-            shape = None if geometry is None else next((c for c in geometry if c.tag in ("box", "cylinder", "sphere",
-                                                                                         "capsule", "mesh")), None)
-            if shape is None:
-                continue
-            try:
-                sizes = {k: np.array([float(v) for v in shape.get(k).split()]) for k in ("size", "radius", "length",
-                                                                                         "scale")
-                         if shape.get(k) is not None}
-                if shape.tag == "mesh":
-                    if not shape.get("filename"):
-                        continue
-                    sizes["filename"] = shape.get("filename")
-                pose = _origin(holder)
-            except (ValueError, AttributeError):
-                continue
-            if np.all(np.isfinite(pose)) and all(np.all(np.isfinite(v)) for k, v in sizes.items() if k != "filename"):
-                out.append((model.link_index(name), shape.tag, pose, sizes))
+    visuals = model.link_visuals or ((),) * model.n_links
+    for i, (seen, touched) in enumerate(zip(visuals, model.link_collisions)):
+        for g in seen or touched:
+            size = np.asarray(g.size, float)
+            if g.shape == "box":
+                sizes = {"size": size}
+            elif g.shape == "sphere":
+                sizes = {"radius": size[:1]}
+            elif g.shape == "mesh":
+                sizes = {"filename": g.filename, "scale": size}
+            else:
+                sizes = {"radius": size[:1], "length": size[1:2]}
+            out.append((i, g.shape, pose_from_xyz_rpy(g.origin[:3], g.origin[3:]), sizes))
     return out
-
-
-def _origin(element: ET.Element) -> np.ndarray:
-    o = element.find("origin")
-    xyz = np.zeros(3) if o is None or o.get("xyz") is None else np.array([float(v) for v in o.get("xyz").split()])
-    rpy = np.zeros(3) if o is None or o.get("rpy") is None else np.array([float(v) for v in o.get("rpy").split()])
-    return transform(rpy_to_matrix(rpy), xyz)
 
 
 def _surface(kind: str, sizes: dict) -> list[np.ndarray]:
@@ -114,7 +94,7 @@ def _axes_equal(ax, points: np.ndarray) -> None:
     ax.set_box_aspect((1, 1, 1))
 
 
-def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: float = 4.0,
+def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
                urdf_dir=None) -> dict[str, int]:
     """Draw the robot at ``q (n_q,)`` into ``path``; returns how many primitives and meshes were drawn."""
     import matplotlib
@@ -124,7 +104,7 @@ def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: flo
 
     poses = forward_kinematics(model, q)
     origins = poses[:, :3, 3]
-    prims = shapes(text, model)
+    prims = shapes(model)
     polygons = []
     drawn = {"primitives": 0, "meshes": 0}
     for i, kind, T, sizes in prims:
@@ -169,13 +149,13 @@ def draw_robot(model: RobotModel, text: str, q: np.ndarray, path: str, size: flo
 
 
 def run_show(args) -> int:
-    model, text = common.load(args.file)
+    model, _ = common.load(args.file)
     q = common.configuration(model, args)
     import warnings
     from pathlib import Path
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        drawn = draw_robot(model, text, q, args.output, args.size, urdf_dir=Path(args.file).resolve().parent)
+        drawn = draw_robot(model, q, args.output, args.size, urdf_dir=Path(args.file).resolve().parent)
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"warning: {message}", file=sys.stderr)
     print(f"{args.output} ({drawn['primitives']} primitives, {drawn['meshes']} meshes)")

@@ -16,7 +16,7 @@ import numpy as np
 from ..checks import rigid_transform
 from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
-from .elements import SCALAR_TYPES, JointType
+from .elements import SCALAR_TYPES, CollisionGeometry, JointType
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -30,6 +30,7 @@ class _Link:
     has_inertial: bool
     mesh: str | None
     collisions: tuple = ()
+    visuals: tuple = ()
 
 
 @dataclasses.dataclass
@@ -50,10 +51,19 @@ class _Joint:
     offset: float
 
 
+def _moved(geometries: tuple, X_inv: np.ndarray) -> tuple:
+    """Geometry records re-expressed in a link frame moved by ``X`` (``X_inv`` its inverse)."""
+    moved = []
+    for g in geometries:
+        T = X_inv @ pose_from_xyz_rpy(g.origin[:3], g.origin[3:])
+        moved.append(g._replace(origin=tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())))
+    return tuple(moved)
+
+
 def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
     links = [_Link(n, float(model.link_masses[i]), model.link_coms[i].copy(), model.link_inertias[i].copy(),
                    bool(model.link_has_inertial[i]), model.link_meshes[i],
-                   model.link_collisions[i])
+                   model.link_collisions[i], model.link_visuals[i] if model.link_visuals else ())
              for i, n in enumerate(model.link_names)]
     names = model.all_joint_names
     joints = [_Joint(names[j], model.link_names[model.link_parents[j + 1]], model.link_names[j + 1],
@@ -111,7 +121,8 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         joint_acceleration=[j.acceleration for j in ordered], mimic_source=src, mimic_multiplier=mult,
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
-        link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol])
+        link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol],
+        link_visuals=[link.visuals for link in ol])
 
 
 def submodel(model, links, name: str | None = None):
@@ -241,7 +252,8 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
     links, joints = _decompose(model)
     joints.append(_make_joint(model, joint_name, parent, child_name, joint_type, origin, axis, limits,
                               velocity, effort, acceleration, mimic))
-    links.append(_Link(child_name, *_inertial(inertial), mesh))
+    visuals = (CollisionGeometry("mesh", (1.0, 1.0, 1.0), (0.0,) * 6, mesh),) if mesh else ()
+    links.append(_Link(child_name, *_inertial(inertial), mesh, visuals=visuals))
     return _assemble(model, model.name, links, joints)
 
 
@@ -333,12 +345,8 @@ def set_fixed_transform(model, joint_name: str, parent_to_joint=None, joint_to_c
         if child.has_inertial:
             child.com = R.T @ (child.com - p)
             child.inertia = R.T @ child.inertia @ R
-        if child.collisions:  # collision geometry stays where it is too
-            moved = []
-            for g in child.collisions:
-                T = X_inv @ pose_from_xyz_rpy(g.origin[:3], g.origin[3:])
-                moved.append(g._replace(origin=tuple(T[:3, 3].tolist()) + tuple(matrix_to_rpy(T[:3, :3]).tolist())))
-            child.collisions = tuple(moved)
+        child.collisions = _moved(child.collisions, X_inv)   # collision and visual geometry stay where they are
+        child.visuals = _moved(child.visuals, X_inv)
         for other in joints:
             if other.parent == joint.child:
                 other.origin = X_inv @ other.origin

@@ -33,7 +33,8 @@ SCALAR_TYPES = (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC)
 
 
 class CollisionGeometry(NamedTuple):
-    """One URDF ``<collision>`` element of a link (see :mod:`robokin_ros.collision`).
+    """The geometry of one URDF ``<collision>`` (see :mod:`robokin_ros.collision`) or ``<visual>``
+    element of a link.
 
     Attributes:
         shape: ``"box"``, ``"cylinder"``, ``"sphere"``, ``"capsule"`` or ``"mesh"``.

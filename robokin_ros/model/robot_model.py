@@ -52,6 +52,12 @@ def _validate(model: RobotModel) -> None:
         raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
 
 
+def _mesh_visuals(meshes, n_links: int) -> list:
+    """Visual records of models made without them: each link's mesh (if any) at its origin, unscaled."""
+    return [(CollisionGeometry("mesh", (1.0, 1.0, 1.0), (0.0,) * 6, m),) if m else ()
+            for m in (meshes or [None] * n_links)]
+
+
 def _frozen(a) -> np.ndarray:
     a = np.array(a)
     a.setflags(write=False)
@@ -70,6 +76,8 @@ class RobotModel:
         link_has_inertial ``(n_links,)`` bool, link_meshes (visual mesh path or None),
         link_collisions: per link a tuple of :class:`CollisionGeometry` (its ``<collision>``
         elements, document order; ``()`` for none).
+        link_visuals: per link a tuple of :class:`CollisionGeometry` records of its ``<visual>``
+        elements (document order; what the pictures draw).
     load_warnings: :class:`~robokin_ros.errors.LoadWarning` s of the URDF it was read from (parts
     the model does not use that urdfdom would accept or skip), each with its input line; ``()``
     for models built otherwise.
@@ -107,6 +115,7 @@ class RobotModel:
     link_meshes: tuple
     link_collisions: tuple = ()
     load_warnings: tuple = ()
+    link_visuals: tuple = ()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -115,7 +124,7 @@ class RobotModel:
                joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
                joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
                link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None, link_collisions=None, load_warnings=()) -> RobotModel:
+               link_meshes=None, link_collisions=None, load_warnings=(), link_visuals=None) -> RobotModel:
         """Make a model from per-link / per-joint data already in topological order.
 
         ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
@@ -157,6 +166,8 @@ class RobotModel:
             link_collisions=tuple([()] * n_links if link_collisions is None
                                   else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
             load_warnings=tuple(load_warnings),
+            link_visuals=tuple(_mesh_visuals(link_meshes, n_links) if link_visuals is None
+                               else (tuple(CollisionGeometry(*g) for g in v) for v in link_visuals)),
         )
         _validate(model)
         return model

@@ -189,8 +189,9 @@ def _check_joint_references(report: _Report, root: ET.Element, joint_names: set[
 
 
 def _link_geometry_and_warnings(report: _Report, link_elements: dict[str, ET.Element]):
-    """(first visual mesh per link, collision geometries per link), with warnings."""
-    meshes, collisions = {}, {}
+    """(first visual mesh per link, collision geometries per link, visual geometries per link),
+    with warnings."""
+    meshes, collisions, visuals = {}, {}, {}
     for name, link in link_elements.items():
         owner = f"link {name!r}"
         for holder in link:
@@ -201,12 +202,14 @@ def _link_geometry_and_warnings(report: _Report, link_elements: dict[str, ET.Ele
                 if geometry is not None:
                     collisions.setdefault(name, []).append(geometry)
                 continue
-            if geometry is not None and geometry.shape == "mesh" and name not in meshes:
-                meshes[name] = geometry.filename
+            if geometry is not None:
+                visuals.setdefault(name, []).append(geometry)
+                if geometry.shape == "mesh" and name not in meshes:
+                    meshes[name] = geometry.filename
             material = holder.find("material")
             if material is not None:
                 _check_material(report, material, owner)
-    return meshes, collisions
+    return meshes, collisions, visuals
 
 
 # ---------------------------------------------------------------------------- tree
@@ -507,7 +510,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
             has_inertial[i] = True
     coms = frames[:, :3].copy()
     inertias = _inertias(report, order, link_elements, moments, rpy_to_matrix(frames[:, 3:]))
-    meshes, collisions = _link_geometry_and_warnings(report, link_elements)
+    meshes, collisions, visuals = _link_geometry_and_warnings(report, link_elements)
     for material in root.findall("material"):
         _check_material(report, material, f"robot {root.get('name')!r}")
     if report.problems:
@@ -520,7 +523,8 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
         joint_effort=limits[:, 3], mimic_source=src, mimic_multiplier=mult, mimic_offset=offset,
         link_masses=masses, link_coms=coms, link_inertias=inertias, link_has_inertial=has_inertial,
         link_meshes=[meshes.get(name) for name in order],
-        link_collisions=[tuple(collisions.get(name, ())) for name in order], load_warnings=tuple(report.warnings))
+        link_collisions=[tuple(collisions.get(name, ())) for name in order], load_warnings=tuple(report.warnings),
+        link_visuals=[tuple(visuals.get(name, ())) for name in order])
 
 
 def urdf_file_fields(path, max_bytes: int | None = None) -> dict:
@@ -531,6 +535,20 @@ def urdf_file_fields(path, max_bytes: int | None = None) -> dict:
 
 def _fmt(values) -> str:
     return " ".join(repr(float(v)) for v in np.ravel(values))
+
+
+def _write_geometry(holder: ET.Element, g) -> None:
+    """``<origin>`` and ``<geometry>`` of a ``<visual>`` or ``<collision>`` from its record."""
+    ET.SubElement(holder, "origin", xyz=_fmt(g.origin[:3]), rpy=_fmt(g.origin[3:]))
+    geometry = ET.SubElement(holder, "geometry")
+    if g.shape == "box":
+        ET.SubElement(geometry, "box", size=_fmt(g.size))
+    elif g.shape == "sphere":
+        ET.SubElement(geometry, "sphere", radius=repr(float(g.size[0])))
+    elif g.shape == "mesh":
+        ET.SubElement(geometry, "mesh", filename=g.filename, scale=_fmt(g.size))
+    else:
+        ET.SubElement(geometry, g.shape, radius=repr(float(g.size[0])), length=repr(float(g.size[1])))
 
 
 def model_to_urdf(model) -> str:
@@ -549,22 +567,15 @@ def model_to_urdf(model) -> str:
             ET.SubElement(inertial, "inertia", ixx=repr(float(I[0, 0])), ixy=repr(float(I[0, 1])),
                           ixz=repr(float(I[0, 2])), iyy=repr(float(I[1, 1])), iyz=repr(float(I[1, 2])),
                           izz=repr(float(I[2, 2])))
-        if model.link_meshes[i]:
-            visual = ET.SubElement(link, "visual")
+        visuals = model.link_visuals[i] if model.link_visuals else ()
+        if model.link_meshes[i] and not any(g.shape == "mesh" and g.filename == model.link_meshes[i] for g in visuals):
+            visual = ET.SubElement(link, "visual")   # a mesh given without its visual record (builder, create)
             geometry = ET.SubElement(visual, "geometry")
             ET.SubElement(geometry, "mesh", filename=model.link_meshes[i])
+        for g in visuals:
+            _write_geometry(ET.SubElement(link, "visual"), g)
         for g in model.link_collisions[i]:
-            collision = ET.SubElement(link, "collision")
-            ET.SubElement(collision, "origin", xyz=_fmt(g.origin[:3]), rpy=_fmt(g.origin[3:]))
-            geometry = ET.SubElement(collision, "geometry")
-            if g.shape == "box":
-                ET.SubElement(geometry, "box", size=_fmt(g.size))
-            elif g.shape == "sphere":
-                ET.SubElement(geometry, "sphere", radius=repr(float(g.size[0])))
-            elif g.shape == "mesh":
-                ET.SubElement(geometry, "mesh", filename=g.filename, scale=_fmt(g.size))
-            else:
-                ET.SubElement(geometry, g.shape, radius=repr(float(g.size[0])), length=repr(float(g.size[1])))
+            _write_geometry(ET.SubElement(link, "collision"), g)
     for j, name in enumerate(model.all_joint_names):
         t = JointType(model.joint_types[j])
         joint = ET.SubElement(root, "joint", name=name, type=t.name.lower())
