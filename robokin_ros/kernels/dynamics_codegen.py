@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-import warnings
 
 import numpy as np
 
@@ -44,6 +42,7 @@ from .emitter import (
     rotation_symbols,
     supported,
 )
+from .lazy_accel import LazyAccelerated
 from .plan import dynamics_tree
 
 #: Gravity vectors folded into the generated code as constants; any other is an input.
@@ -330,7 +329,7 @@ def _solve_values(e: Emitter, M: list, b: list) -> list:
 
 
 # ---------------------------------------------------------------------------------------- compiled kernels
-class CompiledDynamics:
+class CompiledDynamics(LazyAccelerated):
     """A generated dynamics kernel callable on one configuration or a batch.
 
     ``single(*inputs)`` takes 1-D arrays (``q``, then the kernel's other inputs) and returns an
@@ -339,6 +338,9 @@ class CompiledDynamics:
     :attr:`input_sizes`: the length of each input. Both use the numba-compiled kernel once it is
     loaded (:meth:`accelerate`), else the numpy / Python-float code.
     """
+
+    counts_calls = True   # a controller's single calls add up to a batch
+    kind = "numba dynamics kernel"
 
     def __init__(self, model: RobotModel, e: Emitter, values: list, shape: tuple, label: str,
                  input_sizes: tuple, gravity_input: bool = False):
@@ -363,11 +365,8 @@ class CompiledDynamics:
         self._n_nonzero = nonzero.size
         self._dense = nonzero.size == self._size
         # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
-        self._accelerated = None
         self.accelerated_single = None
-        self._accel_failed = False
-        self._compiling: threading.Thread | None = None
-        self._uses = 0   # configurations seen before the kernel is loaded (triggers loading)
+        super().__init__()
 
     def wrapper_source(self) -> str:
         """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
@@ -400,28 +399,14 @@ class CompiledDynamics:
         lines += [f"    kernel(qb, out.reshape((1, {self._size})))", "    return 0"]
         return source + "\n".join(lines) + "\n"
 
-    def accelerate(self) -> bool:
-        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
+    def _load(self):
+        kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
+                            reference=lambda x: self._single(x, math.cos, math.sin))
+        self._check_single(kernel.py_func.__globals__["single"])
+        return kernel
 
-        Returns:
-            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
-            compilation worked (a failure warns once and keeps numpy).
-        """
-        if not accel.active():
-            return False
-        if self._accelerated is None and not self._accel_failed:
-            try:
-                kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
-                                    reference=lambda x: self._single(x, math.cos, math.sin))
-                single = kernel.py_func.__globals__["single"]
-                self._check_single(single)
-            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break dynamics
-                self._accel_failed = True
-                warnings.warn(f"robokin_ros.accel: numba dynamics kernel unavailable, using numpy ({error!r})",
-                              RuntimeWarning, stacklevel=2)
-            else:
-                self.accelerated_single, self._accelerated = single, kernel
-        return self._accelerated is not None
+    def _installed(self, kernel) -> None:
+        self.accelerated_single = kernel.py_func.__globals__["single"]
 
     def _check_single(self, single) -> None:
         """Raise :class:`robokin_ros.accel.KernelCheckError` unless the compiled single entry agrees
@@ -435,19 +420,6 @@ class CompiledDynamics:
         if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
             raise KernelCheckError(
                 f"the compiled single entry disagrees with the Python kernel (status {status})")
-
-    def _kernel(self, batch: int):
-        """The accelerated batch kernel, or None (numpy). Once :data:`robokin_ros.accel.MIN_BATCH`
-        configurations have been asked for (one batch or many calls), loading starts in a
-        background thread (compiling can take seconds; callers go on with numpy meanwhile)."""
-        if not accel.enabled:
-            return None
-        if self._accelerated is None and self._compiling is None:
-            self._uses += batch
-            if self._uses >= accel.MIN_BATCH and accel.available():
-                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
-                self._compiling.start()
-        return self._accelerated
 
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import math
 import struct
-import threading
-import warnings
 
 import numpy as np
 
@@ -26,6 +24,7 @@ from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw
 from . import accel
 from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, supported
+from .lazy_accel import LazyAccelerated
 from .plan import fk_plan
 
 
@@ -188,7 +187,7 @@ def generate_joint_poses_source(model: RobotModel) -> GeneratedKernel:
     return finish(e, values, np.zeros((len(model.scalar_joint_indices), 7)))
 
 
-class CompiledFK:
+class CompiledFK(LazyAccelerated):
     """A generated kernel made callable on one configuration or a batch.
 
     ``single(q (n_q,))`` returns an array shaped like the template; ``batch(qb (B, n_q))``
@@ -207,42 +206,12 @@ class CompiledFK:
         self._flat_template = generated.template.reshape(-1)
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q
-        self._accelerated = None   # the numba kernel once loaded
-        self._accel_failed = False
-        self._compiling: threading.Thread | None = None
+        super().__init__()
 
-    def accelerate(self) -> bool:
-        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
-
-        Returns:
-            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
-            compilation worked (a failure warns once and keeps numpy).
-        """
-        if not accel.active():
-            return False
-        if self._accelerated is None and not self._accel_failed:
-            wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
-            source = wrap(self.generated.body, self.generated.values, self._n_q)
-            try:
-                self._accelerated = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
-            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break FK
-                self._accel_failed = True
-                warnings.warn(f"robokin_ros.accel: numba kernel unavailable, using numpy ({error!r})", RuntimeWarning,
-                              stacklevel=2)
-        return self._accelerated is not None
-
-    def _kernel(self, batch: int):
-        """The accelerated kernel to use for ``batch`` configurations, or None (numpy).
-
-        A batch of :data:`robokin_ros.accel.MIN_BATCH` or more starts loading the kernel in a
-        background thread (compiling can take seconds: the caller, maybe an IK solve with a
-        time limit, goes on with numpy meanwhile)."""
-        if not accel.enabled:
-            return None
-        if self._accelerated is None and batch >= accel.MIN_BATCH and self._compiling is None and accel.available():
-            self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
-            self._compiling.start()
-        return self._accelerated
+    def _load(self):
+        wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
+        source = wrap(self.generated.body, self.generated.values, self._n_q)
+        return accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
 
     def flat(self, q: list) -> list:
         """Every entry of the flattened result for one configuration given as a list of floats

@@ -1,0 +1,73 @@
+"""The optional numba kernel behind a generated kernel: loaded on demand, in the background.
+
+:class:`LazyAccelerated` is the state machine shared by the FK kernels
+(:class:`~robokin_ros.kernels.fk_codegen.CompiledFK`) and the dynamics kernels
+(:class:`~robokin_ros.kernels.dynamics_codegen.CompiledDynamics`): not loaded → loading in a
+background thread (compiling takes seconds; callers go on with numpy meanwhile) → loaded, or
+failed (one warning, numpy kept for good). Subclasses say how to load (:meth:`_load`) and when
+to start (:attr:`counts_calls`).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+from . import accel
+
+
+class LazyAccelerated:
+    """Holds a generated kernel's numba counterpart once loaded (:attr:`accelerated`)."""
+
+    #: False: a batch of at least :data:`robokin_ros.accel.MIN_BATCH` configurations starts
+    #: loading; True: that many configurations in all (one batch or many single calls) do.
+    counts_calls = False
+    #: What the warning of a failed load calls the kernel.
+    kind = "numba kernel"
+
+    def __init__(self):
+        self._accelerated = None   # the numba kernel once loaded
+        self._accel_failed = False
+        self._compiling: threading.Thread | None = None
+        self._uses = 0             # configurations seen before the kernel is loaded (counts_calls)
+
+    def _load(self):
+        """Load (compile, or read from the disk cache) and check the numba kernel; raise on failure."""
+        raise NotImplementedError
+
+    def _installed(self, kernel) -> None:
+        """Called with the loaded kernel before it is used (subclasses keep more of it)."""
+
+    def accelerate(self) -> bool:
+        """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
+
+        Returns:
+            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
+            loading worked (a failure warns once and keeps numpy).
+        """
+        if not accel.active():
+            return False
+        if self._accelerated is None and not self._accel_failed:
+            try:
+                kernel = self._load()
+            except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
+                self._accel_failed = True
+                warnings.warn(f"robokin_ros.accel: {self.kind} unavailable, using numpy ({error!r})", RuntimeWarning,
+                              stacklevel=2)
+            else:
+                self._installed(kernel)
+                self._accelerated = kernel
+        return self._accelerated is not None
+
+    def _kernel(self, batch: int):
+        """The accelerated kernel to use for ``batch`` configurations, or None (numpy); starts
+        loading it in a background thread when :attr:`counts_calls` says it is time."""
+        if not accel.enabled:
+            return None
+        if self._accelerated is None and self._compiling is None:
+            if self.counts_calls:
+                self._uses += batch
+            if (self._uses if self.counts_calls else batch) >= accel.MIN_BATCH and accel.available():
+                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+                self._compiling.start()
+        return self._accelerated
