@@ -106,7 +106,8 @@ def _executors(node: KinematicsNode):
 
 
 class ServiceThread:
-    """The services of ``node`` on a companion node, ``<name>_services`` in its namespace, spun by an
+    """The services of ``node`` on a companion node, ``<name>_services`` in its namespace (whatever
+    the remaps: launch_ros's ``name=`` remaps every node of the process), spun by an
     :class:`OffloadingExecutor` in a thread of its own (/compute_ik on its worker threads).
 
     rclpy's EventsExecutor dispatches in C++ but runs every callback on its one thread; an IK call
@@ -115,7 +116,11 @@ class ServiceThread:
     """
 
     def __init__(self, node: KinematicsNode):
-        self.host = Node(f'{node.get_name()}_services', namespace=node.get_namespace(), context=node.context)
+        # Its own name even under a global `-r __node:=NAME` (launch_ros's name=), which would rename
+        # every node of the process: a local remap takes precedence over the global one.
+        name = f'{node.get_name()}_services'
+        self.host = Node(name, namespace=node.get_namespace(), context=node.context,
+                         cli_args=['--ros-args', '-r', f'__node:={name}'])
         node.attach_services(self.host)
         self.executor = OffloadingExecutor([node.services_group], num_threads=2, context=node.context)
         self.executor.add_node(self.host)
