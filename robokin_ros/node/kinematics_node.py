@@ -58,8 +58,10 @@ from .parameters import (
     STRING_LIST,
     LiveState,
     ParameterSpec,
+    StartupParameterError,
     check_value,
     read_settings,
+    startup_problems,
 )
 
 NODE_NAME = 'robokin'
@@ -92,11 +94,18 @@ class KinematicsNode(Node):
         self._last_callback_ns = 0
         self._durations_us: list[float] = []
         self._counts = {'joint_states': 0, 'tf': 0}
+        declared = dict(PARAMETERS)
         for name, spec in PARAMETERS.items():
             self._declare(name, spec)
         for group in self._value('ik_group_names'):
             for key, spec in GROUP_KEYS.items():
                 self._declare(f'ik_groups.{group}.{key}', spec)
+                declared[f'ik_groups.{group}.{key}'] = spec
+        problems = startup_problems(self._value, list(declared), self._value('description_from_topic'))
+        if problems:   # what ros2 param set refuses is refused at start-up too (main exits 1)
+            for problem in problems:
+                self.get_logger().error(f'invalid parameter: {problem}')
+            raise StartupParameterError(problems)
         self.settings = read_settings(self._value)
 
         self._tf_pub = self.create_publisher(TFMessage, '/tf', TF_QOS)

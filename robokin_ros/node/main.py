@@ -12,7 +12,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from .executor import OffloadingExecutor
 from .kinematics_node import KinematicsNode
-from .parameters import EVENTS, THREADS
+from .parameters import EVENTS, THREADS, StartupParameterError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -47,7 +47,8 @@ class StopRequest:
 
 
 def main(args=None):
-    """Run the ``robokin`` node until SIGINT/SIGTERM or an external shutdown; exit code 0.
+    """Run the ``robokin`` node until SIGINT/SIGTERM or an external shutdown; exit code 0 (1, with one
+    line per bad parameter, when a start-up parameter value is one ``ros2 param set`` would refuse).
 
     Teardown order: stop spinning, let offloaded callbacks (an IK call in progress) finish and
     join the worker threads, destroy the node, shut the context down. Signals arriving meanwhile
@@ -62,10 +63,15 @@ def main(args=None):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = services = None
+    failed = False
     try:
         if stop.requested:
             return
-        node = KinematicsNode()
+        try:
+            node = KinematicsNode()
+        except StartupParameterError:   # logged by the node, one line per parameter
+            failed = True
+            return
         executor, services = _executors(node)
         while rclpy.ok() and not stop.requested:
             executor.spin_once(timeout_sec=0.1)
@@ -80,6 +86,8 @@ def main(args=None):
             node.destroy_node()
         rclpy.try_shutdown()
         stop.ignore_from_now()
+        if failed:
+            sys.exit(1)
 
 
 def _executors(node: KinematicsNode):

@@ -15,6 +15,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Collection, Mapping
 
+from ..errors import RobokinError
 from ..kinematics import Reference
 from ..model.srdf import IKGroup
 
@@ -231,6 +232,34 @@ class LiveState:
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance')
 
 
+class StartupParameterError(RobokinError, ValueError):
+    """Start-up parameter values (a params file, ``-p``) that ``ros2 param set`` would refuse.
+
+    Attributes:
+        problems: one sentence per bad value, naming the parameter.
+    """
+
+    def __init__(self, problems):
+        self.problems = tuple(problems)
+        super().__init__('; '.join(self.problems))
+
+
+def startup_problems(get: Callable[[str], object], names, description_from_topic: bool) -> list[str]:
+    """Why the start-up values of ``names`` are refused ('' entries left out), by the rules of
+    :func:`check_value` (what ``ros2 param set`` applies): the node refuses to start on them
+    rather than run with other settings than asked. Description parameters are not checked here:
+    loading them reports its own errors and keeps the node waiting for a good one.
+
+    Args:
+        get: parameter name -> value.
+        names: the declared parameters.
+        description_from_topic: the node's ``description_from_topic``.
+    """
+    state = LiveState(description_from_topic=description_from_topic)
+    skip = set(DESCRIPTION_PARAMETERS + SEMANTIC_PARAMETERS)
+    return [reason for reason in (check_value(name, get(name), state) for name in names if name not in skip) if reason]
+
+
 def check_value(name: str, value, state: LiveState) -> str:
     """Why parameter ``name`` cannot take ``value`` ('' if it can).
 
@@ -253,8 +282,9 @@ def check_value(name: str, value, state: LiveState) -> str:
     if name == 'jacobian_reference':
         try:
             Reference.parse(value)
-        except ValueError as e:
-            return str(e)
+        except ValueError:
+            names = ', '.join(r.name for r in Reference)
+            return f'jacobian_reference: unknown Jacobian reference {str(value)[:60]!r}; expected one of {names}'
     if name == 'jacobian_frames' and state.has_robot and value is not None:
         unknown = [f for f in value if f not in state.link_names]
         if unknown:
