@@ -294,6 +294,7 @@ class KinematicsNode(Node):
         self._log_notes(loaded.notes)
         robot, model = loaded.robot, urdf.model
         robot.log = self.get_logger().info
+        robot.warn = self.get_logger().warning
         self._srdf, self._robot = loaded.srdf, robot
         self._sync_jacobian_publishers()
         stamp = self.get_clock().now().to_msg()

@@ -46,6 +46,7 @@ class LiveRobot:
         complete: every required coordinate has been received.
         last_published_ns: ``(n_q,)`` stamp [ns] each coordinate was last published with.
         log: where the collision model's build notes go (the node's info logger).
+        warn: where its warnings go (meshes that could not be loaded; the node's warning logger).
     """
 
     def __init__(self, model: RobotModel, xml: str, prefix: str, previous: LiveRobot | None = None):
@@ -70,6 +71,7 @@ class LiveRobot:
             if model.joint_types[j] in SCALAR_TYPES:
                 self.required[model.joint_q_index[j]] = True
         self.log: Callable[[str], None] = lambda text: None
+        self.warn: Callable[[str], None] = lambda text: None
         self._collision_lock = threading.Lock()
         self._collision: tuple | None = None   # (disabled pairs key, CollisionModel or reason)
         self.q = model.home_configuration()
@@ -130,8 +132,11 @@ class LiveRobot:
                     if not cm.n_geometries:
                         skipped = f' ({len(cm.warnings)} collision meshes could not be loaded)' if cm.warnings else ''
                         result = f'robot {self.model.name!r} has no collision geometry{skipped}'
-                    for warning in cm.warnings:
-                        self.log(f'collision model: {warning}')
+                    elif cm.warnings and not len(cm.pairs):   # what loaded leaves nothing to check
+                        result = (f'{len(cm.warnings)} collision meshes of robot {self.model.name!r} could not be '
+                                  'loaded, and no pair of what did is left to check')
+                    for warning in cm.warnings:   # a skipped mesh is a part of the robot not checked
+                        self.warn(f'collision model: {warning}')
                     if cm.n_geometries:
                         self.log(f'collision model: {cm.n_geometries} geometries, {len(cm.link_pairs)} link pairs '
                                  f"checked ({'SRDF' if semantic is not None else 'sampled'} disabled pairs)")

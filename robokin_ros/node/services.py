@@ -236,7 +236,10 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
             raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
         residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
                     f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
-        checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs)' if avoid else ''
+        checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs' if avoid else ''
+        if avoid:   # a mesh that could not be loaded is a part of the robot the check did not see
+            checked += (f'; {len(avoid.warnings)} collision meshes could not be loaded and are NOT checked)'
+                        if avoid.warnings else ')')
         if not bool(result.success):
             status = str(result.status)
             rejected = ' (configurations in self-collision were rejected)' if avoid else ''
