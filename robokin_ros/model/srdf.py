@@ -138,69 +138,69 @@ def _warn(doc: XMLDocument, warnings: list, element: ET.Element, message: str) -
     warnings.append(LoadWarning(doc.line(element), label, message))
 
 
+def _name(element: ET.Element, key: str = "name") -> str | None:
+    """An attribute with surrounding whitespace trimmed (srdfdom trims names)."""
+    value = element.get(key)
+    return None if value is None else value.strip()
+
+
+def _path_joints_all(model: RobotModel, base: str, tip: str) -> list[str]:
+    """Every joint (fixed and mimic ones included) from ``base`` down to ``tip``, root first."""
+    above_base = set(model.link_supports[model.link_index(base)].tolist())
+    return [model.all_joint_names[i - 1] for i in model.link_supports[model.link_index(tip)].tolist()
+            if i > 0 and i not in above_base]
+
+
 def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: Mapping[str, ET.Element],
                    resolving: tuple[str, ...] = ()):
-    """(joints in order, chains [(base, tip)]) of a ``<group>``, subgroups included; None if it
-    names something the robot lacks (a warning says what)."""
-    name = el.get("name")
+    """(joints in order, fixed and mimic ones included; chains [(base, tip)]) of a ``<group>``,
+    subgroups included. As srdfdom does, a member naming something the robot lacks is left out
+    with a warning (the rest of the group stays); a subgroup cycle or a missing subgroup too."""
+    name = _name(el)
     joints: list[str] = []
     chains: list[tuple[str, str]] = []
     for member in el:
         if member.tag == "chain":
-            base, tip = member.get("base_link"), member.get("tip_link")
-            for link in (base, tip):
-                if link not in model.link_names:
-                    _warn(doc, warnings, el, f"chain names link {shorten(link)}, which robot {model.name!r} "
-                                             "does not have; group skipped")
-                    return None
+            base, tip = _name(member, "base_link"), _name(member, "tip_link")
+            missing = [link for link in (base, tip) if link not in model.link_names]
+            if missing:
+                _warn(doc, warnings, el, f"chain names link {shorten(missing[0])}, which robot {model.name!r} "
+                                         "does not have; chain left out")
+                continue
             if model.link_index(base) not in model.link_supports[model.link_index(tip)]:
-                _warn(doc, warnings, el, f"chain base {base!r} is not above tip {tip!r}; group skipped")
-                return None
+                _warn(doc, warnings, el, f"chain base {base!r} is not above tip {tip!r}; chain left out")
+                continue
             chains.append((base, tip))
-            joints += model.path_joints(base, tip)
+            joints += _path_joints_all(model, base, tip)
         elif member.tag in ("joint", "link"):
-            member_name = member.get("name")
+            member_name = _name(member)
             known = model.all_joint_names if member.tag == "joint" else model.link_names
             if member_name not in known:
                 _warn(doc, warnings, el, f"names {member.tag} {shorten(member_name)}, which robot {model.name!r} "
-                                         "does not have; group skipped")
-                return None
+                                         "does not have; member left out")
+                continue
             if member.tag == "joint":
                 joints.append(member_name)
             elif model.link_index(member_name) > 0:   # a link brings its parent joint (MoveIt's meaning)
                 joints.append(model.all_joint_names[model.link_index(member_name) - 1])
         elif member.tag == "group":
-            sub = member.get("name")
-            if sub in resolving or sub not in elements:
-                why = "a cycle of subgroups" if sub in resolving else "no such group"
-                _warn(doc, warnings, el, f"subgroup {shorten(sub)}: {why}; group skipped")
-                return None
+            sub = _name(member)
+            if sub in resolving + (name,) or sub not in elements:
+                why = "a cycle of subgroups" if sub in resolving + (name,) else "no such group"
+                _warn(doc, warnings, el, f"subgroup {shorten(sub)}: {why}; left out")
+                continue
             inner = _group_members(doc, warnings, model, elements[sub], elements, resolving + (name,))
-            if inner is None:
-                return None
             joints += inner[0]
             chains += inner[1]
-    independent = set(model.joint_names)
-    unique = tuple(dict.fromkeys(j for j in joints if j in independent))
-    return unique, chains
+    return list(dict.fromkeys(joints)), chains
 
 
-def _group_tip(model: RobotModel, joints: tuple[str, ...], chains, end_effector_links: list[str]) -> tuple[str, str]:
-    """(base, tip) of a group: the base of its chain; the tip its end effector hangs from, else its
-    chain's tip, else the deepest link its joints move if they lie on one path ("" : none)."""
-    base = chains[0][0] if len(chains) == 1 else ""
-    if len(end_effector_links) == 1:
-        return base, end_effector_links[0]
-    if len(chains) == 1:
-        return chains[0]
-    if not joints:
-        return "", ""
-    children = [model.joint_index(j) + 1 for j in joints]
-    deepest = max(children, key=lambda i: model.link_depths[i])
-    support = set(model.link_supports[deepest].tolist())
-    if all(c in support for c in children):
-        return "", model.link_names[deepest]
-    return "", ""
+def _group_frames(model: RobotModel, joints: list[str]) -> tuple[str, str]:
+    """(base, tip) of a group as MoveIt's kinematics plugin loader chooses them: the tip is the
+    last of the group's links (the child links of its joints, fixed ones included, in the
+    model's order), the base the parent of its first link."""
+    links = sorted(model.joint_index(j) + 1 for j in joints)
+    return model.link_names[int(model.link_parents[links[0]])], model.link_names[links[-1]]
 
 
 def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
@@ -223,51 +223,62 @@ def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
     warnings: list[LoadWarning] = []
     group_elements: dict[str, ET.Element] = {}
     for el in root.findall("group"):
-        name = el.get("name")
+        name = _name(el)
         if not name or name in group_elements:
             _warn(doc, warnings, el, "group without a name, or a repeated name; skipped")
             continue
         group_elements[name] = el
     end_effectors = {}
     for el in root.findall("end_effector"):
-        fields = {k: el.get(k) for k in ("name", "group", "parent_link")}
+        fields = {k: _name(el, k) for k in ("name", "group", "parent_link")}
         if not all(fields.values()) or fields["parent_link"] not in model.link_names:
             _warn(doc, warnings, el, "end_effector needs name, group and a parent_link of the robot; skipped")
             continue
-        end_effectors[fields["name"]] = EndEffector(fields["name"], fields["group"], fields["parent_link"],
-                                                    el.get("parent_group") or "")
-    groups = {}
-    for name, el in group_elements.items():
-        members = _group_members(doc, warnings, model, el, group_elements)
-        if members is None:
+        if fields["group"] not in group_elements:
+            _warn(doc, warnings, el, f"end_effector names group {shorten(fields['group'])}, which the SRDF does "
+                                     "not define; skipped")
             continue
-        joints, chains = members
-        if not joints:
+        end_effectors[fields["name"]] = EndEffector(fields["name"], fields["group"], fields["parent_link"],
+                                                    _name(el, "parent_group") or "")
+    groups = {}
+    group_joints: dict[str, set[str]] = {}
+    independent = set(model.joint_names)
+    for name, el in group_elements.items():
+        joints, chains = _group_members(doc, warnings, model, el, group_elements)
+        group_joints[name] = set(joints)
+        movable = tuple(j for j in joints if j in independent)
+        if not movable:
             _warn(doc, warnings, el, "has no movable joint of the robot; no IK group made")
             continue
-        ee_links = [ee.parent_link for ee in end_effectors.values() if ee.parent_group == name]
-        base, tip = _group_tip(model, joints, chains, ee_links)
-        single_chain = len(chains) == 1 and set(joints) == set(model.path_joints(*chains[0]))
-        groups[name] = IKGroup(name, base, tip, () if single_chain else joints)
+        base, tip = _group_frames(model, joints)
+        if len(chains) == 1 and set(joints) == set(_path_joints_all(model, *chains[0])):
+            groups[name] = IKGroup(name, *chains[0], ())     # one chain: MoveIt's chain group
+        else:
+            groups[name] = IKGroup(name, base, tip, movable)
     states: dict[str, dict[str, dict[str, float]]] = {}
     for el in root.findall("group_state"):
-        name, group = el.get("name"), el.get("group")
-        values = {}
-        for joint in el.findall("joint"):
-            try:
-                value = float(joint.get("value", "").split()[0])
-            except (ValueError, IndexError):
-                value = None
-            if joint.get("name") not in model.joint_names or value is None:
-                if joint.get("name") not in model.all_joint_names or value is None:
-                    _warn(doc, warnings, joint, f"in group_state {shorten(name)}: not a joint of robot "
-                                                f"{model.name!r} with a number value; ignored")
-                continue   # a mimic or fixed joint: its value follows from the others
-            values[joint.get("name")] = value
+        name, group = _name(el), _name(el, "group")
         if not name or group not in group_elements:
             _warn(doc, warnings, el,
                   f"group_state needs a name and one of the groups {sorted(group_elements)}; skipped")
             continue
+        values = {}
+        for joint in el.findall("joint"):
+            joint_name = _name(joint)
+            try:
+                value = float(joint.get("value", "").split()[0])
+            except (ValueError, IndexError):
+                value = None
+            if joint_name not in model.all_joint_names or value is None:
+                _warn(doc, warnings, joint, f"in group_state {shorten(name)}: not a joint of robot "
+                                            f"{model.name!r} with a number value; ignored")
+                continue
+            if joint_name not in group_joints.get(group, ()):
+                _warn(doc, warnings, joint, f"in group_state {shorten(name)}: joint {shorten(joint_name)} is not "
+                                            f"in group {shorten(group)}; ignored (as MoveIt does)")
+                continue
+            if joint_name in independent:   # a mimic or fixed joint: its value follows from the others
+                values[joint_name] = value
         states.setdefault(group, {})[name] = values
     disabled = []
     for el in root.findall("disable_collisions"):

@@ -65,7 +65,9 @@ def test_ambiguous_state_needs_its_group():
 def test_joint_link_and_subgroup_members_and_end_effector_tip():
     semantic = parse_srdf((SRDF / "twin_arm_mixed.srdf").read_text(), TWIN)
     arm = semantic.groups["left_arm_joints"]
-    assert arm.tip == "left_tool0"   # from the end effector whose parent_group it is
+    # MoveIt's kinematics plugin loader: the tip is the group's last link, the base its first
+    # link's parent (an end effector hanging from the group does not move the tip)
+    assert (arm.base, arm.tip) == ("torso_link", "left_wrist_link")
     assert len(arm.joints) == 6
     assert semantic.groups["torso_and_left_arm"].joints == ("torso_lift_joint",) + arm.joints
     assert semantic.groups["left_gripper"].joints == ("left_gripper_finger_left_joint",)
@@ -75,10 +77,11 @@ def test_parts_naming_what_the_robot_lacks_are_skipped_with_warnings_on_their_li
     path = SRDF / "twin_arm_mixed.srdf"
     semantic = parse_srdf(path.read_text(), TWIN)
     marked = [i for i, line in enumerate(path.read_text().splitlines(), 1) if "<!-- SKIP-LINE -->" in line]
-    assert [w.line for w in semantic.warnings] == marked
+    assert sorted({w.line for w in semantic.warnings}) == marked
     assert "ghost_arm" not in semantic.groups and "bad_subgroup" not in semantic.groups
     text = [str(w) for w in semantic.warnings]
-    assert "no_such_link" in text[0] and "nowhere" in text[1] and "no_such_joint" in text[2]
+    for word in ("no_such_link", "nowhere", "no_such_joint"):   # each named once, where it is
+        assert sum(word in t for t in text) == 1, text
 
 
 @pytest.mark.parametrize("text, words", [
@@ -142,3 +145,71 @@ def test_every_corpus_robot_solves_ik_in_its_default_group():
         if not bool(result.success):
             failures.append(f"{name} ({group.tip}): {result.status}")
     assert not failures, failures
+
+
+TOOL_CHAIN = """<robot name="tool_chain">
+  <link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/><link name="finger"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0.5 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+  <joint name="tool_joint" type="fixed"><parent link="l2"/><child link="tool"/><origin xyz="0.3 0 0" rpy="0 1.5708 0"/></joint>
+  <joint name="finger_joint" type="prismatic"><parent link="tool"/><child link="finger"/><axis xyz="1 0 0"/>
+    <limit lower="0" upper="0.04" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_a_joint_group_ending_in_a_fixed_joint_has_its_last_link_as_tip():
+    """Issue 20, case 1: group {j1, j2, tool_joint} -> tip 'tool' (MoveIt's), not 'l2'."""
+    model = RobotModel.from_urdf(TOOL_CHAIN)
+    srdf = ('<robot name="tool_chain"><group name="arm"><joint name="j1"/><joint name="j2"/>'
+            '<joint name="tool_joint"/></group></robot>')
+    arm = parse_srdf(srdf, model).groups["arm"]
+    assert (arm.base, arm.tip, arm.joints) == ("base", "tool", ("j1", "j2"))
+
+
+def test_an_end_effector_does_not_choose_the_tip_and_one_naming_a_missing_group_is_skipped():
+    """Issue 20, case 5: an end effector hanging mid-chain is not the tip (MoveIt solves for the
+    group's last link); one naming a group the SRDF lacks is left out with a warning."""
+    model = RobotModel.from_urdf(TOOL_CHAIN)
+    srdf = ('<robot name="tool_chain"><group name="arm"><chain base_link="base" tip_link="tool"/></group>'
+            '<group name="hand"><joint name="finger_joint"/></group>'
+            '<end_effector name="ee" group="hand" parent_link="l1" parent_group="arm"/>'
+            '<end_effector name="ghost" group="no_group" parent_link="tool"/></robot>')
+    semantic = parse_srdf(srdf, model)
+    assert semantic.groups["arm"] == IKGroup("arm", "base", "tool", ())
+    assert list(semantic.end_effectors) == ["ee"]
+    assert any("no_group" in str(w) for w in semantic.warnings)
+
+
+def test_a_missing_member_drops_only_the_member_and_names_are_trimmed():
+    """Issue 20, case 5, as srdfdom reads it: the group keeps its other members; names with
+    surrounding whitespace are trimmed."""
+    model = RobotModel.from_urdf(TOOL_CHAIN)
+    srdf = ('<robot name="tool_chain"><group name=" arm "><joint name=" j1 "/><joint name="no_such_joint"/>'
+            '<joint name="j2"/></group></robot>')
+    semantic = parse_srdf(srdf, model)
+    assert semantic.groups["arm"].joints == ("j1", "j2")
+    assert len(semantic.warnings) == 1
+    assert "no_such_joint" in str(semantic.warnings[0])
+
+
+def test_a_group_state_value_for_a_joint_outside_its_group_is_ignored():
+    """Issue 20, case 5: MoveIt applies a state's values to its group's joints only."""
+    model = RobotModel.from_urdf(TOOL_CHAIN)
+    srdf = ('<robot name="tool_chain"><group name="arm"><joint name="j1"/><joint name="j2"/></group>'
+            '<group_state name="up" group="arm"><joint name="j1" value="0.5"/><joint name="finger_joint" value="0.02"/>'
+            '</group_state></robot>')
+    semantic = parse_srdf(srdf, model)
+    q = model.q_to_dict(semantic.named_configuration("up"))
+    assert q["j1"] == 0.5 and q["finger_joint"] == model.q_to_dict(model.home_configuration())["finger_joint"]
+    assert any("finger_joint" in str(w) and "not in group" in str(w) for w in semantic.warnings)
+
+
+def test_a_group_naming_itself_after_a_joint_is_a_reported_cycle_not_a_recursion():
+    """Issue 20, case 6 (review F1): the member's name no longer hides the group's from the guard."""
+    srdf = ('<robot name="panda"><group name="arm"><joint name="panda_joint1"/><group name="arm"/></group>'
+            '</robot>')
+    semantic = parse_srdf(srdf, PANDA)
+    assert semantic.groups["arm"].joints == ("panda_joint1",)
+    assert any("a cycle of subgroups" in str(w) for w in semantic.warnings)
