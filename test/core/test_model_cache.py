@@ -127,6 +127,7 @@ def test_ten_thousand_distinct_ik_requests_keep_per_model_state_bounded():
     assert rss_10k - rss_2k < 16 << 20, f"resident memory grew by {(rss_10k - rss_2k) / 2**20:.1f} MiB"
 
 
+@pytest.mark.slow
 def test_problems_on_part_of_the_robot_keep_a_bounded_number_of_chain_models():
     """Two-tip requests on part of a tree are solved on a chain model of their own: at most
     MAX_ENTRIES of them are kept, and an evicted one takes its own kernels with it."""

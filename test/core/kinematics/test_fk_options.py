@@ -98,6 +98,7 @@ def test_every_option_equals_the_default_result_cut_to_it(which, layout, path):
         np.testing.assert_allclose(single, expected[0, 3], atol=1e-12, rtol=0)
 
 
+@pytest.mark.slow   # compiles a numba kernel per variant
 @pytest.mark.parametrize("layout", ["4x4", "3x4", "position"])
 @pytest.mark.parametrize("which", list(_models()))
 def test_numpy_and_numba_give_the_same_numbers(which, layout, monkeypatch, tmp_path):
