@@ -51,7 +51,7 @@ from ..kernels.dynamics_codegen import (
     compiled_rnea,
     register_single,
 )
-from ..kernels.plan import dynamics_tree, dynamics_tree_with_inertia
+from ..kernels.plan import DYNAMICS_TREE, dynamics_tree, dynamics_tree_with_inertia
 from ..kernels.preparation import DEFAULT_DYNAMICS
 from ..kernels.preparation import prepare as _prepare_kernels
 from ..kernels.spatial_algebra import apply_inertia, cross, rotate
@@ -121,7 +121,7 @@ def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     kernels switched off, or inputs that are not 1-D C-contiguous float64 arrays of the right
     lengths with finite entries (the caller then takes the full path, which raises the typed
     errors)."""
-    tree = None if key is None else model_cache.peek(model, "dynamics tree", None)
+    tree = None if key is None else model_cache.peek(model, DYNAMICS_TREE, None)
     kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
         return None

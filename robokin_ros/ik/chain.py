@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
+from ..errors import ModelError
 from ..model import RobotModel
 from ..model.builder import submodel
 
@@ -38,7 +39,7 @@ def chain_of(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:
     Raises:
         UnknownLinkError: an unknown tip or base (never cached).
     """
-    return model_cache.cached(model, "ik chains", (tips, base), lambda: _extract(model, tips, base))
+    return model_cache.cached(model, "ik chains", (tips, base), _extract, model, tips, base)
 
 
 def _extract(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:
@@ -53,10 +54,10 @@ def _extract(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:
             return None
     if len(keep) == model.n_links:
         return None
-    joints = [i - 1 for i in sorted(keep) if i != base_idx]
-    if not {int(model.mimic_source[j]) for j in joints if model.mimic_source[j] >= 0} <= set(joints):
+    try:
+        sub = submodel(model, [model.link_names[i] for i in keep])
+    except ModelError:   # a chain joint mimics one outside the chain: solved on the whole robot
         return None
-    sub = submodel(model, [model.link_names[i] for i in keep])
     index = np.zeros(sub.n_q, np.int64)  # chain q coordinate -> the robot's
     for j, name in enumerate(sub.all_joint_names):
         k, n = int(sub.joint_q_index[j]), int(sub.joint_nq[j])

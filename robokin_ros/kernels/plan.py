@@ -225,6 +225,10 @@ class DynamicsTree:
         self.massless_coordinates = tuple(model.v_names[i] for i in np.flatnonzero(moved <= 0.0))
 
 
+#: The registry kind of :func:`dynamics_tree` (the single-call dynamics path peeks at it).
+DYNAMICS_TREE = "dynamics tree"
+
+
 def fk_plan(model: RobotModel) -> FKPlan:
     """The model's :class:`FKPlan` (built on first use)."""
     return model_cache.cached(model, "fk plan", None, FKPlan, model)
@@ -232,7 +236,7 @@ def fk_plan(model: RobotModel) -> FKPlan:
 
 def dynamics_tree(model: RobotModel) -> DynamicsTree:
     """The model's :class:`DynamicsTree` (built on first use)."""
-    return model_cache.cached(model, "dynamics tree", None, DynamicsTree, model)
+    return model_cache.cached(model, DYNAMICS_TREE, None, DynamicsTree, model)
 
 
 def dynamics_tree_with_inertia(model: RobotModel) -> DynamicsTree:

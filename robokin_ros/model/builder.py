@@ -16,7 +16,7 @@ import numpy as np
 from ..checks import rigid_transform
 from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
-from .elements import SCALAR_TYPES, CollisionGeometry, JointType
+from .elements import SCALAR_TYPES, JointType, mesh_visual
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -252,7 +252,7 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
     links, joints = _decompose(model)
     joints.append(_make_joint(model, joint_name, parent, child_name, joint_type, origin, axis, limits,
                               velocity, effort, acceleration, mimic))
-    visuals = (CollisionGeometry("mesh", (1.0, 1.0, 1.0), (0.0,) * 6, mesh),) if mesh else ()
+    visuals = (mesh_visual(mesh),) if mesh else ()
     links.append(_Link(child_name, *_inertial(inertial), mesh, visuals=visuals))
     return _assemble(model, model.name, links, joints)
 

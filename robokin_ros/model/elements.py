@@ -50,6 +50,11 @@ class CollisionGeometry(NamedTuple):
     filename: str = ""
 
 
+def mesh_visual(filename: str) -> CollisionGeometry:
+    """The record of a ``<visual>`` that is just a mesh at the link origin, unscaled."""
+    return CollisionGeometry("mesh", (1.0, 1.0, 1.0), (0.0,) * 6, filename)
+
+
 def first_overflowing_link(parents: Sequence[int], origins: np.ndarray) -> int | None:
     """Index of the first link (topological order) whose world pose at q = 0 is not finite:
     finite joint origins whose composition overflows (e.g. two at 1e308 m in series); None if

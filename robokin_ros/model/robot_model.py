@@ -19,7 +19,15 @@ from numpy.typing import NDArray
 from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from . import builder
 from .dh import dh_fields
-from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, CollisionGeometry, JointType, first_overflowing_link
+from .elements import (
+    NQ_OF_TYPE,
+    NV_OF_TYPE,
+    SCALAR_TYPES,
+    CollisionGeometry,
+    JointType,
+    first_overflowing_link,
+    mesh_visual,
+)
 from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
 
 Array = NDArray[np.float64]
@@ -54,8 +62,7 @@ def _validate(model: RobotModel) -> None:
 
 def _mesh_visuals(meshes, n_links: int) -> list:
     """Visual records of models made without them: each link's mesh (if any) at its origin, unscaled."""
-    return [(CollisionGeometry("mesh", (1.0, 1.0, 1.0), (0.0,) * 6, m),) if m else ()
-            for m in (meshes or [None] * n_links)]
+    return [(mesh_visual(m),) if m else () for m in (meshes or [None] * n_links)]
 
 
 def _frozen(a) -> np.ndarray:
@@ -451,17 +458,19 @@ class RobotModel:
         src = np.where(self.is_mimic, self.mimic_source, np.arange(self.n_joints))
         return _frozen(np.where(self.is_fixed, -1, src))
 
-    def path_joints(self, base: str, tip: str) -> tuple[str, ...]:
-        """Independent joints moving ``tip`` relative to ``base`` (on the path from ``base`` down
-        to ``tip``), root first; mimic and fixed joints left out. ``base`` not above ``tip``: the
-        joints below their common ancestor that move ``tip``.
+    def path_joints(self, base: str, tip: str, independent: bool = True) -> tuple[str, ...]:
+        """Joints on the path from ``base`` down to ``tip``, root first: the independent ones
+        (mimic and fixed joints left out: those moving ``tip`` relative to ``base``), or with
+        ``independent=False`` every one (as an SRDF ``<chain>`` lists them). ``base`` not above
+        ``tip``: the joints below their common ancestor.
 
         Raises:
             UnknownLinkError: a name the model does not have.
         """
         tip_i, base_i = self.link_index(tip), self.link_index(base)
         on_path = self.support_mask[tip_i] & ~self.support_mask[base_i]
-        return tuple(self.all_joint_names[j] for j in self.active_joints.tolist() if on_path[j + 1])
+        joints = self.active_joints.tolist() if independent else range(self.n_joints)
+        return tuple(self.all_joint_names[j] for j in joints if on_path[j + 1])
 
     @cached_property
     def leaf_links(self) -> tuple[str, ...]:

@@ -144,13 +144,6 @@ def _name(element: ET.Element, key: str = "name") -> str | None:
     return None if value is None else value.strip()
 
 
-def _path_joints_all(model: RobotModel, base: str, tip: str) -> list[str]:
-    """Every joint (fixed and mimic ones included) from ``base`` down to ``tip``, root first."""
-    above_base = set(model.link_supports[model.link_index(base)].tolist())
-    return [model.all_joint_names[i - 1] for i in model.link_supports[model.link_index(tip)].tolist()
-            if i > 0 and i not in above_base]
-
-
 def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: Mapping[str, ET.Element],
                    resolving: tuple[str, ...] = ()):
     """(joints in order, fixed and mimic ones included; chains [(base, tip)]) of a ``<group>``,
@@ -171,7 +164,7 @@ def _group_members(doc, warnings, model: RobotModel, el: ET.Element, elements: M
                 _warn(doc, warnings, el, f"chain base {base!r} is not above tip {tip!r}; chain left out")
                 continue
             chains.append((base, tip))
-            joints += _path_joints_all(model, base, tip)
+            joints += model.path_joints(base, tip, independent=False)
         elif member.tag in ("joint", "link"):
             member_name = _name(member)
             known = model.all_joint_names if member.tag == "joint" else model.link_names
@@ -251,7 +244,7 @@ def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
             _warn(doc, warnings, el, "has no movable joint of the robot; no IK group made")
             continue
         base, tip = _group_frames(model, joints)
-        if len(chains) == 1 and set(joints) == set(_path_joints_all(model, *chains[0])):
+        if len(chains) == 1 and set(joints) == set(model.path_joints(*chains[0], independent=False)):
             groups[name] = IKGroup(name, *chains[0], ())     # one chain: MoveIt's chain group
         else:
             groups[name] = IKGroup(name, base, tip, movable)

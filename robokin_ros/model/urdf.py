@@ -567,12 +567,7 @@ def model_to_urdf(model) -> str:
             ET.SubElement(inertial, "inertia", ixx=repr(float(I[0, 0])), ixy=repr(float(I[0, 1])),
                           ixz=repr(float(I[0, 2])), iyy=repr(float(I[1, 1])), iyz=repr(float(I[1, 2])),
                           izz=repr(float(I[2, 2])))
-        visuals = model.link_visuals[i] if model.link_visuals else ()
-        if model.link_meshes[i] and not any(g.shape == "mesh" and g.filename == model.link_meshes[i] for g in visuals):
-            visual = ET.SubElement(link, "visual")   # a mesh given without its visual record (builder, create)
-            geometry = ET.SubElement(visual, "geometry")
-            ET.SubElement(geometry, "mesh", filename=model.link_meshes[i])
-        for g in visuals:
+        for g in model.link_visuals[i]:
             _write_geometry(ET.SubElement(link, "visual"), g)
         for g in model.link_collisions[i]:
             _write_geometry(ET.SubElement(link, "collision"), g)
