@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from ..errors import RobokinError, URDFError
 from ..model import RobotModel
 from ..model.description import read_description
-from ..model.srdf import ALL_GROUP, IKGroup, SemanticDescription, default_group_name, default_groups, parse_srdf
+from ..model.groups import ALL_GROUP, IKGroup, default_group_name, default_groups
+from ..model.srdf import SemanticDescription, parse_srdf
 from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, NodeSettings
 
 #: A line for the node's log: (level: 'info', 'warning' or 'error', text).

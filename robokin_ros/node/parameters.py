@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from ..errors import RobokinError
 from ..kinematics import Reference
-from ..model.srdf import IKGroup
+from ..model.groups import IKGroup
 
 #: Values of parameter ``executor``.
 EVENTS, THREADS = 'events', 'threads'

@@ -24,7 +24,7 @@ from ..collision import self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
-from ..model.srdf import ALL_GROUP, IKGroup
+from ..model.groups import ALL_GROUP, IKGroup
 from .conversions import (
     InvalidMessageError,
     duration_to_seconds,

@@ -9,15 +9,8 @@ import numpy as np
 import pytest
 
 from robokin_ros import RobotModel, frame_transform, solve_ik
-from robokin_ros.model.srdf import (
-    ALL_GROUP,
-    IKGroup,
-    SRDFError,
-    UnknownStateError,
-    default_group_name,
-    default_groups,
-    parse_srdf,
-)
+from robokin_ros.model.groups import IKGroup
+from robokin_ros.model.srdf import SRDFError, UnknownStateError, parse_srdf
 
 ROOT = Path(__file__).resolve().parents[3]
 SRDF = ROOT / "test" / "fixtures" / "srdf"
@@ -106,45 +99,6 @@ def test_srdf_group_solves_ik_to_its_tip():
                       timeout=1.0, max_iterations=10_000)
     assert bool(result.success)
     np.testing.assert_allclose(frame_transform(PANDA, result.q, group.base, group.tip), target, atol=1e-4)
-
-
-# ---------------------------------------------------------------------------- derived groups
-def test_derived_groups_of_the_panda():
-    groups = default_groups(PANDA)
-    assert list(groups) == ["panda_hand_tcp", "panda_leftfinger", ALL_GROUP]
-    assert default_group_name(groups) == "panda_hand_tcp"   # the arm's tool, not a finger
-    assert groups[ALL_GROUP] == IKGroup(ALL_GROUP)
-
-
-def test_derived_groups_of_a_branched_robot_have_one_chain_per_leaf():
-    groups = default_groups(TWIN)
-    assert {"left_tool0", "right_tool0", ALL_GROUP} <= set(groups)
-    assert default_group_name(groups) in ("left_tool0", "right_tool0")
-    # leaves whose chain has no movable joint of its own make no group of the same joints twice
-    tips = [g.tip for g in groups.values() if g.tip]
-    assert len(tips) == len(set(tips))
-
-
-def corpus_models():
-    if not CORPUS.is_dir():
-        pytest.skip(f"{CORPUS} is absent (../shared is not beside this checkout)")
-    return [(p.stem, RobotModel.from_urdf_file(p)) for p in sorted(CORPUS.glob("*.urdf"))]
-
-
-def test_every_corpus_robot_solves_ik_in_its_default_group():
-    """Out of the box: no SRDF, no parameters; a reachable target of the default group's tip is solved."""
-    failures = []
-    for name, model in corpus_models():
-        groups = default_groups(model)
-        group = groups[default_group_name(groups)]
-        rng = np.random.default_rng(7)
-        q_true = model.random_configuration(rng=rng)
-        target = frame_transform(model, q_true, model.root_link, group.tip)
-        seed = model.clamp(q_true + 0.1 * rng.standard_normal(model.n_q))
-        result = solve_ik(model, target, group.tip, seed=seed, timeout=1.0, max_iterations=100_000)
-        if not bool(result.success):
-            failures.append(f"{name} ({group.tip}): {result.status}")
-    assert not failures, failures
 
 
 TOOL_CHAIN = """<robot name="tool_chain">
