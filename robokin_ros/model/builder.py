@@ -46,6 +46,8 @@ class _Joint:
     velocity: float
     effort: float
     acceleration: float
+    deceleration: float
+    jerk: float
     mimic: str | None      # name of the joint followed (resolved to an independent one on assembly)
     multiplier: float
     offset: float
@@ -70,6 +72,7 @@ def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
                      JointType(model.joint_types[j]), model.joint_axes[j].copy(), model.joint_origins[j].copy(),
                      float(model.joint_lower[j]), float(model.joint_upper[j]), float(model.joint_velocity[j]),
                      float(model.joint_effort[j]), float(model.joint_acceleration[j]),
+                     float(model.joint_deceleration[j]), float(model.joint_jerk[j]),
                      names[model.mimic_source[j]] if model.mimic_source[j] >= 0 else None,
                      float(model.mimic_multiplier[j]), float(model.mimic_offset[j]))
               for j in range(model.n_joints)]
@@ -118,7 +121,8 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         joint_axes=[j.axis for j in ordered], joint_origins=[j.origin for j in ordered],
         joint_lower=[j.lower for j in ordered], joint_upper=[j.upper for j in ordered],
         joint_velocity=[j.velocity for j in ordered], joint_effort=[j.effort for j in ordered],
-        joint_acceleration=[j.acceleration for j in ordered], mimic_source=src, mimic_multiplier=mult,
+        joint_acceleration=[j.acceleration for j in ordered], joint_deceleration=[j.deceleration for j in ordered],
+        joint_jerk=[j.jerk for j in ordered], mimic_source=src, mimic_multiplier=mult,
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
         link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol],
@@ -202,7 +206,7 @@ def _make_joint(model, name: str, parent: str, child: str, joint_type, origin, a
             model.joint_index(source)  # raises UnknownJointError for an unknown source
     return _Joint(name, parent, child, t, axis, origin, lower, upper,
                   np.inf if velocity is None else float(velocity), np.inf if effort is None else float(effort),
-                  np.nan if acceleration is None else float(acceleration), source, multiplier, offset)
+                  np.inf if acceleration is None else float(acceleration), np.inf, np.inf, source, multiplier, offset)
 
 
 def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:

@@ -45,7 +45,9 @@ def _validate(model: RobotModel) -> None:
         bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
         problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
     for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
-                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort}.items():
+                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort,
+                         "acceleration limit": model.joint_acceleration,
+                         "deceleration limit": model.joint_deceleration, "jerk limit": model.joint_jerk}.items():
         problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
     for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
                          "inertia": model.link_inertias}.items():
@@ -94,7 +96,8 @@ class RobotModel:
         joint_axes ``(n_joints, 3)`` unit, in the joint frame,
         joint_origins ``(n_joints, 4, 4)``: pose of the joint frame in the parent link
         (URDF ``<origin>``; the child link frame coincides with the joint frame at q = 0),
-        joint_lower/upper/velocity/effort/acceleration ``(n_joints,)`` (±inf or nan where none),
+        joint_lower/upper/velocity/effort ``(n_joints,)`` (±inf where none),
+        joint_acceleration/deceleration/jerk ``(n_joints,)``: URDF 1.2's limits (inf where none),
         mimic_source ``(n_joints,)``: independent joint whose value this joint follows (-1: none),
         mimic_multiplier, mimic_offset ``(n_joints,)``: value = multiplier * source + offset,
         joint_q_index, joint_v_index ``(n_joints,)``: first coordinate in q / v (-1: none).
@@ -112,6 +115,8 @@ class RobotModel:
     joint_velocity: np.ndarray
     joint_effort: np.ndarray
     joint_acceleration: np.ndarray
+    joint_deceleration: np.ndarray
+    joint_jerk: np.ndarray
     mimic_source: np.ndarray
     mimic_multiplier: np.ndarray
     mimic_offset: np.ndarray
@@ -129,7 +134,8 @@ class RobotModel:
     def create(cls, *, name: str, link_names: Sequence[str], joint_names: Sequence[str],
                joint_parents: Sequence[int], joint_types: Sequence[int], joint_axes, joint_origins,
                joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
-               joint_acceleration=None, mimic_source=None, mimic_multiplier=None, mimic_offset=None,
+               joint_acceleration=None, joint_deceleration=None, joint_jerk=None,
+               mimic_source=None, mimic_multiplier=None, mimic_offset=None,
                link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
                link_meshes=None, link_collisions=None, load_warnings=(), link_visuals=None) -> RobotModel:
         """Make a model from per-link / per-joint data already in topological order.
@@ -160,7 +166,8 @@ class RobotModel:
             joint_origins=_frozen(np.asarray(joint_origins, float).reshape(n_j, 4, 4)),
             joint_lower=_frozen(lower), joint_upper=_frozen(upper),
             joint_velocity=_frozen(fill(joint_velocity, np.inf)), joint_effort=_frozen(fill(joint_effort, np.inf)),
-            joint_acceleration=_frozen(fill(joint_acceleration, np.nan)),
+            joint_acceleration=_frozen(fill(joint_acceleration, np.inf)),
+            joint_deceleration=_frozen(fill(joint_deceleration, np.inf)), joint_jerk=_frozen(fill(joint_jerk, np.inf)),
             mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(mimic_multiplier, 1.0)),
             mimic_offset=_frozen(fill(mimic_offset, 0.0)),
             link_masses=_frozen(np.zeros(n_links) if link_masses is None else np.asarray(link_masses, float)),

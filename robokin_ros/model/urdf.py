@@ -28,6 +28,14 @@ __all__ = ["model_to_urdf", "urdf_fields", "urdf_file_fields"]
 _TYPES = {t.name.lower(): t for t in JointType}
 _MOVING_AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
 _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
+#: URDF versions read (``<robot version=...>``; absent means 1.0): 1.2 (urdfdom 6) adds ``<capsule>``,
+#: ``acceleration`` / ``deceleration`` / ``jerk`` limits and optional ``lower`` / ``upper``.
+SUPPORTED_VERSIONS = ((1, 0), (1, 1), (1, 2))
+#: The ``<limit>`` attributes URDF 1.2 adds (non-negative; absent = unlimited).
+EXTENDED_LIMITS = ("acceleration", "deceleration", "jerk")
+#: [m, or a mesh scale] Largest primitive dimension or mesh scale read; a larger geometry is a unit
+#: or typing error (1e200 m spheres were seen) and is ignored with a warning.
+MAX_PRIMITIVE_SIZE = 1e4
 _MAX_REPORTED_CYCLES = 20
 
 
@@ -132,6 +140,9 @@ def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> C
     size = None
     if shape.tag == "box":
         size = report.numbers(shape, "size", 3, f"<box> size of {owner}", warn_only=True)
+        if size is not None and any(v < 0 for v in size):
+            report.warn(shape, f"of {owner} has a negative size {size}; ignored")
+            return None
     elif shape.tag == "mesh":
         size = [1.0, 1.0, 1.0]
         if shape.get("scale") is not None:
@@ -153,6 +164,12 @@ def _check_geometry_holder(report: _Report, holder: ET.Element, owner: str) -> C
             report.warn(shape, f"of {owner} has a negative size {size}; ignored")
             return None
     if missing or size is None:
+        return None
+    largest = max((abs(v) for v in size), default=0.0)
+    if largest > MAX_PRIMITIVE_SIZE:
+        what = "a scale" if shape.tag == "mesh" else "a size"
+        report.warn(shape, f"of {owner} has {what} of {largest:g}, above {MAX_PRIMITIVE_SIZE:g} "
+                           "(no robot part is this large: a unit or typing error); ignored")
         return None
     o = holder.find("origin")
     origin = [0.0] * 6
@@ -325,6 +342,19 @@ def _read_tree(report: _Report, root: ET.Element):
     return order, joint_of_child, link_elements
 
 
+def _check_version(report: _Report, root: ET.Element) -> None:
+    """A problem unless ``<robot version=...>`` is absent or one of :data:`SUPPORTED_VERSIONS`
+    (urdfdom refuses versions it does not know, as they may change what elements mean)."""
+    text = root.get("version")
+    if text is None:
+        return
+    parts = text.strip().split(".")
+    version = tuple(int(p) for p in parts) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
+    if version not in SUPPORTED_VERSIONS:
+        known = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_VERSIONS)
+        report.problem(root, f"<robot> version = {shorten(text)} is not a URDF version robokin reads ({known})")
+
+
 # ---------------------------------------------------------------------------- joints and links
 def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
     """Type, origin, axis, limits and raw mimic (source name, multiplier, offset) of one joint."""
@@ -351,14 +381,16 @@ def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
                         axis = tuple(u / norm for u in unit)
     elif t in (JointType.FIXED, JointType.FLOATING):
         axis = (0.0, 0.0, 1.0)
-    lower, upper, velocity, effort = -np.inf, np.inf, np.inf, np.inf
+    lower, upper = -np.inf, np.inf
     lim = el.find("limit")
     lo = report.number(lim, "lower", f"{what} limit lower", 0.0)
     hi = report.number(lim, "upper", f"{what} limit upper", 0.0)
-    v = report.number(lim, "velocity", f"{what} limit velocity", None, allow_inf=True)
-    f = report.number(lim, "effort", f"{what} limit effort", None, allow_inf=True)
-    velocity = np.inf if v is None else v
-    effort = np.inf if f is None else f
+    magnitudes = []    # velocity, effort, then URDF 1.2's acceleration, deceleration, jerk: inf if absent
+    for key in ("velocity", "effort") + EXTENDED_LIMITS:
+        value = report.number(lim, key, f"{what} limit {key}", np.inf, allow_inf=True)
+        if key in EXTENDED_LIMITS and value < 0:
+            report.problem(lim, f"{what} limit {key} = {value:g} is negative")
+        magnitudes.append(value)
     if t in (JointType.REVOLUTE, JointType.PRISMATIC):
         if lim is None:
             report.problem(el, f"{what} of type {type_name} has no <limit>")
@@ -383,7 +415,7 @@ def _read_joint(report: _Report, el: ET.Element, jindex: dict[str, int]):
             report.problem(mim, f"{what} of type {type_name} cannot mimic (only 1-DOF joints can)")
         else:
             mimic = (jindex[target], mult, offset)
-    return t, origin, axis, (lower, upper, velocity, effort), mimic
+    return t, origin, axis, (lower, upper, *magnitudes), mimic
 
 
 def _resolve_mimics(report: _Report, joint_elements, mimic, types):
@@ -483,6 +515,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag[:60]}>, expected <robot>")
     report = _Report(doc)
+    _check_version(report, root)
     order, joint_of_child, link_elements = _read_tree(report, root)
     joint_elements = [joint_of_child[child] for child in order[1:]]
     jindex = {el.get("name"): k for k, el in enumerate(joint_elements)}
@@ -493,7 +526,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
         types.append(t), origins.append(origin), axes.append(axis), limits.append(limit), mimic.append(mim)
     types = np.array(types, np.int64)
     origins = _poses(np.array(origins, float).reshape(n_j, 6))
-    axes, limits = np.array(axes, float).reshape(n_j, 3), np.array(limits, float).reshape(n_j, 4)
+    axes, limits = np.array(axes, float).reshape(n_j, 3), np.array(limits, float).reshape(n_j, 7)
     if report.problems:   # unknown joint types and bad numbers make the rest meaningless
         raise URDFError(report.problems)
     src, mult, offset = _resolve_mimics(report, joint_elements, mimic, types)
@@ -520,7 +553,8 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
         joint_names=[el.get("name") for el in joint_elements],
         joint_parents=parents, joint_types=types, joint_axes=axes,
         joint_origins=origins, joint_lower=limits[:, 0], joint_upper=limits[:, 1], joint_velocity=limits[:, 2],
-        joint_effort=limits[:, 3], mimic_source=src, mimic_multiplier=mult, mimic_offset=offset,
+        joint_effort=limits[:, 3], joint_acceleration=limits[:, 4], joint_deceleration=limits[:, 5],
+        joint_jerk=limits[:, 6], mimic_source=src, mimic_multiplier=mult, mimic_offset=offset,
         link_masses=masses, link_coms=coms, link_inertias=inertias, link_has_inertial=has_inertial,
         link_meshes=[meshes.get(name) for name in order],
         link_collisions=[tuple(collisions.get(name, ())) for name in order], load_warnings=tuple(report.warnings),
@@ -554,9 +588,16 @@ def _write_geometry(holder: ET.Element, g) -> None:
 def model_to_urdf(model) -> str:
     """URDF text of ``model``; :meth:`RobotModel.from_urdf` of it gives an equal model.
 
-    Mimic joints are written against their (resolved) independent source.
+    Mimic joints are written against their (resolved) independent source. The document says
+    ``version="1.2"`` only when it uses what 1.2 adds (capsules, acceleration / deceleration / jerk
+    limits), so parsers that know only 1.0 still read every other model.
     """
     root = ET.Element("robot", name=model.name)
+    extended = np.isfinite(np.concatenate([model.joint_acceleration, model.joint_deceleration, model.joint_jerk]))
+    capsules = any(g.shape == "capsule" for geometries in (*model.link_collisions, *model.link_visuals)
+                   for g in geometries)
+    if extended.any() or capsules:
+        root.set("version", "1.2")
     for i, name in enumerate(model.link_names):
         link = ET.SubElement(root, "link", name=name)
         if model.link_has_inertial[i]:
@@ -584,8 +625,11 @@ def model_to_urdf(model) -> str:
         if t in (JointType.REVOLUTE, JointType.PRISMATIC):
             limit.update(lower=repr(float(model.joint_lower[j])), upper=repr(float(model.joint_upper[j])))
         velocity, effort = model.joint_velocity[j], model.joint_effort[j]
-        if limit or np.isfinite(velocity) or np.isfinite(effort):  # URDF requires both; "inf" = none
+        extended = {key: float(values[j]) for key, values in zip(EXTENDED_LIMITS, (
+            model.joint_acceleration, model.joint_deceleration, model.joint_jerk)) if np.isfinite(values[j])}
+        if limit or extended or np.isfinite(velocity) or np.isfinite(effort):  # URDF requires both; "inf" = none
             limit.update(velocity=repr(float(velocity)), effort=repr(float(effort)))
+            limit.update({key: repr(value) for key, value in extended.items()})
             ET.SubElement(joint, "limit", **limit)
         if model.mimic_source[j] >= 0:
             ET.SubElement(joint, "mimic", joint=model.all_joint_names[model.mimic_source[j]],

@@ -302,3 +302,80 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(URDFError, match=r"not a regular file \(a FIFO\)"):
         RobotModel.from_urdf_file(fifo)
+
+
+# ---------------------------------------------------------------------------- URDF 1.2 (urdfdom 6.0)
+URDF12 = FIXTURES / "urdf12_capsule_limits.urdf"
+
+
+def test_urdf_1_2_limits_are_kept():
+    model = RobotModel.from_urdf_file(URDF12)
+    slide, spin, tip = (model.joint_index(n) for n in ("slide", "spin", "tip_joint"))
+    assert (model.joint_acceleration[slide], model.joint_deceleration[slide], model.joint_jerk[slide]) == (2.5, 3.5, 40)
+    # absent means unlimited, as urdfdom 6 reads it
+    assert model.joint_acceleration[spin] == 7 and np.isinf(model.joint_deceleration[spin])
+    assert np.isinf([model.joint_acceleration[tip], model.joint_jerk[tip]]).all()
+    # a continuous joint needs no lower / upper and stays unbounded
+    assert model.joint_types[spin] == JointType.CONTINUOUS
+    assert (model.joint_lower[spin], model.joint_upper[spin]) == (-np.inf, np.inf)
+    assert [g.shape for g in model.link_collisions[model.link_index("base")]] == ["capsule"]
+    assert model.link_collisions[model.link_index("base")][0].size == (0.1, 0.4)
+
+
+def test_urdf_1_2_round_trip_writes_the_limits_and_the_version():
+    model = RobotModel.from_urdf_file(URDF12)
+    text = model.to_urdf()
+    assert 'version="1.2"' in text and 'jerk="40.0"' in text and 'deceleration="3.5"' in text
+    assert "<capsule" in text
+    again = RobotModel.from_urdf(text)
+    assert again.equals(model)
+    np.testing.assert_array_equal(again.joint_jerk, model.joint_jerk)
+
+
+def test_a_model_without_1_2_features_is_written_as_plain_urdf():
+    text = RobotModel.from_urdf_file(FIXTURES / "double_pendulum.urdf").to_urdf()
+    assert "version=" not in text.split("\n", 1)[0] + text.split(">", 1)[0]
+    assert "acceleration" not in text
+
+
+def test_builder_and_submodel_keep_the_1_2_limits():
+    model = RobotModel.from_urdf_file(URDF12)
+    trimmed = model.remove_subtree("tip")
+    assert trimmed.joint_acceleration[trimmed.joint_index("spin")] == 7
+    assert trimmed.joint_deceleration[trimmed.joint_index("slide")] == 3.5
+    grown = model.add_body("tip", "extra", "revolute", "extra_link", limits=(-1, 1), acceleration=9.0)
+    assert grown.joint_jerk[grown.joint_index("slide")] == 40
+    assert grown.joint_acceleration[grown.joint_index("extra")] == 9.0
+
+
+@pytest.mark.parametrize("version", ["2.0", "1.3", "one", "1", "1.2.0", ""])
+def test_unknown_urdf_versions_are_refused_naming_the_version(version):
+    text = URDF12.read_text().replace('version="1.2"', f'version="{version}"', 1)
+    err = load_error(text)
+    assert "version" in str(err) and "1.0, 1.1, 1.2" in str(err)
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1", " 1.2 "])
+def test_known_urdf_versions_load(version):
+    text = URDF12.read_text().replace('version="1.2"', f'version="{version}"', 1)
+    assert RobotModel.from_urdf(text).n_q == 2
+
+
+@pytest.mark.parametrize("attribute", ["acceleration", "deceleration", "jerk"])
+def test_a_negative_or_nan_extended_limit_is_a_problem_naming_the_joint(attribute):
+    text = URDF12.read_text().replace('jerk="40"', f'{attribute}="-1"' if attribute != "jerk" else 'jerk="-1"')
+    text = text.replace(f'{attribute}="2.5"', "").replace(f'{attribute}="3.5"', "")
+    err = load_error(text)
+    assert "slide" in str(err) and attribute in str(err)
+    err = load_error(URDF12.read_text().replace('jerk="40"', 'jerk="nan"'))
+    assert "slide" in str(err) and "jerk" in str(err)
+
+
+@pytest.mark.parametrize("shape", ['<box size="0.1 -0.2 0.1"/>', '<sphere radius="1e200"/>',
+                                   '<cylinder radius="0.1" length="1e300"/>', '<capsule radius="-0.1" length="0.2"/>',
+                                   '<mesh filename="m.stl" scale="1e9 1e9 1e9"/>'])
+def test_absurd_collision_geometry_is_ignored_with_a_warning(shape):
+    text = URDF12.read_text().replace('<capsule radius="0.1" length="0.4"/>', shape, 1)
+    model = RobotModel.from_urdf(text)
+    assert model.link_collisions[model.link_index("base")] == ()
+    assert any("base" in str(w) and ("negative" in str(w) or "above" in str(w)) for w in model.load_warnings)
