@@ -63,8 +63,8 @@ def derive_groups(model: RobotModel) -> DerivedGroups:
     groups: dict[str, IKGroup] = {}
     for tip in dict.fromkeys(tips):
         name = model.link_names[tip]
-        while name in groups or name == ALL_GROUP:
-            name += "_link"
+        while name == ALL_GROUP or (name != model.link_names[tip] and name in model.link_names):
+            name += "_link"   # a link named like the group of every joint; no other link's name
         groups[name] = IKGroup(name, "", model.link_names[tip], ())
     groups[ALL_GROUP] = IKGroup(ALL_GROUP)
     default = next(iter(groups))

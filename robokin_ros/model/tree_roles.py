@@ -8,9 +8,10 @@ Terms:
     movable joint: any joint but a fixed one (mimic joints included: they move their child).
     fixed closure of a link: the link and every link reached from it through fixed joints only.
     split: the root, or a link with two or more child subtrees that hold a movable joint.
-    limb: the serial run of movable joints from a split down to its *end*, a moving link whose
-        fixed closure has no movable child (an arm without a gripper, a finger tip, a wheel) or
-        two or more (a hand whose fingers branch off there).
+    limb: the serial run of movable joints from a split (or the fixed closure of another limb's
+        end) down to its *end*, a moving link whose fixed closure has no movable child (an arm
+        without a gripper, a finger tip, a wheel), two or more (a hand whose fingers branch off
+        there) or one that is a lone jaw (:meth:`TreeRoles.holds_lone_jaw`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ FLOOR_SHARE = 0.1
 DESCENT_SHARE = 0.25
 
 #: Words of frame names that mark a tool frame (a tie-breaker between fixed frames at one hand).
-TOOL_WORDS = frozenset({"tool", "tcp", "ee", "eef", "effector", "grasp", "grasping", "gripper", "hand", "tip"})
+TOOL_WORDS = frozenset({"tool", "tcp", "ee", "eef", "effector", "grasp", "grasping", "hand", "tip"})
 #: Words of frame names that mark a sensor or helper frame: never the tool frame of a hand.
 SENSOR_WORDS = frozenset({"camera", "cam", "optical", "ft", "imu", "laser", "lidar", "sensor", "sonar",
                           "range", "accelerometer", "accel", "gyro", "gyrometer", "touch", "bumper", "fsr",
@@ -64,7 +65,9 @@ class Limb:
         n_joints: independent joints from ``start`` to ``end``.
         length: [m] reach of its joints: the path through the link origins from its first
             movable joint to ``end`` at q = 0, plus the strokes of its bounded slides.
-        is_leg: its lowest link is near the robot's lowest link, well below ``start`` (a foot).
+        is_leg: it hangs from the root's fixed closure and its lowest link is near the robot's
+            lowest link, well below ``start`` (a foot); and it is not the robot's only limb of three
+            or more joints (an arm hanging down).
     """
 
     start: int
@@ -146,6 +149,16 @@ class TreeRoles:
         return not (m.link_visuals and m.link_visuals[link]) and not (m.link_collisions and m.link_collisions[link])
 
     # ------------------------------------------------------------------ limbs
+    def holds_lone_jaw(self, link: int) -> bool:
+        """The one moving part hanging from the fixed closure of ``link`` is a jaw: a leaf that
+        hangs from a fixed body (a gripper's stator) or has fixed leaves beside it (a tool frame,
+        fixed fingers), so ``link`` ends the arm and not the jaw."""
+        moving = self.moving_children(link)
+        if len(moving) != 1 or self.model.link_children[moving[0]]:
+            return False
+        closure = self.fixed_closure(link)
+        return self.model.link_parents[moving[0]] != link or any(not self.model.link_children[i] for i in closure)
+
     @cached_property
     def limbs(self) -> tuple[Limb, ...]:
         """Every limb with an independent joint between the root and its end, by end link."""
@@ -153,20 +166,27 @@ class TreeRoles:
         on_path = self.independent.copy()
         for i in range(1, m.n_links):
             on_path[i] |= on_path[m.link_parents[i]]
+        ends = [i for i in range(1, m.n_links) if self.movable[i] and on_path[i]
+                and (len(self.moving_children(i)) != 1 or self.holds_lone_jaw(i))]
+        held = {i for end in ends for i in self.fixed_closure(end)}   # a finger's run stops there
+        base = set(self.fixed_closure(0))
         z = self.positions[:, 2]
         floor, height = float(z.min()), float(z.max() - z.min())
         limbs = []
-        for end in range(1, m.n_links):
-            if self.movable[end] and on_path[end] and len(self.moving_children(end)) != 1:
-                run = [end]
-                while not self.is_split(int(m.link_parents[run[-1]])):
-                    run.append(int(m.link_parents[run[-1]]))
-                start = int(m.link_parents[run[-1]])
-                run.reverse()
-                lowest = float(z[m.link_subtrees[end]].min())
-                is_leg = lowest - floor <= FLOOR_SHARE * height and z[start] - lowest >= DESCENT_SHARE * height
-                limbs.append(Limb(start, end, self._hand(end), int(self.independent[run].sum()),
-                                  self._reach(run), bool(is_leg)))
+        for end in ends:
+            run = [end]
+            while not self.is_split(int(m.link_parents[run[-1]])) and int(m.link_parents[run[-1]]) not in held:
+                run.append(int(m.link_parents[run[-1]]))
+            start = int(m.link_parents[run[-1]])
+            run.reverse()
+            lowest = float(z[m.link_subtrees[end]].min())
+            is_leg = (start in base and lowest - floor <= FLOOR_SHARE * height
+                      and z[start] - lowest >= DESCENT_SHARE * height)
+            limbs.append(Limb(start, end, self._hand(end), int(self.independent[run].sum()),
+                              self._reach(run), bool(is_leg)))
+        legs = [limb for limb in limbs if limb.is_leg]
+        if len(legs) == 1 and not any(limb.n_joints >= 3 and not limb.is_leg for limb in limbs):
+            limbs = [dataclasses.replace(limb, is_leg=False) for limb in limbs]   # a lone arm hanging down
         return tuple(limbs)
 
     def _reach(self, run: list[int]) -> float:
@@ -222,9 +242,12 @@ class TreeRoles:
         return min(candidates)[-1] if candidates else None
 
     def foot(self, limb: Limb) -> int:
-        """The lowest link below the end of a leg (first in link order among equals)."""
+        """The lowest link below the end of a leg that is not named as a sensor or helper (first
+        in link order among equals; any link when every one is so named)."""
         z = np.round(self.positions[:, 2], 4)
         below = self.model.link_subtrees[limb.end]
+        plain = [i for i in below if not named_as(self.model.link_names[i], SENSOR_WORDS | HELPER_WORDS)]
+        below = np.array(plain) if plain else below
         return int(below[np.argmin(z[below])])
 
     def end_frame(self, limb: Limb) -> tuple[int, str]:
