@@ -39,7 +39,8 @@ class DerivedGroups:
             like its own (the other arm), then one group per leaf link that an independent joint
             moves (link order), then :data:`ALL_GROUP` (every joint, no default tip).
         default: name of the default group (:data:`ALL_GROUP` when no joint moves a link).
-        reason: why the default group is the default, one sentence for a log.
+        reason: why the default group is the default, a phrase for a log ("the tool frame 'tool0'
+            (fixed to its last link 'wrist_3_link') of the longest arm (6 joints from ...)").
     """
 
     groups: dict[str, IKGroup]
@@ -72,7 +73,7 @@ def derive_groups(model: RobotModel) -> DerivedGroups:
 
 
 def _default_reason(roles: TreeRoles, main: Limb | None, default: str) -> str:
-    """One sentence: why ``default`` (the group of the main limb's end frame) is the default."""
+    """Why ``default`` (the group of the main limb's end frame) is the default, a phrase."""
     if main is None:
         return f"no joint moves a link, so the default group {default!r} has no tip"
     names = roles.model.link_names
@@ -93,7 +94,7 @@ def _default_reason(roles: TreeRoles, main: Limb | None, default: str) -> str:
         found = f"the last link {names[tip]!r} of {chain}; it has no tool frame"
     else:
         found = f"the last link {names[tip]!r} of {chain}; the robot has neither arm nor leg"
-    return f"default IK group {default!r}: {found}"
+    return found
 
 
 def default_groups(model: RobotModel) -> dict[str, IKGroup]:

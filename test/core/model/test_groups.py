@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,9 @@ import pytest
 from robokin_ros import RobotModel, frame_transform, solve_ik
 from robokin_ros.model.groups import ALL_GROUP, IKGroup, default_group_name, default_groups, derive_groups
 from robokin_ros.model.tree_roles import SENSOR_WORDS, TOOL_WORDS, named_as
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from peers import ERD_ROBOTS, erd_urdf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 ROBOTS = ROOT / "robokin_ros" / "robots"
@@ -88,6 +92,17 @@ BIPED = RobotModel.from_urdf(tree_urdf("biped", [
 ], frames={"camera"}))
 
 
+# An arm whose gripper has one moving jaw on a fixed stator (the other jaw is the stator itself).
+ARM_WITH_ONE_JAW = RobotModel.from_urdf(tree_urdf("arm_with_one_jaw", [
+    ("j1", "revolute", "base_link", "link1", "0 0 0.3", "0 0 1"),
+    ("j2", "revolute", "link1", "link2", "0 0 0.1", "0 1 0"),
+    ("j3", "revolute", "link2", "link3", "0 0 0.4", "0 1 0"),
+    ("j4", "revolute", "link3", "link4", "0 0 0.4", "0 0 1"),
+    ("stator_joint", "fixed", "link4", "stator", "0 0 0.08", "1 0 0"),
+    ("jaw_joint", "revolute", "stator", "jaw", "0 0.02 0.04", "1 0 0"),
+]))
+
+
 def moved_leaves(model: RobotModel) -> set[str]:
     """Leaf links with an independent joint between the root and them."""
     return {leaf for leaf in model.leaf_links if model.path_joints(model.root_link, leaf)}
@@ -126,8 +141,8 @@ def test_an_arm_with_a_gripper_defaults_to_its_tcp_solved_with_the_arm_joints():
     # the camera frame shares the TCP's joints and still gets its group
     assert derived.groups["camera_optical_frame"].tip == "camera_optical_frame"
     assert_one_group_per_moved_leaf(ARM_WITH_GRIPPER, derived.groups)
-    assert derived.reason == ("default IK group 'tcp': the tool frame 'tcp' (fixed to the hand 'hand') of the "
-                              "longest arm (5 joints from 'base_link' to 'link5')")
+    assert derived.reason == ("the tool frame 'tcp' (fixed to the hand 'hand') of the longest arm (5 joints from "
+                              "'base_link' to 'link5')")
 
 
 def test_a_mobile_manipulator_defaults_to_its_arm_not_a_wheel_or_its_head():
@@ -135,17 +150,37 @@ def test_a_mobile_manipulator_defaults_to_its_arm_not_a_wheel_or_its_head():
     assert derived.default == "grasp_center"
     assert MOBILE_MANIPULATOR.path_joints("base_link", "grasp_center") == ("lift_joint", "arm_joint", "wrist_joint")
     assert_one_group_per_moved_leaf(MOBILE_MANIPULATOR, derived.groups)
-    assert derived.reason == ("default IK group 'grasp_center': the tool frame 'grasp_center' (fixed to the hand "
-                              "'gripper') of the longest arm (3 joints from 'mast' to 'wrist')")
+    assert derived.reason == ("the tool frame 'grasp_center' (fixed to the hand 'gripper') of the longest arm "
+                              "(3 joints from 'mast' to 'wrist')")
 
 
 def test_a_biped_without_arms_defaults_to_a_foot_not_a_spring_or_its_head():
     derived = derive_groups(BIPED)
     assert derived.default == "left_foot"
     assert_one_group_per_moved_leaf(BIPED, derived.groups)
-    assert derived.reason == ("default IK group 'left_foot': the foot 'left_foot' (its lowest link) of the longest "
-                              "leg (5 joints from 'pelvis' to 'left_tarsus', the first of 2 equal legs); the robot "
-                              "has no arm")
+    assert derived.reason == ("the foot 'left_foot' (its lowest link) of the longest leg (5 joints from 'pelvis' to "
+                              "'left_tarsus', the first of 2 equal legs); the robot has no arm")
+
+
+def test_an_arm_with_one_moving_jaw_defaults_to_the_gripper_body_without_the_jaw_joint():
+    derived = derive_groups(ARM_WITH_ONE_JAW)
+    assert list(derived.groups) == ["stator", "jaw", ALL_GROUP]   # the jaw keeps its own group
+    assert ARM_WITH_ONE_JAW.path_joints("base_link", "stator") == ("j1", "j2", "j3", "j4")
+    assert derived.reason == ("the hand 'stator' (where the fingers branch off) of the longest arm (4 joints from "
+                              "'base_link' to 'link4'); it has no tool frame")
+
+
+@pytest.mark.parametrize("robot, tips, jaw", [
+    ("talos", {"gripper_left_base_link", "gripper_right_base_link"}, "gripper_left_joint"),   # the issue's Talos
+    ("z1", {"gripperStator"}, "jointGripper"),
+])
+def test_real_arms_with_one_moving_jaw_default_to_the_gripper_not_the_jaw(robot, tips, jaw):
+    model = RobotModel.from_urdf_file(erd_urdf(ERD_ROBOTS[robot]))
+    groups = default_groups(model)
+    tip = groups[default_group_name(groups)].tip
+    assert tip in tips
+    assert jaw in model.joint_names and jaw not in model.path_joints(model.root_link, tip)
+    assert_one_group_per_moved_leaf(model, groups)
 
 
 def test_a_robot_without_movable_joints_has_only_the_group_of_every_joint():
