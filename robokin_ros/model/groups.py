@@ -60,7 +60,7 @@ def derive_groups(model: RobotModel) -> DerivedGroups:
     roles = TreeRoles(model)
     main = roles.main_limb
     tips = [] if main is None else [roles.end_frame(limb)[0] for limb in (main, *roles.twin_limbs)]
-    tips += [model.link_index(leaf) for leaf in model.leaf_links if model.path_joints(model.root_link, leaf)]
+    tips += [i for i, kids in enumerate(model.link_children) if not kids and roles.driven[i]]
     groups: dict[str, IKGroup] = {}
     for tip in dict.fromkeys(tips):
         name = model.link_names[tip]
@@ -84,17 +84,14 @@ def _default_reason(roles: TreeRoles, main: Limb | None, default: str) -> str:
              f"{names[main.start]!r} to {names[main.end]!r}{equal})")
     fingers = bool(roles.moving_children(main.end))
     if what == "foot":
-        found = f"the foot {names[tip]!r} (its lowest link) of {chain}; the robot has no arm"
-    elif what == "tool frame":
+        return f"the foot {names[tip]!r} (its lowest link) of {chain}; the robot has no arm"
+    if what == "tool frame":
         at = f"the hand {names[main.hand]!r}" if fingers else f"its last link {names[main.end]!r}"
-        found = f"the tool frame {names[tip]!r} (fixed to {at}) of {chain}"
-    elif fingers:
-        found = f"the hand {names[tip]!r} (where the fingers branch off) of {chain}; it has no tool frame"
-    elif main.is_arm:
-        found = f"the last link {names[tip]!r} of {chain}; it has no tool frame"
-    else:
-        found = f"the last link {names[tip]!r} of {chain}; the robot has neither arm nor leg"
-    return found
+        return f"the tool frame {names[tip]!r} (fixed to {at}) of {chain}"
+    if fingers:
+        return f"the hand {names[tip]!r} (where the fingers branch off) of {chain}; it has no tool frame"
+    return f"the last link {names[tip]!r} of {chain}; " + (
+        "it has no tool frame" if main.is_arm else "the robot has neither arm nor leg")
 
 
 def default_groups(model: RobotModel) -> dict[str, IKGroup]:

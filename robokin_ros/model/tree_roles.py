@@ -33,7 +33,8 @@ DESCENT_SHARE = 0.25
 
 #: Words of frame names that mark a tool frame (a tie-breaker between fixed frames at one hand).
 TOOL_WORDS = frozenset({"tool", "tcp", "ee", "eef", "effector", "grasp", "grasping", "hand", "tip"})
-#: Words of frame names that mark a sensor or helper frame: never the tool frame of a hand.
+#: Words of frame names that mark a sensor frame or a helper link (collision shapes, markers,
+#: virtual links): never the tool frame of a hand or a foot.
 SENSOR_WORDS = frozenset({"camera", "cam", "optical", "ft", "imu", "laser", "lidar", "sensor", "sonar",
                           "range", "accelerometer", "accel", "gyro", "gyrometer", "touch", "bumper", "fsr",
                           "depth", "rgb", "infra", "infrared", "scan", "led", "mic", "speaker"})
@@ -160,13 +161,19 @@ class TreeRoles:
         return self.model.link_parents[moving[0]] != link or any(not self.model.link_children[i] for i in closure)
 
     @cached_property
+    def driven(self) -> np.ndarray:
+        """``(n_links,)`` bool: an independent joint lies between the root and the link."""
+        m = self.model
+        driven = self.independent.copy()
+        for i in range(1, m.n_links):
+            driven[i] |= driven[m.link_parents[i]]
+        return driven
+
+    @cached_property
     def limbs(self) -> tuple[Limb, ...]:
         """Every limb with an independent joint between the root and its end, by end link."""
         m = self.model
-        on_path = self.independent.copy()
-        for i in range(1, m.n_links):
-            on_path[i] |= on_path[m.link_parents[i]]
-        ends = [i for i in range(1, m.n_links) if self.movable[i] and on_path[i]
+        ends = [i for i in range(1, m.n_links) if self.movable[i] and self.driven[i]
                 and (len(self.moving_children(i)) != 1 or self.holds_lone_jaw(i))]
         held = {i for end in ends for i in self.fixed_closure(end)}   # a finger's run stops there
         base = set(self.fixed_closure(0))
@@ -181,7 +188,7 @@ class TreeRoles:
             run.reverse()
             lowest = float(z[m.link_subtrees[end]].min())
             is_leg = (start in base and lowest - floor <= FLOOR_SHARE * height
-                      and z[start] - lowest >= DESCENT_SHARE * height)
+                      and z[start] - lowest > DESCENT_SHARE * height)
             limbs.append(Limb(start, end, self._hand(end), int(self.independent[run].sum()),
                               self._reach(run), bool(is_leg)))
         legs = [limb for limb in limbs if limb.is_leg]
@@ -224,7 +231,7 @@ class TreeRoles:
 
     # ------------------------------------------------------------------ end frames
     def tool_frame(self, limb: Limb) -> int | None:
-        """The fixed frame at the end of an arm a person would solve IK for: a leaf of the fixed
+        """The fixed frame at the end of a limb a person would solve IK for: a leaf of the fixed
         closure of its end (no joint beyond the arm's moves it) that is a coordinate frame or is
         named as a tool, and is not named as a sensor or helper; coordinate frames first, then
         tool names, then the farthest from the hand. None: there is none."""

@@ -201,6 +201,15 @@ def test_a_leaf_named_like_the_group_of_every_joint_gets_its_own_name():
     assert groups["all_link_link"].tip == "all" and groups["all_link"].tip == "all_link"   # no name taken twice
 
 
+def test_links_all_at_one_point_make_no_legs():
+    model = RobotModel.from_urdf(tree_urdf("star", [(f"j{i}", "revolute", "base", f"l{i}", "0 0 0", "0 0 1")
+                                                    for i in range(3)]))
+    derived = derive_groups(model)
+    assert derived.default == "l0"
+    assert derived.reason == ("the last link 'l0' of the longest limb (1 joint from 'base' to 'l0', the first of 3 "
+                              "equal limbs); the robot has neither arm nor leg")
+
+
 def test_frame_names_are_read_as_words():
     assert named_as("rhsensor", SENSOR_WORDS) and named_as("LHandTouchLeft_frame", SENSOR_WORDS)
     assert named_as("tool0", TOOL_WORDS) and named_as("panda_1_hand_tcp", TOOL_WORDS)
