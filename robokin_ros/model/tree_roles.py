@@ -31,6 +31,9 @@ FLOOR_SHARE = 0.1
 #: ... and at least this share of the robot's height below the link the leg hangs from.
 DESCENT_SHARE = 0.25
 
+#: Joints that carry a robot's base: what hangs from the root through them is the base, not a limb.
+FREE_BASE_TYPES = (JointType.FIXED, JointType.FLOATING, JointType.PLANAR)
+
 #: Words of frame names that mark a tool frame (a tie-breaker between fixed frames at one hand).
 TOOL_WORDS = frozenset({"tool", "tcp", "ee", "eef", "effector", "grasp", "grasping", "hand", "tip"})
 #: Words of frame names that mark a sensor frame or a helper link (collision shapes, markers,
@@ -66,7 +69,8 @@ class Limb:
         n_joints: independent joints from ``start`` to ``end``.
         length: [m] reach of its joints: the path through the link origins from its first
             movable joint to ``end`` at q = 0, plus the strokes of its bounded slides.
-        is_leg: it hangs from the root's fixed closure and its lowest link is near the robot's
+        is_leg: it hangs from the base (the root and the links fixed to it or carried by a floating
+            or planar joint) and its lowest link is near the robot's
             lowest link, well below ``start`` (a foot); and it is not the robot's only limb of three
             or more joints (an arm hanging down).
     """
@@ -176,7 +180,9 @@ class TreeRoles:
         ends = [i for i in range(1, m.n_links) if self.movable[i] and self.driven[i]
                 and (len(self.moving_children(i)) != 1 or self.holds_lone_jaw(i))]
         held = {i for end in ends for i in self.fixed_closure(end)}   # a finger's run stops there
-        base = set(self.fixed_closure(0))
+        base = [0]   # the root and what is fixed to it or carried by a floating or planar joint
+        for i in base:
+            base += [c for c in m.link_children[i] if m.joint_types[c - 1] in FREE_BASE_TYPES]
         z = self.positions[:, 2]
         floor, height = float(z.min()), float(z.max() - z.min())
         limbs = []

@@ -75,8 +75,9 @@ MOBILE_MANIPULATOR = RobotModel.from_urdf(tree_urdf("mobile_manipulator", [
     ("head_camera_joint", "fixed", "head_tilt", "head_camera", "0.05 0 0", "1 0 0"),
 ], frames={"grasp_center", "head_camera"}))
 
-# Two legs ending in an ankle with a heel spring (listed first) and a foot below it, and a head.
-BIPED = RobotModel.from_urdf(tree_urdf("biped", [
+# Two legs ending in an ankle with a heel spring (listed first) and a foot below it, and a head;
+# also carried by a floating joint from a world link, as simulators' URDFs often are.
+BIPED_JOINTS = [
     *[joint for side, y in (("left", 0.1), ("right", -0.1)) for joint in [
         (f"{side}_hip_roll_joint", "revolute", "pelvis", f"{side}_hip_roll", f"0 {y} -0.05", "1 0 0"),
         (f"{side}_hip_yaw_joint", "revolute", f"{side}_hip_roll", f"{side}_hip_yaw", "0 0 -0.05", "0 0 1"),
@@ -89,7 +90,10 @@ BIPED = RobotModel.from_urdf(tree_urdf("biped", [
     ("neck_pan_joint", "revolute", "pelvis", "neck_pan", "0 0 0.3", "0 0 1"),
     ("neck_tilt_joint", "revolute", "neck_pan", "neck_tilt", "0 0 0.05", "0 1 0"),
     ("camera_joint", "fixed", "neck_tilt", "camera", "0.05 0 0", "1 0 0"),
-], frames={"camera"}))
+]
+BIPED = RobotModel.from_urdf(tree_urdf("biped", BIPED_JOINTS, frames={"camera"}))
+FLOATING_BIPED = RobotModel.from_urdf(tree_urdf("floating_biped", [
+    ("base_joint", "floating", "world", "pelvis", "0 0 1", "1 0 0"), *BIPED_JOINTS], frames={"world", "camera"}))
 
 
 # An arm whose gripper has one moving jaw on a fixed stator (the other jaw is the stator itself).
@@ -154,10 +158,11 @@ def test_a_mobile_manipulator_defaults_to_its_arm_not_a_wheel_or_its_head():
                               "(3 joints from 'mast' to 'wrist')")
 
 
-def test_a_biped_without_arms_defaults_to_a_foot_not_a_spring_or_its_head():
-    derived = derive_groups(BIPED)
+@pytest.mark.parametrize("model", [BIPED, FLOATING_BIPED], ids=["fixed", "floating"])
+def test_a_biped_without_arms_defaults_to_a_foot_not_a_spring_or_its_head(model):
+    derived = derive_groups(model)
     assert derived.default == "left_foot"
-    assert_one_group_per_moved_leaf(BIPED, derived.groups)
+    assert_one_group_per_moved_leaf(model, derived.groups)
     assert derived.reason == ("the foot 'left_foot' (its lowest link) of the longest leg (5 joints from 'pelvis' to "
                               "'left_tarsus', the first of 2 equal legs); the robot has no arm")
 
