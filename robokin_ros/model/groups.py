@@ -89,7 +89,7 @@ def _default_reason(roles: TreeRoles, main: Limb | None, default: str) -> str:
         at = f"the hand {names[main.hand]!r}" if fingers else f"its last link {names[main.end]!r}"
         return f"the tool frame {names[tip]!r} (fixed to {at}) of {chain}"
     if fingers:
-        return f"the hand {names[tip]!r} (where the fingers branch off) of {chain}; it has no tool frame"
+        return f"the hand {names[tip]!r} (the fingers hang from it) of {chain}; it has no tool frame"
     return f"the last link {names[tip]!r} of {chain}; " + (
         "it has no tool frame" if main.is_arm else "the robot has neither arm nor leg")
 

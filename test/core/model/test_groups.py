@@ -171,7 +171,7 @@ def test_an_arm_with_one_moving_jaw_defaults_to_the_gripper_body_without_the_jaw
     derived = derive_groups(ARM_WITH_ONE_JAW)
     assert list(derived.groups) == ["stator", "jaw", ALL_GROUP]   # the jaw keeps its own group
     assert ARM_WITH_ONE_JAW.path_joints("base_link", "stator") == ("j1", "j2", "j3", "j4")
-    assert derived.reason == ("the hand 'stator' (where the fingers branch off) of the longest arm (4 joints from "
+    assert derived.reason == ("the hand 'stator' (the fingers hang from it) of the longest arm (4 joints from "
                               "'base_link' to 'link4'); it has no tool frame")
 
 
