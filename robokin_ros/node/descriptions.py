@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from ..errors import RobokinError, URDFError
 from ..model import RobotModel
 from ..model.description import read_description
-from ..model.groups import ALL_GROUP, IKGroup, default_group_name, default_groups
+from ..model.groups import ALL_GROUP, IKGroup, default_group_name, derive_groups
 from ..model.srdf import SemanticDescription, parse_srdf
 from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, NodeSettings
 
@@ -202,10 +202,11 @@ def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescri
         settings: the node's settings (``ik.groups``, ``ik.default_group``).
         srdf: the SRDF in force, with ``semantic`` read against ``model`` (else it is not used).
         notes: gets the SRDF's warnings (when its groups are used), a default group that is not
-            one of the groups, and the groups chosen.
+            one of the groups, and the groups chosen with the default one and why.
     """
     semantic = srdf.semantic if srdf is not None and srdf.semantic is not None \
         and srdf.semantic.model is model else None
+    derived = None
     if settings.ik.groups:
         groups, origin = dict(settings.ik.groups), 'parameters'
     elif semantic is not None and semantic.groups:
@@ -213,13 +214,16 @@ def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescri
         groups.setdefault(ALL_GROUP, IKGroup(ALL_GROUP))
         notes += [('warning', f'SRDF: {warning}') for warning in semantic.warnings]
     else:
-        groups, origin = default_groups(model), 'the kinematic tree (no SRDF, no ik_groups parameters)'
+        derived = derive_groups(model)
+        groups, origin = derived.groups, 'the kinematic tree (no SRDF, no ik_groups parameters)'
     default = settings.ik.default_group
     if default and default not in groups:
         notes.append(('warning', f'default_ik_group {default!r} is not one of the IK groups {sorted(groups)}; '
                                  'using the first group with a tip'))
         default = ''
+    why = ('the default_ik_group parameter' if default else derived.reason if derived is not None
+           else 'the first group with a tip')
     default = default or default_group_name(groups)
     described = ', '.join(f"{g.name} ({g.base or model.root_link} -> {g.tip or 'any link'})" for g in groups.values())
-    notes.append(('info', f'IK groups from {origin}: {described}; default {default!r}'))
+    notes.append(('info', f'IK groups from {origin}: {described}; default {default!r}: {why}'))
     return RobotSemantics(groups, default, semantic)
