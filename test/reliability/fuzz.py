@@ -119,6 +119,10 @@ def seed_srdfs() -> list[tuple[str, rk.RobotModel, str]]:
     panda = rk.RobotModel.from_urdf_file(robots / "panda.urdf")
     twin = rk.RobotModel.from_urdf_file(robots / "twin_arm_torso.urdf")
     pairs = [("panda.srdf", panda), ("twin_arm_mixed.srdf", twin), ("twin_arm_mobile.srdf", twin)]
+    corpus = ROOT.parent / "shared" / "urdf-corpus"
+    for robot in ("pr2", "baxter"):     # MoveIt's own SRDFs, when the corpus is beside this checkout
+        if (corpus / f"{robot}.urdf").is_file():
+            pairs.append((f"{robot}_groups.srdf", rk.RobotModel.from_urdf_file(corpus / f"{robot}.urdf")))
     return [(name, model, (fixtures / name).read_text(encoding="utf-8")) for name, model in pairs]
 
 

@@ -354,3 +354,38 @@ def test_summarise_warnings_caps_the_lines_of_one_description():
     lines = summarise_warnings(semantic.warnings, 20)
     assert len(semantic.warnings) == 1000 and len(lines) == 21
     assert lines[-1] == "... and 980 more warnings" and "missing_0" in lines[0]
+
+
+def corpus_model(name: str) -> RobotModel:
+    path = CORPUS / name
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (../shared is not beside this checkout)")
+    return RobotModel.from_urdf_file(path)
+
+
+def test_moveit_pr2_srdf_builds_every_group_its_planar_base_included():
+    """Issue 20, case 2 on MoveIt's own PR2 SRDF: ``base`` and ``whole_body`` were dropped."""
+    pr2 = corpus_model("pr2.urdf")
+    semantic = parse_srdf((SRDF / "pr2_groups.srdf").read_text(), pr2)
+    assert semantic.warnings == ()
+    assert list(semantic.groups) == ["base", "left_arm", "left_arm_and_torso", "right_arm", "right_arm_and_torso",
+                                     "arms", "head", "torso", "arms_and_torso", "whole_body", "right_gripper",
+                                     "left_gripper"]
+    assert semantic.moveit_model.root_link == "odom_combined"
+    arms = semantic.groups["arms"].joints
+    assert semantic.groups["whole_body"].joints == ("world_joint", "torso_lift_joint") + arms and len(arms) == 14
+    assert semantic.passive_joints == ("world_joint",)
+
+
+def test_moveit_baxter_srdf_builds_its_hand_groups_and_skips_its_virtual_joint_as_moveit_does():
+    """Issue 20, case 4 on MoveIt's Baxter SRDF: the hand groups (fixed joints only) were dropped,
+    so /check_state_validity answered valid=false for them. The virtual joint's child 'torso' is
+    not this URDF's root 'base': MoveIt skips it with a warning, and so do we."""
+    baxter = corpus_model("baxter.urdf")
+    semantic = parse_srdf((SRDF / "baxter_groups.srdf").read_text(), baxter)
+    assert semantic.groups["left_hand"] == IKGroup("left_hand", "left_wrist", "left_gripper", ())
+    assert semantic.groups["right_hand"] == IKGroup("right_hand", "right_wrist", "right_gripper", ())
+    assert len(semantic.groups["both_arms"].joints) == 14
+    assert semantic.virtual_joint is None and semantic.moveit_model is baxter
+    (warning,) = semantic.warnings
+    assert "'torso' is not the robot's root link 'base'" in str(warning)
