@@ -307,7 +307,7 @@ def _read_groups(doc, warnings, urdf: RobotModel, moveit: RobotModel, virtual: s
                                                  "must have at least one valid joint)")
             continue
         built[name] = frozenset(joints)
-    for name in unsatisfied:
+    for name in (n for n in configs if n in unsatisfied):     # in document order
         config = configs[name]
         missing = [sub for sub in config.subgroups if sub not in configs]
         why = f"subgroup {shorten(missing[0])} is not a group of the SRDF" if missing else \
