@@ -345,9 +345,11 @@ def _state_values(doc, warnings, moveit: RobotModel, el: ET.Element, name: str, 
         elif moveit.joint_index(joint_name) not in members:
             _warn(doc, warnings, joint, f"{where}: joint {shorten(joint_name)} is not in group {shorten(group)}; "
                                         "ignored (as MoveIt does)")
+        elif moveit.is_fixed[moveit.joint_index(joint_name)]:
+            _warn(doc, warnings, joint, f"{where}: joint {shorten(joint_name)} is fixed; ignored")
         elif moveit.joint_types[moveit.joint_index(joint_name)] not in SCALAR_TYPES:
             _warn(doc, warnings, joint, f"{where}: joint {shorten(joint_name)} has several coordinates; its "
-                                        "values are not used")
+                                        "values are not used (named configurations are the URDF's joints)")
         elif len(numbers) != 1 or not math.isfinite(numbers[0]):
             _warn(doc, warnings, joint, f"{where}: joint {shorten(joint_name)} needs one finite number, got "
                                         f"{shorten(joint.get('value') or '')!s}; ignored")

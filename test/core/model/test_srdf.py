@@ -389,3 +389,18 @@ def test_moveit_baxter_srdf_builds_its_hand_groups_and_skips_its_virtual_joint_a
     assert semantic.virtual_joint is None and semantic.moveit_model is baxter
     (warning,) = semantic.warnings
     assert "'torso' is not the robot's root link 'base'" in str(warning)
+
+
+def test_group_state_values_of_the_virtual_joint_or_a_fixed_joint_are_not_used_and_said_so():
+    """A named configuration is the URDF's: a multi-coordinate virtual joint's values (MoveIt
+    takes them as its variables) and a fixed joint's are left out with a warning each."""
+    srdf = MOBILE.read_text().replace("</robot>", '<group_state name="away" group="whole_body">'
+                                      '<joint name="world_joint" value="1 2 0.3"/>'
+                                      '<joint name="left_gripper_joint" value="0"/>'
+                                      '<joint name="torso_lift_joint" value="0.2"/></group_state></robot>')
+    semantic = parse_srdf(srdf, TWIN)
+    assert TWIN.q_to_dict(semantic.named_configuration("away"))["torso_lift_joint"] == 0.2
+    text = [str(w) for w in semantic.warnings]
+    assert len(text) == 2
+    assert "world_joint" in text[0] and "several coordinates" in text[0]
+    assert "left_gripper_joint" in text[1] and "is fixed" in text[1]
