@@ -404,3 +404,17 @@ def test_group_state_values_of_the_virtual_joint_or_a_fixed_joint_are_not_used_a
     assert len(text) == 2
     assert "world_joint" in text[0] and "several coordinates" in text[0]
     assert "left_gripper_joint" in text[1] and "is fixed" in text[1]
+
+
+def test_add_root_refuses_a_used_name_or_a_joint_type_a_virtual_joint_cannot_have():
+    from robokin_ros.errors import ModelError
+    from robokin_ros.model.builder import add_root
+
+    with pytest.raises(ModelError, match="link 'torso_link' already exists"):
+        add_root(TWIN, "torso_link", "vj", "fixed")
+    with pytest.raises(ModelError, match="joint 'head_pan_joint' already exists"):
+        add_root(TWIN, "odom", "head_pan_joint", "planar")
+    with pytest.raises(ModelError, match="fixed, floating or planar, got revolute"):
+        add_root(TWIN, "odom", "vj", "revolute")
+    moved = add_root(TWIN, "odom", "vj", "floating")
+    assert moved.to_urdf() and RobotModel.from_urdf(moved.to_urdf()).equals(moved)
