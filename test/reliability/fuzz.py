@@ -14,8 +14,10 @@ cases URDFs, half SRDFs)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import re
+import signal
 import sys
 import time
 import traceback
@@ -113,6 +115,29 @@ def check(text: str) -> str | None:
 SLOW_SECONDS = 5.0
 
 
+class _TooSlow(Exception):
+    """Raised into a read that overran :data:`SLOW_SECONDS`."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """Interrupt the block with :class:`_TooSlow` after ``seconds`` (SIGALRM; main thread only,
+    elsewhere the block runs unbounded and the caller measures the time instead)."""
+    def interrupt(signum, frame):
+        raise _TooSlow
+    try:
+        previous = signal.signal(signal.SIGALRM, interrupt)
+    except ValueError:   # not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def seed_srdfs() -> list[tuple[str, rk.RobotModel, str]]:
     """(label, robot, SRDF text) of the SRDF fixtures, each with the robot it describes."""
     robots, fixtures = ROOT / "robokin_ros" / "robots", ROOT / "test" / "fixtures" / "srdf"
@@ -172,7 +197,10 @@ def check_srdf(model: rk.RobotModel, text: str) -> str | None:
     RobokinError; else what went wrong (another exception, a slow read, an unusable result)."""
     start = time.monotonic()
     try:
-        semantic = parse_srdf(text, model)
+        with _deadline(SLOW_SECONDS):
+            semantic = parse_srdf(text, model)
+    except _TooSlow:
+        return f"parse_srdf did not finish within {SLOW_SECONDS:g} s"
     except rk.RobokinError:
         return None
     except Exception:  # noqa: BLE001 - that is the finding

@@ -40,6 +40,19 @@ def test_the_srdf_checker_catches_a_recursion_error(monkeypatch):
     assert "RecursionError" in check_srdf(model, text)
 
 
+def test_the_srdf_checker_reports_a_read_that_does_not_finish(monkeypatch):
+    """A hang (what a shared-subgroup DAG was: exponential time) is a finding, not a stuck run."""
+    import fuzz
+
+    def endless(text, model):
+        while True:
+            pass
+    monkeypatch.setattr(fuzz, "parse_srdf", endless)
+    monkeypatch.setattr(fuzz, "SLOW_SECONDS", 0.2)
+    label, model, text = SRDFS[0]
+    assert "did not finish within 0.2 s" in check_srdf(model, text)
+
+
 def test_srdf_mutations_change_the_text_and_reach_the_stress_blocks():
     rng = random.Random(0)
     label, model, text = SRDFS[0]
