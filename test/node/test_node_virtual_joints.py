@@ -12,7 +12,7 @@ import pytest
 from geometry_msgs.msg import PoseStamped, Transform
 from moveit_msgs.msg import MoveItErrorCodes, RobotState
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, KinNode, Probe, robot_xml
+from node_harness import FIXTURES, KinNode, Probe, TFListener, joint_state, robot_xml
 from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from robokin_ros import RobotModel, frame_transform
@@ -147,13 +147,15 @@ def test_a_planar_multi_dof_value_is_read_and_a_bad_one_refused():
 
 
 def test_the_node_reads_requests_against_the_srdfs_virtual_joint(tmp_path, ros_context):
-    """Over DDS: the node started with semantic_file hands the SRDF to the services."""
+    """Over DDS: the node started with semantic_file hands the SRDF to the services; /tf and
+    /tf_static stay robot_state_publisher's (no virtual joint, no parent frame)."""
     urdf = tmp_path / 'twin.urdf'
     urdf.write_text(robot_xml('twin_arm_torso'))
     proc = KinNode(tmp_path, params={'description_file': str(urdf),
                                      'semantic_file': str(FIXTURES / 'srdf' / 'twin_arm_mobile.srdf')})
     probe = Probe(ros_context, 'virtual_joint_probe')
     probe.watch = (proc,)
+    tf = TFListener(probe)
     try:
         client = probe.client(GetPositionFK, '/compute_fk')
         req = GetPositionFK.Request(fk_link_names=['base_link'], robot_state=base_state(1.0, 0.0, 0.0))
@@ -161,6 +163,11 @@ def test_the_node_reads_requests_against_the_srdfs_virtual_joint(tmp_path, ros_c
         res = probe.call(client, req)
         assert_code(res, 'SUCCESS')
         assert res.pose_stamped[0].pose.position.x == pytest.approx(1.0)
+        states = probe.publisher(JointState, '/joint_states')
+        states.publish(joint_state(TWIN.joint_names, TWIN.home_configuration()))
+        probe.spin_until(lambda: tf.latest and tf.static, '/tf and /tf_static')
+        frames = {frame for pair in list(tf.latest) + list(tf.static) for frame in pair}
+        assert 'base_link' in frames and 'odom_combined' not in frames
     finally:
         probe.close()
         proc.stop()
