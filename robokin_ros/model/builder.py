@@ -1,9 +1,10 @@
 """Builder operations in the spirit of MATLAB's RigidBodyTree; each returns a NEW model.
 
-``add_body``, ``remove_subtree``, ``replace_joint``, ``set_fixed_transform`` and ``rename_base``
-take the model apart into per-link / per-joint records, edit them, and reassemble a model in the
-loader's order (depth-first from the root, children in joint order), so ``model.to_urdf()`` of the
-result loads back to an equal model. New joints and links are appended after the existing ones.
+``add_body``, ``add_root``, ``remove_subtree``, ``replace_joint``, ``set_fixed_transform`` and
+``rename_base`` take the model apart into per-link / per-joint records, edit them, and reassemble a
+model in the loader's order (depth-first from the root, children in joint order), so
+``model.to_urdf()`` of the result loads back to an equal model. New joints and links are appended
+after the existing ones (``add_root``'s come first: they are the new root).
 """
 
 from __future__ import annotations
@@ -258,6 +259,30 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
                               velocity, effort, acceleration, mimic))
     visuals = (mesh_visual(mesh),) if mesh else ()
     links.append(_Link(child_name, *_inertial(inertial), mesh, visuals=visuals))
+    return _assemble(model, model.name, links, joints)
+
+
+def add_root(model, link_name: str, joint_name: str, joint_type):
+    """A new model whose root is a new link ``link_name``, joined to the old root by joint
+    ``joint_name`` at the identity (the root joint MoveIt makes of an SRDF's virtual joint).
+
+    Args:
+        joint_type: ``"fixed"``, ``"floating"`` or ``"planar"`` (planar: in the new root's x-y plane).
+
+    Raises:
+        ModelError: a name already in use, or a joint type other than those three.
+    """
+    t = _joint_type(joint_type)
+    if t not in (JointType.FIXED, JointType.FLOATING, JointType.PLANAR):
+        raise ModelError(f"a root joint is fixed, floating or planar, got {t.name.lower()}")
+    if link_name in model.link_names:
+        raise ModelError(f"link {link_name!r} already exists")
+    if joint_name in model.all_joint_names:
+        raise ModelError(f"joint {joint_name!r} already exists")
+    links, joints = _decompose(model)
+    joints.insert(0, _make_joint(model, joint_name, link_name, model.root_link, t, None, (0.0, 0.0, 1.0), None,
+                                 None, None, None, None))
+    links.insert(0, _Link(link_name, *_inertial(None), None))
     return _assemble(model, model.name, links, joints)
 
 

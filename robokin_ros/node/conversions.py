@@ -318,7 +318,8 @@ def robot_state_to_q(model: RobotModel, state: RobotState, base: np.ndarray) -> 
     """Configuration ``(n_q,)`` of a ``moveit_msgs/RobotState`` laid over ``base (n_q,)``.
 
     Joints the message does not mention keep their ``base`` value (whatever ``is_diff`` says).
-    ``multi_dof_joint_state`` may set floating joints (translation + rotation). Velocities,
+    ``multi_dof_joint_state`` may set floating joints (translation + rotation) and, as MoveIt
+    reads it, planar joints (x, y of the translation, the rotation's angle about z). Velocities,
     efforts and attached collision objects are not used.
 
     Raises:
@@ -333,15 +334,18 @@ def robot_state_to_q(model: RobotModel, state: RobotState, base: np.ndarray) -> 
                                   f'{len(mdof.transforms)} transforms')
     for name, tf in zip(mdof.joint_names, mdof.transforms):
         j = model.joint_index(name)
-        if model.joint_types[j] != JointType.FLOATING:
+        if model.joint_types[j] not in (JointType.FLOATING, JointType.PLANAR):
             raise InvalidMessageError(
                 f'multi_dof_joint_state names joint {name!r} of type {JointType(model.joint_types[j]).name.lower()}; '
-                f'only floating joints are accepted there (give other coordinates as joint_state entries '
-                f'labelled like {model.q_names[0]!r})')
-        T = transform_to_matrix(tf)
+                f'only floating and planar joints are accepted there (give other coordinates as joint_state '
+                f'entries labelled like {model.q_names[0]!r})')
+        T = transform_to_matrix(tf, f'multi_dof_joint_state transform of {name!r}')
         i = model.joint_q_index[j]
-        q[i:i + 3] = T[:3, 3]
-        q[i + 3:i + 7] = matrix_to_quat_xyzw(T[:3, :3])
+        if model.joint_types[j] == JointType.PLANAR:
+            q[i:i + 3] = T[0, 3], T[1, 3], math.atan2(T[1, 0], T[0, 0])
+        else:
+            q[i:i + 3] = T[:3, 3]
+            q[i + 3:i + 7] = matrix_to_quat_xyzw(T[:3, :3])
     return q
 
 

@@ -147,7 +147,7 @@ class LiveRobot:
         """What one service call reads: model, latest joint values, groups, collision model."""
         semantics = self.semantics
         return services.RobotSnapshot(self.model, self.q, self.prefix, semantics.groups, semantics.default_group,
-                                      self.collision_model)
+                                      self.collision_model, semantics.srdf)
 
 
 @dataclasses.dataclass(frozen=True)

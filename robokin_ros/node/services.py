@@ -20,11 +20,12 @@ from moveit_msgs.msg import ConstraintEvalResult, ContactInformation, MoveItErro
 from std_msgs.msg import Header
 
 from .. import ik
-from ..collision import self_collisions
+from ..collision import in_collision, self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..model.groups import ALL_GROUP, IKGroup
+from ..model.srdf import SemanticDescription
 from .conversions import (
     InvalidMessageError,
     duration_to_seconds,
@@ -55,6 +56,11 @@ class RobotSnapshot:
         default_group: the group a request with an empty group_name gets ("" : none).
         collision: returns the robot's :class:`~robokin_ros.collision.CollisionModel`, or a
             sentence saying why there is none (no collision geometry, coal missing).
+        srdf: the SRDF in force, read against ``model`` (else ignored). With a virtual joint,
+            requests are read against its ``moveit_model`` as move_group reads them against its
+            robot model: the virtual joint's parent frame is a frame of requests, the virtual
+            joint's value comes from ``robot_state.multi_dof_joint_state`` (default: identity),
+            and groups that contain it move it.
     """
 
     model: RobotModel
@@ -63,6 +69,31 @@ class RobotSnapshot:
     groups: Mapping[str, IKGroup] = dataclasses.field(default_factory=lambda: {ALL_GROUP: IKGroup(ALL_GROUP)})
     default_group: str = ''
     collision: Callable[[], object] = lambda: 'no collision model was set up'
+    srdf: SemanticDescription | None = None
+
+    @property
+    def semantic(self) -> SemanticDescription | None:
+        """The SRDF when it was read against this model and has a virtual joint, else None."""
+        srdf = self.srdf
+        return srdf if srdf is not None and srdf.model is self.model and srdf.virtual_joint is not None else None
+
+    @property
+    def model_frame(self) -> str:
+        """MoveIt's model frame (of an empty ``frame_id``): a floating or planar virtual joint's
+        parent frame, else the root link."""
+        semantic = self.semantic
+        if semantic is not None and semantic.virtual_joint.type != 'fixed':
+            return semantic.virtual_joint.parent_frame
+        return self.model.root_link
+
+    def with_virtual_joint(self) -> RobotSnapshot:
+        """This snapshot on the SRDF's ``moveit_model`` (the virtual joint at the identity); itself
+        when there is no virtual joint."""
+        semantic = self.semantic
+        if semantic is None:
+            return self
+        return dataclasses.replace(self, model=semantic.moveit_model, q=semantic.moveit_configuration(self.q),
+                                   srdf=None)
 
 
 class RequestError(Exception):
@@ -118,7 +149,11 @@ def request_configuration(robot: RobotSnapshot, state) -> np.ndarray:
         raise RequestError('INVALID_ROBOT_STATE', f'robot_state: {e} (robot {robot.model.name!r})') from None
 
 
-def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool) -> str:
+def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool,
+          model_frame: str = '') -> str:
+    """Link of a frame id (empty: ``model_frame``, else the root link, when ``empty_is_root``)."""
+    if not name and empty_is_root and model_frame:
+        return model_frame
     try:
         return resolve_link(robot.model, name, robot.frame_prefix, empty_is_root)
     except UnknownLinkError as e:
@@ -183,6 +218,27 @@ def _targets(robot: RobotSnapshot, request, default_tip: str, group: IKGroup) ->
     return tips, poses
 
 
+def _solve_space(snap: RobotSnapshot, view: RobotSnapshot, q_view: np.ndarray, base: str, targets: list,
+                 joints: tuple[str, ...] | None, tips: list[str]):
+    """(model, seed, base, targets, joints) to solve on: ``view``'s (the SRDF's moveit_model) when
+    the group moves the virtual joint, else the URDF's (the seed without the virtual joint's
+    coordinates; targets in the virtual joint's parent frame re-expressed in the root link). A
+    group without joints (``None``: group 'all') moves the URDF's joints only."""
+    if view is snap:
+        return snap.model, q_view, base, targets, joints
+    virtual = snap.semantic.virtual_joint.name
+    if joints is not None and virtual in joints:
+        return view.model, q_view, base, targets, joints
+    model = snap.model
+    if base not in model.link_names:
+        T_root_base = frame_transform(view.model, q_view, model.root_link, base)
+        base, targets = model.root_link, [T_root_base @ T for T in targets]
+    for tip in tips:
+        if tip not in model.link_names:
+            raise RequestError('INVALID_LINK_NAME', f'IK link {tip!r} is not a link of robot {model.name!r}')
+    return model, snap.semantic.model_configuration(q_view), base, targets, joints
+
+
 # ---------------------------------------------------------------------------------- services
 def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSettings,
                on_crash: Callable[[BaseException], None] = lambda e: None):
@@ -190,7 +246,7 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
 
     def handle() -> str:
         snap = _require_robot(robot)
-        model, req = snap.model, request.ik_request
+        view, req = snap.with_virtual_joint(), request.ik_request
         unchecked, avoid = '', False
         if req.avoid_collisions:
             collision = snap.collision()
@@ -202,19 +258,23 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                    '(or set avoid_collisions_policy to solve_unchecked)')
             else:
                 unchecked = f'solved WITHOUT collision checking ({collision})'
-        group = select_group(snap, req.group_name)
-        base, default_tip, joints = resolve_group(snap, group)
-        q_seed = request_configuration(snap, req.robot_state)
-        tips, poses = _targets(snap, req, default_tip, group)
+        group = select_group(view, req.group_name)
+        base, default_tip, joints = resolve_group(view, group)
+        if joints is not None and not joints:
+            raise RequestError('NO_IK_SOLUTION', f'group {group.name!r} has no movable joint: there is no IK to solve')
+        q_view = request_configuration(view, req.robot_state)
+        tips, poses = _targets(view, req, default_tip, group)
         targets = []
         for tip, pose in zip(tips, poses):
-            frame = _link(snap, pose.header.frame_id, 'FRAME_TRANSFORM_FAILURE',
-                          f'pose of {tip!r}: header.frame_id', True)
+            frame = _link(view, pose.header.frame_id, 'FRAME_TRANSFORM_FAILURE',
+                          f'pose of {tip!r}: header.frame_id', True, snap.model_frame)
             try:
                 T_frame_tip = pose_to_matrix(pose.pose, f'target pose of {tip!r}')
             except InvalidMessageError as e:
                 raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
-            targets.append(frame_transform(model, q_seed, base, frame) @ T_frame_tip)
+            targets.append(frame_transform(view.model, q_view, base, frame) @ T_frame_tip)
+        model, q_seed, base, targets, joints = _solve_space(snap, view, q_view, base, targets, joints, tips)
+        moves_virtual = model is not snap.model
         c = req.constraints
         if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are supported '
@@ -231,9 +291,15 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                  rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
                                  lower=lower, upper=upper, timeout=timeout,
                                  max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
-                                 restarts=settings.restarts, avoid_collisions=avoid)
+                                 restarts=settings.restarts,
+                                 avoid_collisions=False if moves_virtual else avoid)
         except ik.InvalidTargetError as e:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
+        if avoid and moves_virtual and bool(result.success) \
+                and in_collision(avoid, snap.semantic.model_configuration(result.q))[0]:
+            raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {tips}: the solution found is in '
+                                                 'self-collision (a group moving the virtual joint is checked after '
+                                                 'solving, without retries)')
         residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
                     f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
         checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs' if avoid else ''
@@ -263,12 +329,14 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
 
     def handle() -> str:
         snap = _require_robot(robot)
-        model = snap.model
-        frame = _link(snap, request.header.frame_id, 'FRAME_TRANSFORM_FAILURE', 'header.frame_id', True)
-        q = request_configuration(snap, request.robot_state)
-        links = [_link(snap, name, 'INVALID_LINK_NAME', 'fk_link_names', False) for name in request.fk_link_names]
+        view = snap.with_virtual_joint()
+        model = view.model
+        frame = _link(view, request.header.frame_id, 'FRAME_TRANSFORM_FAILURE', 'header.frame_id', True,
+                      snap.model_frame)
+        q = request_configuration(view, request.robot_state)
+        links = [_link(view, name, 'INVALID_LINK_NAME', 'fk_link_names', False) for name in request.fk_link_names]
         poses = forward_kinematics(model, q)
-        frame_id = request.header.frame_id or snap.frame_prefix + model.root_link
+        frame_id = request.header.frame_id or snap.frame_prefix + snap.model_frame
         response.pose_stamped = [
             PoseStamped(header=Header(frame_id=frame_id, stamp=stamp),
                         pose=matrix_to_pose(frame_transform(model, q, frame, link, poses=poses)))
@@ -335,9 +403,11 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     response.valid = False
     try:
         snap = _require_robot(robot)
+        view = snap.with_virtual_joint()
         model = snap.model
-        q = request_configuration(snap, request.robot_state)
-        links = _group_links(snap, request.group_name)
+        q_view = request_configuration(view, request.robot_state)
+        q = snap.semantic.model_configuration(q_view) if view is not snap else q_view
+        links = _group_links(view, request.group_name)
         c = request.constraints
         if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are evaluated '

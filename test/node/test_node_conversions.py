@@ -121,12 +121,21 @@ def test_planar_coordinates_travel_as_labelled_joint_state_entries():
     state = cv.q_to_robot_state(PLANAR, q)
     assert {'planar_joint/x', 'planar_joint/y', 'planar_joint/theta'} <= set(state.joint_state.name)
     np.testing.assert_allclose(cv.robot_state_to_q(PLANAR, state, PLANAR.home_configuration()), q)
+    # as MoveIt reads it, a planar joint may come as a transform too: x, y and the angle about z
+    moved = RobotState()
+    moved.multi_dof_joint_state.joint_names = ['planar_joint']
+    moved.multi_dof_joint_state.transforms = [Transform()]
+    tf = moved.multi_dof_joint_state.transforms[0]
+    tf.translation.x, tf.translation.y, tf.translation.z = 0.5, -0.25, 9.0
+    tf.rotation.z, tf.rotation.w = np.sin(0.35), np.cos(0.35)
+    np.testing.assert_allclose(cv.robot_state_to_q(PLANAR, moved, PLANAR.home_configuration())[:3], [0.5, -0.25, 0.7])
     bad = RobotState()
-    bad.multi_dof_joint_state.joint_names = ['planar_joint']
+    bad.multi_dof_joint_state.joint_names = ['arm_joint']
     bad.multi_dof_joint_state.transforms = [Transform()]
-    bad.multi_dof_joint_state.transforms[0].rotation.w = 1.0
-    with pytest.raises(cv.InvalidMessageError, match=r"names joint 'planar_joint' of type planar; only floating"):
-        cv.robot_state_to_q(PLANAR, bad, PLANAR.home_configuration())
+    with pytest.raises(cv.InvalidMessageError, match=r"names joint 'arm_joint' of type revolute; only floating and "
+                                                     r"planar"):
+        cv.robot_state_to_q(FLOATING, bad, FLOATING.home_configuration())
+    bad.multi_dof_joint_state.joint_names = ['planar_joint']
     bad.multi_dof_joint_state.transforms = []
     with pytest.raises(cv.InvalidMessageError, match=r'1 joint_names but 0 transforms'):
         cv.robot_state_to_q(PLANAR, bad, PLANAR.home_configuration())

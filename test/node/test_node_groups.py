@@ -4,20 +4,24 @@ SRDF's groups; an SRDF on the latched robot_description_semantic topic regroups;
 rejected and the groups stay."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionIK
-from node_harness import FIXTURES, LATCHED_QOS, ROOT, KinNode, Probe
+from node_harness import FIXTURES, LATCHED_QOS, ROOT, KinNode, Probe, robot_xml
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from std_msgs.msg import String
 
 from robokin_ros import RobotModel, frame_transform
+from robokin_ros.model.srdf import parse_srdf
 from robokin_ros.node.conversions import matrix_to_pose
+from robokin_ros.node.descriptions import MAX_SRDF_WARNINGS, SRDFDescription, choose_ik_groups
+from robokin_ros.node.parameters import IKSettings
 
 CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
 
@@ -87,3 +91,18 @@ def test_semantic_file_groups_then_topic_and_bad_srdf(tmp_path, ros_context):
     finally:
         probe.close()
         proc.stop()
+
+
+def test_the_srdf_warnings_of_one_description_are_capped_in_the_log():
+    """Issue 24, case 2 (log volume): an SRDF with 1,000 bad members gave 1,000 log lines; now
+    the first MAX_SRDF_WARNINGS and a count of the rest."""
+    model = RobotModel.from_urdf(robot_xml('panda'))
+    text = ('<robot name="panda"><group name="arm">' + ''.join(f'<joint name="missing_{i}"/>' for i in range(1000))
+            + '<joint name="panda_joint1"/></group></robot>')
+    notes = []
+    semantics = choose_ik_groups(model, SimpleNamespace(ik=IKSettings(groups={})),
+                                 SRDFDescription(text, 'test', parse_srdf(text, model)), notes)
+    assert 'arm' in semantics.groups
+    warnings = [text for level, text in notes if level == 'warning']
+    assert len(warnings) == MAX_SRDF_WARNINGS + 1
+    assert 'missing_0' in warnings[0] and warnings[-1] == f'SRDF: ... and {1000 - MAX_SRDF_WARNINGS} more warnings'
