@@ -20,7 +20,7 @@ from std_msgs.msg import String
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.model.srdf import parse_srdf
 from robokin_ros.node.conversions import matrix_to_pose
-from robokin_ros.node.descriptions import MAX_SRDF_WARNINGS, SRDFDescription, choose_ik_groups
+from robokin_ros.node.descriptions import MAX_LISTED_GROUPS, MAX_SRDF_WARNINGS, SRDFDescription, choose_ik_groups
 from robokin_ros.node.parameters import IKSettings
 
 CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
@@ -106,3 +106,19 @@ def test_the_srdf_warnings_of_one_description_are_capped_in_the_log():
     warnings = [text for level, text in notes if level == 'warning']
     assert len(warnings) == MAX_SRDF_WARNINGS + 1
     assert 'missing_0' in warnings[0] and warnings[-1] == f'SRDF: ... and {1000 - MAX_SRDF_WARNINGS} more warnings'
+
+
+def test_the_log_line_of_the_groups_in_use_names_at_most_max_listed_groups():
+    """Issue 24, case 6: 1,100 SRDF groups made a 44 kB log line; now the first MAX_LISTED_GROUPS
+    and a count of the rest."""
+    model = RobotModel.from_urdf(robot_xml('panda'))
+    text = '<robot name="panda">' + ''.join(
+        f'<group name="g{i}"><chain base_link="panda_link0" tip_link="panda_link{1 + i % 7}"/></group>'
+        for i in range(1100)) + '</robot>'
+    notes = []
+    semantics = choose_ik_groups(model, SimpleNamespace(ik=IKSettings(groups={})),
+                                 SRDFDescription(text, 'test', parse_srdf(text, model)), notes)
+    assert len(semantics.groups) == 1101   # every group kept: only the log line is cut
+    (line,) = [text for level, text in notes if level == 'info']
+    assert f'... and {1101 - MAX_LISTED_GROUPS} more' in line and 'g0 (' in line and 'g1099' not in line
+    assert len(line) < 4000
