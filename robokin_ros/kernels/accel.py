@@ -360,32 +360,29 @@ def _purge(folder: str, name: str) -> None:
         remove_entry(path)
 
 
-def _foreign(path: str) -> bool:
-    """True unless ``path`` is a regular file (not a link) of the current user."""
+def _foreign(path: str, kind=stat.S_ISREG) -> bool:
+    """True when ``path`` exists but is not of ``kind`` (a regular file; never a link) or not the
+    current user's. (Its mode does not matter: the private cache directory keeps others out.)"""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return False
-    return not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid()
+    return not kind(info.st_mode) or info.st_uid != os.getuid()
 
 
 def _check_compiled_files(folder: str, name: str) -> None:
-    """Delete a ``__pycache__`` that is not a private directory, and numba's files of ``name``
-    that are not regular files of this user (numba unpickles them).
+    """Delete a ``__pycache__`` that is not a directory of this user, and numba's files of
+    ``name`` that are not regular files of this user (numba unpickles them).
 
     Raises:
         OSError: such a directory or file could not be deleted.
     """
     pycache = os.path.join(folder, "__pycache__")
-    if os.path.lexists(pycache) and (os.path.islink(pycache) or private_directory_problem(pycache)):
-        remove_entry(pycache)
-        if os.path.lexists(pycache):
-            raise OSError(errno.EPERM, f"{pycache} is not a private directory and cannot be deleted")
-    for path in _compiled_files(folder, name):
-        if _foreign(path):
+    for path, kind in [(pycache, stat.S_ISDIR)] + [(p, stat.S_ISREG) for p in _compiled_files(folder, name)]:
+        if _foreign(path, kind):
             remove_entry(path)
             if os.path.lexists(path):
-                raise OSError(errno.EPERM, f"{path} is not this user's file and cannot be deleted")
+                raise OSError(errno.EPERM, f"{path} is not this user's and cannot be deleted")
 
 
 def _prune(folder: str, keep: str) -> None:
