@@ -241,3 +241,17 @@ def test_a_fifo_module_entry_does_not_hang_the_load(cache):
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
     assert result.stdout.strip() == "True", result.stderr[-2000:]
     assert stat.S_ISREG(os.lstat(module_path).st_mode)
+
+
+def test_a_shared_numba_cache_dir_keeps_numpy(cache, tmp_path, monkeypatch):
+    """With ``NUMBA_CACHE_DIR`` set, numba keeps (and unpickles) its index files there instead:
+    a directory others can write keeps the kernel on numpy, with the reason."""
+    shared = tmp_path / "numba"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(shared))
+    kernel = compiled_fk(chain(3.6))
+    with pytest.warns(RuntimeWarning, match="unavailable, using numpy .*NUMBA_CACHE_DIR .*writable by group or others"):
+        assert not kernel.accelerate()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "private_numba"))
+    assert compiled_fk(chain(3.7)).accelerate()
