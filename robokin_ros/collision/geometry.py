@@ -6,8 +6,10 @@ when it is missing. Primitives map one to one (``box`` -> ``coal.Box``, ``cylind
 ``coal.Cylinder``, ``sphere`` -> ``coal.Sphere``, ``capsule`` -> ``coal.Capsule``, all centred
 on the geometry origin with the cylinder / capsule axis along z, as in URDF). Meshes load with
 coal's own loader (assimp: STL, DAE, OBJ, ..., as Pinocchio's ``buildGeomFromUrdf``), else with
-trimesh, into a ``BVHModelOBBRSS``. A mesh that cannot be found or read is skipped with a
-warning (the link keeps its other geometries), never an error. Also here: the bounding capsules
+trimesh, into a ``BVHModelOBBRSS``. A mesh that cannot be found or read, whose URI leaves its
+package, whose file is larger than :func:`~robokin_ros.collision.meshes.max_mesh_bytes` (never
+read), or that holds a non-finite vertex or no triangle (it would give wrong answers) is skipped
+with a warning naming it (the link keeps its other geometries), never an error. Also here: the bounding capsules
 and the segment distances of :meth:`robokin_ros.collision.CollisionModel.bound_gaps` (a filter
 before coal's narrow phase, never a verdict).
 """
@@ -20,8 +22,9 @@ import numpy as np
 
 from ..errors import CollisionUnavailableError
 from ..model import CollisionGeometry
+from ..model.description import shorten
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
-from .meshes import resolve_mesh_uri
+from .meshes import mesh_file_problem, mesh_uri_problem, resolve_mesh_uri
 
 
 def coal_module():
@@ -42,11 +45,26 @@ def _mesh(coal, path: str, scale: np.ndarray):
     import trimesh  # an optional dependency too: its ImportError is reported as unreadable
 
     mesh = trimesh.load(path, force="mesh")
+    vertices, faces = np.asarray(mesh.vertices, float) * scale, np.asarray(mesh.faces, np.int64).reshape(-1, 3)
+    if faces.size and (faces.min() < 0 or faces.max() >= len(vertices)):
+        raise ValueError("a face refers to a vertex the mesh does not have")
     bvh = coal.BVHModelOBBRSS()
-    bvh.beginModel(len(mesh.faces), len(mesh.vertices))
-    bvh.addSubModel(np.asarray(mesh.vertices, float) * scale, np.asarray(mesh.faces, np.int64))
+    bvh.beginModel(len(faces), len(vertices))
+    bvh.addVertices(vertices)
+    bvh.addTriangles(faces)
     bvh.endModel()
     return bvh
+
+
+def mesh_problem(bvh) -> str | None:
+    """Why a loaded mesh must not be used (no triangles, non-finite vertices), or None."""
+    vertices = np.asarray(bvh.vertices(), float).reshape(-1, 3)
+    bad = int((~np.isfinite(vertices).all(axis=1)).sum())
+    if bad:
+        return f"has {bad} non-finite vertices (of {len(vertices)}, after scaling)"
+    if bvh.num_tris == 0:
+        return "has no triangles"
+    return None
 
 
 def geometry_shape(geometry: CollisionGeometry, package_paths=None, base_dir: str | None = None):
@@ -61,13 +79,22 @@ def geometry_shape(geometry: CollisionGeometry, package_paths=None, base_dir: st
         return coal.Capsule(size[0], size[1]), ""
     if geometry.shape == "sphere":
         return coal.Sphere(size[0]), ""
+    refused = mesh_uri_problem(geometry.filename)
+    if refused is not None:
+        return None, f"mesh {shorten(geometry.filename, 200)} {refused}; skipped"
     path = resolve_mesh_uri(geometry.filename, package_paths, base_dir)
     if path is None:
         return None, f"mesh {geometry.filename!r} not found (package paths, ROS_PACKAGE_PATH, ament index); skipped"
-    try:
-        return _mesh(coal, path, np.asarray(size, float)), ""
-    except Exception as e:  # noqa: BLE001  (an unreadable mesh must not stop the robot loading)
-        return None, f"mesh {path!r} could not be read ({type(e).__name__}: {e}); skipped"
+    problem = mesh_file_problem(path)
+    if problem is None:
+        try:
+            bvh = _mesh(coal, path, np.asarray(size, float))
+        except Exception as e:  # noqa: BLE001  (an unreadable mesh must not stop the robot loading)
+            return None, f"mesh {path!r} could not be read ({type(e).__name__}: {e}); skipped"
+        problem = mesh_problem(bvh)
+        if problem is None:
+            return bvh, ""
+    return None, f"mesh {path!r} {problem}; skipped"
 
 
 def geometry_placement(geometry: CollisionGeometry) -> np.ndarray:

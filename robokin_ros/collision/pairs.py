@@ -1,8 +1,13 @@
 """Link pairs not worth checking for self-collision, found by sampling as MoveIt Setup Assistant does.
 
 Pairs in collision at the home configuration (``"Default"``), in nearly every random
-configuration (``"Always"``) or in none (``"Never"``); cached on disk, keyed by a hash of the
-model's URDF text and the options (a corrupt entry is recomputed, never trusted).
+configuration (``"Always"``) or in none (``"Never"``); cached on disk in the private cache
+directory (:func:`robokin_ros.kernels.accel.cache_dir`). An entry is named by a hash of its key
+(the model's URDF text, the collision shapes actually loaded, the options) and holds that key and
+a digest of its pairs; it is used only when both match, it is a regular file of the current
+user within the size cap, and its JSON has the expected structure. Anything else (an entry of
+another robot, a corrupt or planted file, a FIFO, a link to ``/dev/zero``, deeply nested JSON)
+is recomputed and overwritten, never trusted and never an error.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import os
 import numpy as np
 
 from ..errors import ArgumentError
-from ..kernels.accel import cache_dir
+from ..kernels.accel import cache_dir, read_entry, write_entry
 from ..model import RobotModel
 
 Array = np.ndarray
@@ -26,29 +31,80 @@ ALWAYS_FRACTION = 0.95
 SAMPLES = 5000
 #: Random configurations checked together.
 SAMPLE_CHUNK = 1024
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
+#: Largest cache entry read [bytes] (a 100-link robot's entry is ~300 kB).
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+_REASONS = ("Default", "Always", "Never")
 
 
-def _cache_path(model: RobotModel, samples: int, rng) -> str | None:
-    """Disk cache file of a sampling, keyed by the model's URDF text and the sampling options."""
+def _digest(data) -> str:
+    return hashlib.sha256(data if isinstance(data, bytes) else data.encode()).hexdigest()
+
+
+def _geometry_digest(collision) -> str:
+    """Digest of the shapes a collision model loaded: links, placements, bounds and mesh vertices
+    (the same URDF with other mesh files, or a mesh that was missing, samples differently)."""
+    h = hashlib.sha256()
+    for array in (collision.geometry_links, collision.placements, collision.box_centres, collision.box_halves,
+                  collision.capsule_ends, collision.capsule_radii):
+        h.update(np.ascontiguousarray(array).tobytes())
+    for shape in collision.shapes:
+        h.update(type(shape).__name__.encode())
+        if hasattr(shape, "vertices"):
+            h.update(np.ascontiguousarray(shape.vertices(), np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _cache_key(model: RobotModel, collision, samples: int, rng) -> dict | None:
+    """What a sampling depends on, or None when it cannot be cached (a generator's state is not a key)."""
     if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):
-        return None  # a generator's state is not a key
-    text = f"{_CACHE_VERSION}\n{samples}\n{int(rng)}\n{model.to_urdf()}"
-    return os.path.join(cache_dir(), "collision_pairs", hashlib.sha256(text.encode()).hexdigest() + ".json")
+        return None
+    return {"version": _CACHE_VERSION, "samples": int(samples), "rng": int(rng),
+            "urdf_sha256": _digest(model.to_urdf()), "geometry_sha256": _geometry_digest(collision)}
 
 
-def _read_cache(path: str, model: RobotModel) -> tuple | None:
-    """The cached pairs, or None if absent or not a valid entry (never trusted blindly)."""
+def _cache_path(key: dict) -> str | None:
+    """The entry's file, named by a hash of ``key``; None when no cache directory can be had."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        links = set(model.link_names)
-        pairs = tuple((str(a), str(b), str(r)) for a, b, r in data["disabled"])
-        if all(a in links and b in links and r in ("Default", "Always", "Never") for a, b, r in pairs):
-            return pairs
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    return None
+        folder = cache_dir()
+    except OSError:
+        return None
+    return os.path.join(folder, "collision_pairs", _digest(json.dumps(key, sort_keys=True)) + ".json")
+
+
+def _pairs_digest(disabled) -> str:
+    return _digest(json.dumps([list(p) for p in disabled]))
+
+
+def _read_cache(path: str, key: dict, model: RobotModel) -> tuple | None:
+    """The cached pairs, or None unless ``path`` is a valid entry made for ``key`` (see the module)."""
+    data = read_entry(path, MAX_ENTRY_BYTES)
+    if data is None:
+        return None
+    try:
+        entry = json.loads(data)
+    except (ValueError, RecursionError):   # not JSON (or not UTF-8), or nested too deep
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("disabled"), list):
+        return None
+    links = set(model.link_names)
+    pairs = entry["disabled"]
+    if not all(isinstance(p, list) and len(p) == 3 and all(isinstance(x, str) for x in p)
+               and p[0] in links and p[1] in links and p[2] in _REASONS for p in pairs):
+        return None
+    if entry.get("disabled_sha256") != _pairs_digest(pairs):
+        return None
+    return tuple(tuple(p) for p in pairs)
+
+
+def _write_cache(path: str, key: dict, model: RobotModel, disabled: tuple) -> None:
+    entry = {"key": key, "robot": model.name, "disabled": [list(p) for p in disabled],
+             "disabled_sha256": _pairs_digest(disabled)}
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        write_entry(path, json.dumps(entry).encode())
+    except OSError:
+        pass  # a read-only cache only costs the sampling next time
 
 
 def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, rng=0, cache: bool = True) -> tuple:
@@ -58,8 +114,9 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
     home configuration (``"Default"``), those in collision in at least :data:`ALWAYS_FRACTION` of
     ``samples`` random configurations (``"Always"``), and those in collision in none of them
     (``"Never"``). The result is cached on disk (in ``collision_pairs/`` of
-    :func:`robokin_ros.accel.cache_dir`) under a hash of the model's URDF text and the options; a
-    corrupt entry is recomputed.
+    :func:`robokin_ros.accel.cache_dir`) under a hash of the model's URDF text, the collision
+    shapes and the options; an entry that does not hold that key and its own digest, or cannot
+    be read safely, is recomputed and overwritten.
 
     Args:
         model: the robot.
@@ -77,9 +134,10 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
     """
     if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
         raise ArgumentError("samples", f"must be a whole number >= 1, got {samples!r}")
-    path = _cache_path(model, samples, rng) if cache else None
+    key = _cache_key(model, collision, samples, rng) if cache else None
+    path = _cache_path(key) if key is not None else None
     if path is not None:
-        cached = _read_cache(path, model)
+        cached = _read_cache(path, key, model)
         if cached is not None:
             return cached
     candidates = collision.with_disabled(())  # every non-adjacent pair
@@ -110,12 +168,5 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
             disabled.append((names[a], names[b], reason))
     disabled = tuple(disabled)
     if path is not None:
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"robot": model.name, "samples": samples, "disabled": disabled}, f)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs the sampling next time
+        _write_cache(path, key, model, disabled)
     return disabled

@@ -20,6 +20,14 @@ lanes, instead of two libm calls per joint inside the loop (batched FK of a 6-DO
 faster here). The pose + Jacobian kernels of IK and :func:`robokin_ros.jacobian` keep
 :func:`wrapper_source`.
 
+The cache directory is private or not used: :func:`cache_dir` creates it with mode 0700 and
+refuses one owned by another user or writable by group or others (numba unpickles its index
+files, so whoever can write there can run code in this process), falling back to a private
+directory under the system's temporary folder with a warning. What is loaded from it is
+verified: a generated module is read with a size cap (no FIFOs, devices or symbolic links), must
+equal the source it is named after byte for byte, and what runs is that source, not the file;
+numba's compiled files of it must be regular files of the current user.
+
 numba is optional: without it, with ``ROBOKIN_ACCEL=0`` in the environment, or with
 :data:`enabled` set to False, the numpy kernels run. Results agree with them to 1e-12 (the same
 operations in the same order; only ``cos``/``sin`` may differ, by at most 2.3e-16).
@@ -27,18 +35,24 @@ operations in the same order; only ``cos``/``sin`` may differ, by at most 2.3e-1
 
 from __future__ import annotations
 
+import errno
 import glob
 import hashlib
 import importlib.util
 import logging
 import os
 import re
+import shutil
+import stat
 import sys
+import tempfile
 import threading
+import types
 import warnings
 import weakref
 
 from ..errors import KernelCheckError
+from ..model.description import read_capped
 
 #: Use the accelerator when numba is importable. Initially False when the environment variable
 #: ``ROBOKIN_ACCEL`` is ``0``, ``off``, ``false`` or ``no``, else True.
@@ -71,14 +85,118 @@ def active() -> bool:
     return enabled and available()
 
 
-def cache_dir() -> str:
-    """Directory of the generated modules and numba's compiled code: ``$ROBOKIN_CACHE_DIR``,
-    else ``$XDG_CACHE_HOME/robokin_ros``, else ``~/.cache/robokin_ros``."""
+def _requested_cache_dir() -> str:
     explicit = os.environ.get("ROBOKIN_CACHE_DIR")
     if explicit:
         return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "robokin_ros")
+
+
+def private_directory_problem(path: str) -> str | None:
+    """Why the directory ``path`` (followed if a link) is not private, or None when it is one
+    owned by the current user and writable by nobody else."""
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        return e.strerror or str(e)
+    if not stat.S_ISDIR(info.st_mode):
+        return "not a directory"
+    if info.st_uid != os.getuid():
+        return f"owned by uid {info.st_uid}, not by this user (uid {os.getuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
+
+
+def _private_dir(path: str) -> str | None:
+    """``path`` created (mode 0700) if absent; the reason it cannot serve as a cache, or None."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        return f"cannot be created ({e.strerror or e})"
+    return private_directory_problem(path)
+
+
+_fallback: str | None = None
+_warned: set[str] = set()
+
+
+def cache_dir() -> str:
+    """Directory of the generated modules, numba's compiled code and the collision-pair cache:
+    ``$ROBOKIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/robokin_ros``, else ``~/.cache/robokin_ros``;
+    created with mode 0700. One owned by another user or writable by group or others (or that
+    cannot be created) is not used: a private ``robokin_ros-<uid>`` in the temporary folder
+    serves instead (else a fresh one for this process), with a warning naming the reason.
+
+    Raises:
+        OSError: not even a private temporary directory can be made.
+    """
+    global _fallback
+    requested = _requested_cache_dir()
+    problem = _private_dir(requested)
+    if problem is None:
+        return requested
+    with _lock:
+        if _fallback is None or private_directory_problem(_fallback) is not None:
+            shared = os.path.join(tempfile.gettempdir(), f"robokin_ros-{os.getuid()}")
+            _fallback = shared if _private_dir(shared) is None else tempfile.mkdtemp(prefix="robokin_ros-")
+        if requested not in _warned:
+            _warned.add(requested)
+            warnings.warn(f"robokin_ros: the cache directory {requested!r} is not used ({problem}); using "
+                          f"{_fallback!r} instead (a cache directory must be owned by this user and writable by "
+                          "nobody else, since its files can run code here: chmod 700 it, or set ROBOKIN_CACHE_DIR)",
+                          RuntimeWarning, stacklevel=2)
+        return _fallback
+
+
+#: Largest cache entry read (a generated module of a 60-link humanoid is ~1 MB).
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+
+
+def read_entry(path: str, max_bytes: int = MAX_ENTRY_BYTES) -> bytes | None:
+    """Bytes of the cache entry ``path``, or None when it is absent or not to be trusted: not a
+    regular file of the current user (a FIFO, device, directory or symbolic link), or larger
+    than ``max_bytes`` (never read whole)."""
+    try:
+        return read_capped(path, max_bytes, follow_symlinks=False, own=True)
+    except OSError:
+        return None
+
+
+def remove_entry(path: str) -> None:
+    """Delete whatever is at ``path`` (a file, a link, or a directory and its contents), if anything."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.remove(path)
+    except OSError:
+        pass
+
+
+def write_entry(path: str, data: bytes) -> None:
+    """Write a cache entry atomically: a private temporary file in the same directory, then
+    ``os.replace``; whatever was at ``path`` (even a directory) is replaced, and no temporary
+    file is left behind on failure.
+
+    Raises:
+        OSError: the directory is not writable.
+    """
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            if e.errno not in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            remove_entry(path)   # a directory where the entry belongs
+            os.replace(tmp, path)
+    except BaseException:
+        remove_entry(tmp)
+        raise
 
 
 def wrapper_source(body, values, n_q: int) -> str:
@@ -232,20 +350,39 @@ def check_configuration(n_q: int) -> list[float]:
     return [0.31 + 0.173 * k - 0.9 * (k % 3) for k in range(n_q)]
 
 
+def _compiled_files(folder: str, name: str) -> list[str]:
+    return glob.glob(os.path.join(glob.escape(folder), "__pycache__", glob.escape(name) + ".*"))
+
+
 def _purge(folder: str, name: str) -> None:
     """Delete a generated module and numba's compiled code of it."""
-    for path in [os.path.join(folder, name + ".py")] + glob.glob(os.path.join(folder, "__pycache__", name + ".*")):
-        try:
-            os.remove(path)
-        except OSError:
-            pass
+    for path in [os.path.join(folder, name + ".py")] + _compiled_files(folder, name):
+        remove_entry(path)
 
 
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def _foreign(path: str, kind=stat.S_ISREG) -> bool:
+    """True when ``path`` exists but is not of ``kind`` (a regular file; never a link) or not the
+    current user's. (Its mode does not matter: the private cache directory keeps others out.)"""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not kind(info.st_mode) or info.st_uid != os.getuid()
+
+
+def _check_compiled_files(folder: str, name: str) -> None:
+    """Delete a ``__pycache__`` that is not a directory of this user, and numba's files of
+    ``name`` that are not regular files of this user (numba unpickles them).
+
+    Raises:
+        OSError: such a directory or file could not be deleted.
+    """
+    pycache = os.path.join(folder, "__pycache__")
+    for path, kind in [(pycache, stat.S_ISDIR)] + [(p, stat.S_ISREG) for p in _compiled_files(folder, name)]:
+        if _foreign(path, kind):
+            remove_entry(path)
+            if os.path.lexists(path):
+                raise OSError(errno.EPERM, f"{path} is not this user's and cannot be deleted")
 
 
 def _prune(folder: str, keep: str) -> None:
@@ -271,30 +408,43 @@ def _prune(folder: str, keep: str) -> None:
 
 
 def _import_kernel(folder: str, name: str, source: str, n_q: int, size: int):
-    """Write (if absent or different) and import a generated module; compile or load its kernel."""
+    """Write (if absent or different) and run a generated module; compile or load its kernel."""
     path = os.path.join(folder, name + ".py")
-    try:
-        with open(path) as f:
-            on_disk = f.read()
-    except OSError:
-        on_disk = None
-    if on_disk != source:
-        if on_disk is not None:   # truncated or edited: never trust it, nor its compiled code
+    data = source.encode()
+    on_disk = read_entry(path, len(data))
+    if on_disk != data:
+        if os.path.lexists(path):   # truncated, edited, planted or not a file: never trust it, nor its compiled code
             warnings.warn(f"robokin_ros.accel: cache entry {path} does not match its source; rebuilt",
                           RuntimeWarning, stacklevel=3)
             _purge(folder, name)
-        _write_atomically(path, source)   # numba's cache index keys on the file's stamp: written once
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+        write_entry(path, data)   # numba's cache index keys on the file's stamp: written once
+    _check_compiled_files(folder, name)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    code = compile(source, path, "exec")   # the verified text runs, not whatever the file holds by now
     sys.modules[name] = module   # numba's disk cache resolves the function's module by name ...
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)  # noqa: S102 - our own generated source, checked above
         import numpy as np
 
         module.kernel(np.zeros((1, n_q)), np.empty((1, size)))   # compile (or load) and cache now
     finally:
         del sys.modules[name]    # ... only while compiling: nothing accumulates per model
     return module.kernel
+
+
+def _check_numba_cache_dir() -> None:
+    """numba keeps compiled code in ``NUMBA_CACHE_DIR`` instead when it is set: it must be private too.
+
+    Raises:
+        OSError: it is set and not a private directory.
+    """
+    numba_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if numba_dir:
+        problem = _private_dir(numba_dir)
+        if problem is not None:
+            raise OSError(errno.EPERM, f"NUMBA_CACHE_DIR {numba_dir!r} is {problem}: numba would unpickle "
+                                       "files others can plant there")
 
 
 def load(source: str, n_q: int, size: int, reference=None):
@@ -307,18 +457,22 @@ def load(source: str, n_q: int, size: int, reference=None):
     (else the entry is purged and rebuilt once).
 
     Raises:
-        OSError: the cache directory is not writable.
+        OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
         KernelCheckError: the kernel disagrees with ``reference`` after a rebuild.
     """
     if not active():
         return None
     name = "robokin_kernel_" + hashlib.sha256(source.encode()).hexdigest()[:24]
+    with _lock:
+        kernel = _KERNELS.get(name)
+    if kernel is not None:
+        return kernel
     folder = cache_dir()
+    _check_numba_cache_dir()
     with _lock:
         kernel = _KERNELS.get(name)
         if kernel is not None:
             return kernel
-        os.makedirs(folder, exist_ok=True)
         for attempt in range(2):
             try:
                 kernel = _import_kernel(folder, name, source, n_q, size)

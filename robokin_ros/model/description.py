@@ -1,13 +1,20 @@
 """Hardened XML for robot descriptions: bounded size, no DTDs or entities, input line numbers.
 
 A description may come from the network (``/robot_description``), so the parser refuses any
-DTD (no entity expansion, no external entities), caps the input size, and turns every decoding
-or syntax problem into a :class:`URDFError`. Each element keeps the line of its start tag in the
-input text, so problems and warnings can point at the user's file.
+DTD (no entity expansion, no external entities), caps the input size, the number of elements
+and their nesting depth (the tree costs ~45 times its input: a cap on elements bounds it before
+it is built), and turns every decoding or syntax problem into a :class:`URDFError`. Each element
+keeps the line of its start tag in the input text, so problems and warnings can point at the
+user's file.
+
+Every file robokin_ros reads on a user's behalf (descriptions, SRDFs, disk cache entries) goes
+through :func:`read_capped`: it never waits on a FIFO, never reads past its cap, and can refuse
+symbolic links, devices and files of other users.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import xml.etree.ElementTree as ET
@@ -18,6 +25,11 @@ from ..errors import URDFError
 
 #: Default cap on a description's size in bytes; ``ROBOKIN_MAX_DESCRIPTION_BYTES`` overrides it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: Default cap on the number of elements of a description (the largest URDF + SRDF of the corpus
+#: has ~20,000); ``ROBOKIN_MAX_DESCRIPTION_ELEMENTS`` overrides it.
+DEFAULT_MAX_ELEMENTS = 1_000_000
+#: Deepest element nesting accepted (a URDF nests 5 deep).
+MAX_DEPTH = 256
 _SHOWN_CHARS = 60
 
 
@@ -32,6 +44,17 @@ def max_description_bytes(max_bytes: int | None = None) -> int:
         raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_BYTES = {shorten(text)} is not a whole number") from None
 
 
+def max_description_elements(max_elements: int | None = None) -> int:
+    """The element cap in force: ``max_elements`` if given, else the environment's, else 1,000,000."""
+    if max_elements is not None:
+        return int(max_elements)
+    text = os.environ.get("ROBOKIN_MAX_DESCRIPTION_ELEMENTS", "").strip()
+    try:
+        return int(text) if text else DEFAULT_MAX_ELEMENTS
+    except ValueError:
+        raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_ELEMENTS = {shorten(text)} is not a whole number") from None
+
+
 def shorten(value, limit: int = _SHOWN_CHARS) -> str:
     """``repr`` of ``value`` cut to about ``limit`` characters, saying how long it was."""
     text = str(value)
@@ -41,6 +64,10 @@ def shorten(value, limit: int = _SHOWN_CHARS) -> str:
 
 
 class _DTDRefused(Exception):
+    pass
+
+
+class _TooBig(Exception):
     pass
 
 
@@ -81,17 +108,21 @@ def _as_text(xml, max_bytes: int) -> str:
     return xml
 
 
-def parse_document(xml, max_bytes: int | None = None) -> XMLDocument:
+def parse_document(xml, max_bytes: int | None = None, max_elements: int | None = None) -> XMLDocument:
     """Parse ``xml`` (str or UTF-8 bytes) with DTDs refused, keeping element line numbers.
 
     Args:
         xml: the document.
         max_bytes: size cap; default :func:`max_description_bytes`.
+        max_elements: element cap; default :func:`max_description_elements`. Parsing stops at
+            the first element over it (or nested deeper than :data:`MAX_DEPTH`), so a hostile
+            document costs at most the tree of that many elements.
 
     Raises:
-        URDFError: not text, too large, not UTF-8, a lone surrogate, malformed XML (with line and
-            column), or a DTD / entity declaration.
+        URDFError: not text, too large, too many or too deeply nested elements, not UTF-8, a lone
+            surrogate, malformed XML (with line and column), or a DTD / entity declaration.
     """
+    element_cap = max_description_elements(max_elements)
     text = _as_text(xml, max_description_bytes(max_bytes))
     if not text.strip():
         raise URDFError("the description is empty")
@@ -109,20 +140,34 @@ def parse_document(xml, max_bytes: int | None = None) -> XMLDocument:
     def refuse(*_):
         raise _DTDRefused()
 
+    depth = [0]
+
     def start(tag, attrs):
+        depth[0] += 1
+        if len(keep) >= element_cap or depth[0] > MAX_DEPTH:
+            raise _TooBig()
         element = builder.start(tag, attrs)
         lines[id(element)] = parser.CurrentLineNumber
         keep.append(element)
+
+    def end(tag):
+        depth[0] -= 1
+        builder.end(tag)
 
     parser.StartDoctypeDeclHandler = refuse
     parser.EntityDeclHandler = refuse
     parser.ExternalEntityRefHandler = refuse
     parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
+    parser.EndElementHandler = end
     parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
     try:
         parser.Parse(data, True)
+    except _TooBig:
+        if depth[0] > MAX_DEPTH:
+            raise URDFError(f"line {parser.CurrentLineNumber}: elements nested more than {MAX_DEPTH} deep") from None
+        raise URDFError(f"line {parser.CurrentLineNumber}: more than {element_cap} elements "
+                        "(ROBOKIN_MAX_DESCRIPTION_ELEMENTS)") from None
     except _DTDRefused:
         raise URDFError("a <!DOCTYPE> or entity declaration is not allowed in a robot description "
                         "(entity expansion and external entities are refused)") from None
@@ -130,6 +175,65 @@ def parse_document(xml, max_bytes: int | None = None) -> XMLDocument:
         raise URDFError(f"malformed XML at line {e.lineno}, column {e.offset}: "
                         f"{expat.errors.messages[e.code]}") from None
     return XMLDocument(builder.close(), lines)
+
+
+def read_capped(path, max_bytes: int, *, devices: bool = False, follow_symlinks: bool = True,
+                own: bool = False) -> bytes:
+    """Bytes of the file at ``path``, at most ``max_bytes`` of them, opened without blocking.
+
+    The file is opened first (non-blocking, so a FIFO does not wait for a writer) and judged by
+    ``fstat`` of what was opened, so it cannot be swapped between the check and the read.
+
+    Args:
+        path: the file.
+        max_bytes: size cap; a longer file is refused, never read whole.
+        devices: also read character and block devices (up to the cap: ``/dev/zero`` is refused
+            as too large); else only regular files.
+        follow_symlinks: False refuses a symbolic link as the last path component (``O_NOFOLLOW``).
+        own: refuse a file not owned by the current user or writable by group or others.
+
+    Raises:
+        OSError: with ``strerror`` saying why: absent or unreadable, a NUL in the path, a
+            directory, "not a regular file (a FIFO)" (or socket, device), a symbolic link, not
+            private, or "larger than the limit of N bytes" (``errno.EFBIG``).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except ValueError as e:   # embedded NUL in the path
+        raise OSError(errno.EINVAL, str(e)) from None
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow_symlinks:
+            raise OSError(errno.ELOOP, "a symbolic link (refused here)") from None
+        raise
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        info = os.fstat(fd)
+        kind = info.st_mode
+        if stat.S_ISDIR(kind):
+            raise OSError(errno.EISDIR, "Is a directory")
+        device = stat.S_ISCHR(kind) or stat.S_ISBLK(kind)
+        if not (stat.S_ISREG(kind) or (devices and device)):
+            what = ("FIFO" if stat.S_ISFIFO(kind) else "socket" if stat.S_ISSOCK(kind)
+                    else "device" if device else "special file")
+            raise OSError(errno.EINVAL, f"not a regular file (a {what})")
+        if own and (info.st_uid != os.getuid() or kind & (stat.S_IWGRP | stat.S_IWOTH)):
+            raise OSError(errno.EPERM, f"not private (owner uid {info.st_uid}, mode {stat.S_IMODE(kind):o})")
+        if stat.S_ISREG(kind) and info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"larger than the limit of {max_bytes} bytes")
+        os.set_blocking(fd, True)
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than the limit of {max_bytes} bytes")
+    return data
 
 
 def read_description_file(path, max_bytes: int | None = None) -> str:
@@ -141,17 +245,12 @@ def read_description_file(path, max_bytes: int | None = None) -> str:
     """
     cap = max_description_bytes(max_bytes)
     try:
-        kind = os.stat(Path(path)).st_mode
-        if stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind):   # reading would wait for a writer
-            raise ValueError(f"not a regular file (a {'FIFO' if stat.S_ISFIFO(kind) else 'socket'})")
-        with open(Path(path), "rb") as f:
-            data = f.read(cap + 1)
-    except (OSError, ValueError) as e:   # ValueError: embedded NUL in the path
-        reason = getattr(e, "strerror", None) or str(e)
+        data = read_capped(Path(path), cap, devices=True)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.errno == errno.EFBIG:
+            reason += " (ROBOKIN_MAX_DESCRIPTION_BYTES)"
         raise URDFError(f"cannot read {shorten(path, 200)}: {reason}") from None
-    if len(data) > cap:
-        raise URDFError(f"cannot read {shorten(path, 200)}: larger than the limit of {cap} bytes "
-                        "(ROBOKIN_MAX_DESCRIPTION_BYTES)")
     return _as_text(data, cap)
 
 
@@ -163,6 +262,7 @@ def read_description(path, max_bytes: int | None = None) -> str:
             ``.xacro`` file, or xacro failing (its message kept).
     """
     if str(path).endswith(".xacro"):
+        read_description_file(path, max_bytes)   # the same checks before xacro opens it
         try:
             import xacro
         except ImportError:

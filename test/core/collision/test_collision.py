@@ -252,6 +252,21 @@ def test_a_missing_mesh_is_a_warning_not_an_error(monkeypatch):
     assert not self_collisions(cm, [0.0]).in_collision
 
 
+def test_the_trimesh_fallback_loads_what_assimp_cannot(tmp_path, monkeypatch):
+    """A format coal's loader (assimp) lacks goes through trimesh: the same box, the same answers."""
+    _box_stl(tmp_path / "box.stl")
+
+    class NoAssimp:
+        def load(self, path, scale):
+            raise RuntimeError("assimp: unknown format")
+
+    monkeypatch.setattr(coal, "MeshLoader", NoAssimp)
+    model = RobotModel.from_urdf(sliding_pair(f'<mesh filename="{tmp_path}/box.stl" scale="2 2 2"/>', BOX))
+    cm = CollisionModel.build(model, samples=0)
+    assert cm.warnings == () and cm.n_geometries == 3
+    assert self_collisions(cm, [[0.25], [0.35]]).in_collision.tolist() == [True, False]   # a 0.4 m box
+
+
 def test_bounding_box_model_replaces_meshes_by_their_boxes(tmp_path):
     _box_stl(tmp_path / "box.stl")
     model = RobotModel.from_urdf(sliding_pair(f'<mesh filename="{tmp_path}/box.stl" scale="1 2 1"/>', BOX,

@@ -155,10 +155,14 @@ def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(accelerated
 
 @needs_numba
 def test_a_failing_compilation_warns_once_and_keeps_numpy(tmp_path, monkeypatch):
-    not_a_directory = tmp_path / "file"
-    not_a_directory.write_text("")
-    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(not_a_directory))
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(accel, "enabled", True)
+    monkeypatch.setattr(accel._KERNELS, "get", lambda name: None)
+
+    def disk_full(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(accel, "write_entry", disk_full)
     model = RobotModel.from_urdf_file(os.path.join(FIXTURES, "double_pendulum.urdf"))
     kernel = compiled_fk(model)
     with pytest.warns(RuntimeWarning, match="numba kernel unavailable, using numpy"):
