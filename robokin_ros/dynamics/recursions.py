@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ..checks import numbers, real_array
 from ..errors import NonFiniteError, ShapeError
 from ..kernels.plan import DynamicsTree, compose, other_joint_motion, plane_frame
 from ..kernels.spatial_algebra import (
@@ -35,14 +36,8 @@ _STANDARD_GRAVITY = np.array(GRAVITY)
 
 
 def check_vector(value, name: str, size: int, labels) -> Array:
-    value = np.asarray(value, dtype=float)
-    if value.ndim == 0 or value.shape[-1] != size:
-        raise ShapeError(name, f"(..., {size})", value.shape)
-    finite = np.isfinite(value)
-    if not finite.all():
-        bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
-        raise NonFiniteError(name, bad, [labels[i] for i in bad])
-    return value
+    """A velocity, acceleration or torque vector ``(..., size)`` (see :func:`robokin_ros.checks.real_array`)."""
+    return real_array(value, name, (size,), labels=labels)
 
 
 def check_inputs(model: RobotModel, q, vectors: dict, f_ext=None):
@@ -51,7 +46,7 @@ def check_inputs(model: RobotModel, q, vectors: dict, f_ext=None):
     arrays = {k: check_vector(v, k, model.n_v, model.v_names) for k, v in vectors.items()}
     shapes = [q.shape[:-1]] + [a.shape[:-1] for a in arrays.values()]
     if f_ext is not None:
-        f_ext = np.asarray(f_ext, dtype=float)
+        f_ext = numbers(f_ext, "f_ext")
         if f_ext.ndim < 2 or f_ext.shape[-2:] != (model.n_links, 6):
             raise ShapeError("f_ext", f"(..., {model.n_links}, 6)", f_ext.shape)
         if not np.isfinite(f_ext).all():
@@ -90,12 +85,7 @@ def chunked(kernel, qb: Array, *arrays, axis: int = -1) -> Array:
 def check_gravity(gravity) -> Array:
     if gravity is GRAVITY:
         return _STANDARD_GRAVITY
-    g = np.asarray(gravity, dtype=float)
-    if g.shape != (3,):
-        raise ShapeError("gravity", "(3,)", g.shape)
-    if not np.isfinite(g).all():
-        raise NonFiniteError("gravity", np.flatnonzero(~np.isfinite(g)).tolist())
-    return g
+    return real_array(gravity, "gravity", (3,), batch=False)
 
 
 def body_frames(model: RobotModel, tree: DynamicsTree, qb: Array) -> tuple[Array, Array]:

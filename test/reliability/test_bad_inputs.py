@@ -39,7 +39,7 @@ CASES = [
     ("jacobians reference", lambda: rk.jacobians(PANDA, Q, reference=3), ArgumentError, ["reference"]),
     ("fk of text", lambda: rk.forward_kinematics(PANDA, "abc"), ArgumentError, ["q", "numbers"]),
     ("fk of complex", lambda: rk.forward_kinematics(PANDA, Q + 0j), ArgumentError, ["complex"]),
-    ("fk of None", lambda: rk.forward_kinematics(PANDA, None), ShapeError, ["q"]),
+    ("fk of None", lambda: rk.forward_kinematics(PANDA, None), ArgumentError, ["q", "None"]),
     ("fk NaN single", lambda: rk.forward_kinematics(PANDA, Q * np.nan), NonFiniteError, ["panda_joint1"]),
     ("fk inf batch", lambda: rk.forward_kinematics(PANDA, np.full((3, PANDA.n_q), np.inf)), NonFiniteError, ["q"]),
     ("fk wrong size", lambda: rk.forward_kinematics(PANDA, np.zeros(3)), ShapeError, ["(..., 8)", "(3,)"]),
