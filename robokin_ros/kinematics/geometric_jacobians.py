@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from .. import model_cache
 from ..checks import finite_configuration, real_array
-from ..errors import ArgumentError, NonFiniteError, ShapeError
+from ..errors import ArgumentError
 from ..kernels import selection
 from ..kernels.fk_codegen import compiled_frames
 from ..model import JointType, RobotModel
