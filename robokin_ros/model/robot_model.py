@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
@@ -19,6 +20,7 @@ from numpy.typing import NDArray
 from ..checks import check_count, check_rng, numbers
 from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from . import builder
+from .description import shorten
 from .dh import dh_fields
 from .elements import (
     NQ_OF_TYPE,
@@ -41,9 +43,13 @@ QUATERNION_MIN_NORM = 1e-9
 def _validate(model: RobotModel) -> None:
     """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
     problems = []
+    if not isinstance(model.name, str) or _has_control_characters(model.name):
+        problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
     for name in [*model.link_names, *model.all_joint_names]:
         if not isinstance(name, str) or not name:
             problems.append(f"names must be non-empty strings, got {name!r}")
+        elif _has_control_characters(name):
+            problems.append(f"names must not contain control characters, got {shorten(name)}")
     per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
                  "mimic offset": model.mimic_offset}
     for what, values in per_joint.items():
@@ -63,6 +69,11 @@ def _validate(model: RobotModel) -> None:
                             f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
     if problems:
         raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
+
+
+def _has_control_characters(text: str) -> bool:
+    """True when ``text`` holds a control character (NUL, newline, escape, DEL, ...: Unicode Cc)."""
+    return not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text)
 
 
 def _mesh_visuals(meshes, n_links: int) -> list:
