@@ -27,9 +27,10 @@ MAX_ELEMENTS = 10**8
 ROTATION_TOLERANCE = 1e-6
 
 
-def numbers(value, argument: str) -> Array:
+def numbers(value, argument: str, vector: bool = False) -> Array:
     """``value`` as a plain float64 ndarray; an ``np.matrix`` (or any ndarray subclass) becomes a
-    plain ndarray, so shapes and products keep their array meaning.
+    plain ndarray, so shapes and products keep their array meaning. With ``vector`` (an argument
+    that is one vector, such as a point or bounds), a ``1 x n`` or ``n x 1`` matrix gives its ``(n,)``.
 
     Raises:
         ArgumentError: None, text (even text of numbers), complex numbers (the imaginary part
@@ -44,6 +45,8 @@ def numbers(value, argument: str) -> Array:
     if a is not None and a.dtype.kind == "c":
         raise ArgumentError(argument, "must be real numbers, got complex values (the imaginary part would be lost)")
     if a is not None and (a.dtype.kind in "biuf" or a.dtype.kind == "O" and all(map(_is_number, a.flat))):
+        if vector and isinstance(value, np.matrix) and 1 in value.shape:
+            a = a.reshape(-1)
         try:
             return np.asarray(a.view(np.ndarray), dtype=float)
         except OverflowError:  # Python ints beyond float range
@@ -70,7 +73,7 @@ def real_array(value, argument: str, tail: tuple[int, ...], *, batch: bool = Tru
         ArgumentError: not real numbers (see :func:`numbers`). ShapeError: another shape.
         NonFiniteError: NaN or inf entries (their last-axis indices or labels).
     """
-    a = numbers(value, argument)
+    a = numbers(value, argument, vector=not batch and len(tail) == 1)
     k = len(tail)
     if batch and (a.ndim < k or a.shape[a.ndim - k:] != tail):
         raise ShapeError(argument, "(..., " + ", ".join(map(str, tail)) + ")", a.shape)
@@ -94,8 +97,8 @@ def check_count(n, argument: str, per_item: int = 1, minimum: int = 0) -> int:
     if n < minimum:
         raise ArgumentError(argument, f"must be a whole number >= {minimum}, got {n!r}")
     if int(n) * max(per_item, 1) > MAX_ELEMENTS:
-        raise ArgumentError(argument, f"= {n} asks for {int(n) * max(per_item, 1):.3g} values, more than "
-                                      f"the {MAX_ELEMENTS:.0e} one call may allocate (split it into chunks)")
+        raise ArgumentError(argument, f"{n} asks for {int(n) * max(per_item, 1):.3g} values ({per_item} each), "
+                                      f"more than the {MAX_ELEMENTS:.0e} one call may allocate (split it into chunks)")
     return int(n)
 
 

@@ -68,8 +68,9 @@ def run_ik(args) -> int:
     target = np.eye(4)
     target[:3, 3] = args.pose[:3]
     quat = np.asarray(args.pose[3:])
-    if not np.linalg.norm(quat) > 0:
+    if not np.abs(quat).max() > 0:
         raise ValueError("--pose: the quaternion is zero")
+    quat = quat / np.abs(quat).max()   # first to the unit box: the norm of 1e308 entries overflows
     target[:3, :3] = quat_xyzw_to_matrix(quat / np.linalg.norm(quat))
     result = solve_ik(model, target, args.tip, seed=seed, base=args.base, timeout=args.timeout,
                       max_iterations=1_000_000_000)

@@ -23,7 +23,7 @@ def effective_bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
     for name, given, pick in (("lower", lower, np.maximum), ("upper", upper, np.minimum)):
         if given is None:
             continue
-        given = numbers(given, name)
+        given = numbers(given, name, vector=True)
         if given.shape != (model.n_q,):
             raise ShapeError(name, f"({model.n_q},)", given.shape)
         if np.isnan(given).any():
@@ -79,7 +79,7 @@ def parse_options(nt, position_tolerance, rotation_tolerance, axis_tolerances, w
         box = np.broadcast_to(given, (nt, 6)).tolist()
     sqrt_w = [1.0] * nt
     if weights is not None:
-        w = numbers(weights, "weights")
+        w = numbers(weights, "weights", vector=True)
         if w.shape != (nt,):
             raise ShapeError("weights", f"({nt},)", w.shape)
         if not np.isfinite(w).all() or (w < 0).any():

@@ -528,8 +528,9 @@ class RobotModel:
         return tuple((int(j), int(self.joint_q_index[self.mimic_source[j]]), float(self.mimic_multiplier[j]),
                       float(self.mimic_offset[j])) for j in np.flatnonzero(self.is_mimic))
 
-    def check_q(self, q, argument: str = "q") -> np.ndarray:
-        """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray).
+    def check_q(self, q, argument: str = "q", single: bool = False) -> np.ndarray:
+        """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
+        exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
 
         Raises:
             ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
@@ -538,9 +539,9 @@ class RobotModel:
             NonFiniteError: NaN or inf entries, or a mimic joint whose value
                 ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
         """
-        q = numbers(q, argument)
-        if q.ndim == 0 or q.shape[-1] != self.n_q:
-            raise ShapeError(argument, f"(..., {self.n_q})", q.shape)
+        q = numbers(q, argument, vector=single)
+        if q.ndim == 0 or q.shape[-1] != self.n_q or single and q.ndim != 1:
+            raise ShapeError(argument, f"({self.n_q},)" if single else f"(..., {self.n_q})", q.shape)
         if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
             finite = np.isfinite(q)
             if not finite.all():
@@ -634,9 +635,7 @@ class RobotModel:
         """
         if not isinstance(values, Mapping):
             raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
-        q = self.home_configuration() if base is None else self.check_q(base, "base").copy()
-        if q.ndim != 1:
-            raise ShapeError("base", f"({self.n_q},)", q.shape)
+        q = self.home_configuration() if base is None else self.check_q(base, "base", single=True).copy()
         index = {n: i for i, n in enumerate(self.q_names)}
         for name, value in values.items():
             i = index.get(name)
@@ -664,16 +663,12 @@ class RobotModel:
 
     def q_to_dict(self, q) -> dict[str, float]:
         """Joint name -> value for a single configuration ``(n_q,)``."""
-        q = self.check_q(q)
-        if q.ndim != 1:
-            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        q = self.check_q(q, single=True)
         return {n: float(v) for n, v in zip(self.q_names, q)}
 
     def all_joint_values(self, q) -> dict[str, float]:
         """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
-        q = self.check_q(q)
-        if q.ndim != 1:
-            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        q = self.check_q(q, single=True)
         out = {}
         for j in range(self.n_joints):
             if JointType(self.joint_types[j]) not in SCALAR_TYPES:
