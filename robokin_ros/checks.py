@@ -22,6 +22,10 @@ Array = NDArray[np.float64]
 #: are refused with an :class:`ArgumentError` before numpy tries (and fails with a MemoryError).
 MAX_ELEMENTS = 10**8
 
+#: Smallest norm accepted for a floating joint's quaternion in ``q``: anything shorter has no
+#: direction left to normalise (its square underflows; FK would give NaN).
+QUATERNION_MIN_NORM = 1e-9
+
 #: Largest ``|R^T R - I|`` entry and ``|det R - 1|`` accepted in a rigid transform's rotation block
 #: (a builder placement or an IK target): loose enough for rotations read from 6-digit text.
 ROTATION_TOLERANCE = 1e-6
@@ -190,10 +194,11 @@ def finite_configuration(model, q) -> list | None:
     """``q`` as a list of floats when it is one finite float64 configuration ``(n_q,)`` of
     ``model`` whose mimic joint values are finite too, else None (then the caller runs the full
     checks of :meth:`RobotModel.check_q`): the check of the one-configuration fast paths, a few
-    hundred nanoseconds. Models with floating joints always take the full checks (quaternions)."""
-    if type(q) is np.ndarray and q.shape == (model.n_q,) and q.dtype == np.float64 and not model.quaternion_slices:
+    hundred nanoseconds. A floating joint's quaternion must be at least :data:`QUATERNION_MIN_NORM` long."""
+    if type(q) is np.ndarray and q.shape == (model.n_q,) and q.dtype == np.float64:
         values = q.tolist()
-        if math.isfinite(sum(values)) and finite_mimics(model, values):
+        if math.isfinite(sum(values)) and finite_mimics(model, values) and all(
+                sum(x * x for x in values[s]) >= QUATERNION_MIN_NORM ** 2 for s in model.quaternion_slices):
             return values
     return None
 

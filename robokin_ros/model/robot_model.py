@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import check_count, check_rng, numbers
+from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers
 from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from . import builder
 from .description import shorten
@@ -34,10 +34,6 @@ from .elements import (
 from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
 
 Array = NDArray[np.float64]
-
-#: Smallest norm accepted for a floating joint's quaternion in ``q``: anything shorter has no
-#: direction left to normalise (its square underflows; FK would give NaN).
-QUATERNION_MIN_NORM = 1e-9
 
 
 def _validate(model: RobotModel) -> None:
@@ -534,7 +530,7 @@ class RobotModel:
 
         Raises:
             ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
-                quaternion of norm below :data:`QUATERNION_MIN_NORM` (no orientation), naming the joint.
+                quaternion shorter than :data:`~robokin_ros.checks.QUATERNION_MIN_NORM`, naming the joint.
             ShapeError: not ``(..., n_q)``.
             NonFiniteError: NaN or inf entries, or a mimic joint whose value
                 ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
