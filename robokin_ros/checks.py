@@ -106,6 +106,28 @@ def check_count(n, argument: str, per_item: int = 1, minimum: int = 0) -> int:
     return int(n)
 
 
+def sequence(value, argument: str, one: bool = False) -> tuple:
+    """``value`` as a tuple of its items (with ``one``, a single str gives a 1-tuple).
+
+    Raises:
+        ArgumentError: not iterable, or a str where one is not allowed.
+    """
+    if isinstance(value, str):
+        if one:
+            return (value,)
+        raise ArgumentError(argument, f"must be a sequence, got the str {shorten_text(value)}")
+    try:
+        return tuple(value)
+    except TypeError:
+        raise ArgumentError(argument, f"must be a sequence, got {type(value).__name__} "
+                                      f"{shorten_text(str(value))}") from None
+
+
+def shorten_text(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}..."
+
+
 def check_rng(rng, argument: str = "rng"):
     """``rng`` unchanged when it is None, a whole number ``>= 0`` or a ``numpy.random.Generator``
     (what the random draws of the package take).

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import check_rigid_targets, check_rng, finite_mimics, is_real, numbers
+from ..checks import check_rigid_targets, check_rng, finite_mimics, is_real, numbers, sequence
 from ..errors import IKOptionError, NonFiniteError, ShapeError
 from ..kernels.fk_codegen import compiled_frames
 from ..kinematics import forward_kinematics
@@ -119,6 +119,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     """
     single = isinstance(tips, str)
     check_rng(rng)
+    if active_joints is not None:
+        active_joints = sequence(active_joints, "active_joints", one=True)
     if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
         raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
     # (Collisions involve the whole robot: a collision-aware problem is solved on all of it.)
@@ -131,8 +133,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                rng=rng)
     if timeout is not None and (not is_real(timeout) and timeout != math.inf or timeout <= 0):
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    active_names = None if active_joints is None else \
-        (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+    active_names = active_joints
     call = request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
                        rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
     problem, tol, compiled, nt, base_idx = call.problem, call.tol, call.compiled, call.n_tips, call.base
@@ -202,7 +203,7 @@ def _solve_on_chain(model: RobotModel, chain: Chain, targets, tips, seed, *, act
     """:func:`solve_ik` on ``chain``'s own model, coordinates outside it kept at the (clamped) seed."""
     index = chain.q_index
     if active_joints is not None:
-        names = (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+        names = sequence(active_joints, "active_joints", one=True)
         for name in names:
             model.joint_index(name)  # unknown names are errors of the whole robot's
         active_joints = [name for name in names if name in chain.joint_names]

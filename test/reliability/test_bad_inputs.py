@@ -314,6 +314,13 @@ VECTOR_ARGUMENTS = ("point", "gravity", "lower", "upper")
     (lambda: rk.solve_ik(PANDA, T, TIP, axis_tolerances="abc"), ["axis_tolerances"]),
     (lambda: rk.rnea(PANDA, Q, np.zeros(PANDA.n_v), np.zeros(PANDA.n_v), f_ext="x"), ["f_ext"]),
     (lambda: rk.frame_transform(PANDA, Q, "panda_link0", TIP, poses="x"), ["poses"]),
+    (lambda: rk.solve_ik(PANDA, T, TIP, active_joints=5), ["active_joints", "sequence"]),
+    (lambda: RobotModel.from_dh("abc"), ["table", "real numbers"]),
+    (lambda: RobotModel.from_dh(np.ones((2, 4)) + 1j), ["table", "complex"]),
+    (lambda: RobotModel.from_dh(np.ones((2, 4)), limits=[["a", "b"]] * 2), ["limits", "real numbers"]),
+    (lambda: RobotModel.from_dh(np.ones((2, 4)), joint_types=5), ["joint_types", "sequence"]),
+    (lambda: RobotModel.from_dh(np.ones((2, 4)), link_names=5), ["link_names", "sequence"]),
+    (lambda: RobotModel.from_dh(np.ones((2, 4)), tool="x"), ["tool", "real numbers"]),
     (lambda: rk.integrate(PANDA, Q, np.full(PANDA.n_v, np.nan)), ["v", "panda_joint1"]),
     (lambda: rk.integrate(PANDA, np.zeros((2, PANDA.n_q)), np.zeros((3, PANDA.n_v))), ["q, v", "broadcast"]),
 ])
