@@ -115,17 +115,11 @@ def sequence(value, argument: str, one: bool = False) -> tuple:
     if isinstance(value, str):
         if one:
             return (value,)
-        raise ArgumentError(argument, f"must be a sequence, got the str {shorten_text(value)}")
+        raise ArgumentError(argument, f"must be a sequence, got the str {value[:60]!r}")
     try:
         return tuple(value)
     except TypeError:
-        raise ArgumentError(argument, f"must be a sequence, got {type(value).__name__} "
-                                      f"{shorten_text(str(value))}") from None
-
-
-def shorten_text(text: str, limit: int = 60) -> str:
-    """``repr`` of ``text`` cut to ``limit`` characters."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}..."
+        raise ArgumentError(argument, f"must be a sequence, got {type(value).__name__} {str(value)[:60]!r}") from None
 
 
 def check_rng(rng, argument: str = "rng"):
