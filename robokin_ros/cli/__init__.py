@@ -9,22 +9,29 @@
     robokin bench FILE                      # FK / Jacobian / IK timings, Pinocchio alongside if installed
 
 Also ``python -m robokin_ros ...``. Core only: never imports rclpy. Errors print one message
-(no traceback) and exit with status 1; a usage error exits with 2.
+(no traceback; at most :data:`~robokin_ros.cli.arguments.MAX_ERROR_LINES` lines) and exit with
+status 1; a usage error, including a number outside its option's bounds (see
+:mod:`robokin_ros.cli.arguments`), prints one line and exits with 2. numpy's floating-point
+warnings are off: a result they would flag is an error of its own or a documented inf.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+
+import numpy as np
 
 from ..errors import RobokinError
 from . import draw, inspect, query
+from .arguments import Parser, capped
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="robokin", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="Run 'robokin COMMAND --help' for a command's options.")
+    parser = Parser(prog="robokin", description=__doc__.splitlines()[0],
+                    formatter_class=argparse.RawDescriptionHelpFormatter,
+                    epilog="Run 'robokin COMMAND --help' for a command's options.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     inspect.add_commands(commands)
     draw.add_commands(commands)
@@ -37,15 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy\.")   # "mean of empty slice"...
+            return int(args.run(args) or 0)
     except BrokenPipeError:   # e.g. piped into head
         sys.stderr.close()
         return 0
-    except RobokinError as error:
-        print(f"robokin {args.command}: {error}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as error:
-        print(f"robokin {args.command}: {error}", file=sys.stderr)
+    except (RobokinError, OSError, ValueError) as error:
+        print(capped(f"robokin {args.command}: {error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..model import RobotModel
 from ..model.description import read_description
+from .arguments import count
 
 
 def add_file(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +22,8 @@ def add_configuration(parser: argparse.ArgumentParser) -> None:
                        help="joint values [rad or m]; the others stay at home")
     group.add_argument("--named", metavar="NAME",
                        help="a named configuration: 'home', or a group_state of --srdf")
-    group.add_argument("--random", type=int, metavar="SEED", help="a random configuration within the limits")
+    group.add_argument("--random", type=count(0, 2**63 - 1), metavar="SEED",
+                       help="a random configuration within the limits (SEED >= 0)")
     parser.add_argument("--srdf", metavar="FILE", help="SRDF file for --named")
 
 

@@ -18,6 +18,7 @@ from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..spatial import pose_from_xyz_rpy
 from . import common, meshes
+from .arguments import MAX_WORKSPACE_SAMPLES, SIZE_RANGE, count, real
 
 VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
 
@@ -28,15 +29,17 @@ def add_commands(commands) -> None:
     common.add_file(show)
     common.add_configuration(show)
     show.add_argument("-o", "--output", default="robot.png", help="PNG (or SVG/PDF) file (default robot.png)")
-    show.add_argument("--size", type=float, default=4.0, help="inches per view (default 4)")
+    show.add_argument("--size", type=real(*SIZE_RANGE), default=4.0,
+                      help=f"inches per view in [{SIZE_RANGE[0]:g}, {SIZE_RANGE[1]:g}] (default 4)")
     show.set_defaults(run=run_show)
     ws = commands.add_parser("workspace", help="reachable positions of a frame (point cloud)",
                              description="Positions of --tip over -n random configurations, from three views.")
     common.add_file(ws)
     ws.add_argument("--tip", required=True)
-    ws.add_argument("-n", type=int, default=100_000, help="configurations (default 100000)")
+    ws.add_argument("-n", type=count(1, MAX_WORKSPACE_SAMPLES), default=100_000,
+                    help=f"configurations in [1, {MAX_WORKSPACE_SAMPLES:g}] (default 100000)")
     ws.add_argument("-o", "--output", default="workspace.png")
-    ws.add_argument("--seed", type=int, default=0)
+    ws.add_argument("--seed", type=count(0, 2**63 - 1), default=0, help="random seed >= 0 (default 0)")
     ws.set_defaults(run=run_workspace)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import URDFError
 from ..model import JointType, RobotModel
 from . import common
+from .arguments import capped
 
 
 def add_commands(commands) -> None:
@@ -27,6 +28,18 @@ def add_commands(commands) -> None:
 
 
 # ---------------------------------------------------------------------------- check
+def _depth_first(children) -> list[tuple[int, int, int]]:
+    """``(node, its 1-based position among its siblings, depth)`` of every node below node 0 of
+    the tree ``children[i]`` (children in order), in depth-first pre-order; iterative, so a chain
+    of any length works."""
+    out, stack = [], [(c, n, 1) for n, c in reversed(list(enumerate(children[0], start=1)))]
+    while stack:
+        i, n, depth = stack.pop()
+        out.append((i, n, depth))
+        stack += [(c, k, depth + 1) for k, c in reversed(list(enumerate(children[i], start=1)))]
+    return out
+
+
 def _limits(model: RobotModel, j: int) -> str:
     lo, hi = model.joint_lower[j], model.joint_upper[j]
     return "-" if not (np.isfinite(lo) or np.isfinite(hi)) else f"[{lo:.4g}, {hi:.4g}]"
@@ -37,20 +50,15 @@ def run_check(args) -> int:
         model, _ = common.load(args.file)
     except URDFError as error:
         print(f"Error: {args.file} is not a valid robot description")
-        for problem in error.problems:
-            print(f"  {problem}")
+        print(capped("\n".join(f"  {problem}" for problem in error.problems)))
         return 1
     print(f"robot name is: {model.name}")
     print("---------- Successfully Parsed XML ---------------")
     kids = model.link_children
     root = model.link_names[0]
     print(f"root Link: {root} has {len(kids[0])} child(ren)")
-
-    def walk(i: int, depth: int) -> None:
-        for n, c in enumerate(kids[i], start=1):
-            print(f"{'  ' * depth}child({n}):  {model.link_names[c]}")
-            walk(c, depth + 1)
-    walk(0, 2)
+    for i, n, depth in _depth_first(kids):   # (a stack, not recursion: chains thousands of links deep)
+        print(f"{'  ' * (depth + 1)}child({n}):  {model.link_names[i]}")
     print(f"\n{model.n_links} links, {model.n_joints} joints, DOF: n_q = {model.n_q}, n_v = {model.n_v}")
     print(f"{'joint':32} {'type':10} {'parent -> child':48} {'limits':22} mimic")
     for j, name in enumerate(model.all_joint_names):
@@ -106,13 +114,14 @@ def text_tree(model: RobotModel, fold_fixed: bool = False) -> str:
         children.setdefault(a, []).append((b, label.replace("\\n", " ")))
     out = [nodes[0].replace("\\n", " + ")]
 
-    def walk(i: int, prefix: str) -> None:
+    def entries(i: int, prefix: str) -> list:
         kids = children.get(i, [])
-        for k, (c, label) in enumerate(kids):
-            last = k == len(kids) - 1
-            out.append(f"{prefix}{'└── ' if last else '├── '}{label} → {nodes[c].replace(chr(92) + 'n', ' + ')}")
-            walk(c, prefix + ("    " if last else "│   "))
-    walk(0, "")
+        return [(c, label, prefix, k == len(kids) - 1) for k, (c, label) in reversed(list(enumerate(kids)))]
+    stack = entries(0, "")   # depth-first with a stack, not recursion: chains of any length
+    while stack:
+        c, label, prefix, last = stack.pop()
+        out.append(f"{prefix}{'└── ' if last else '├── '}{label} → {nodes[c].replace(chr(92) + 'n', ' + ')}")
+        stack += entries(c, prefix + ("    " if last else "│   "))
     return "\n".join(out) + "\n"
 
 
@@ -126,23 +135,23 @@ def draw_tree(model: RobotModel, path: str, fold_fixed: bool = False) -> None:
     children: dict[int, list[int]] = {}
     for a, b, _ in edges:
         children.setdefault(a, []).append(b)
-    x: dict[int, float] = {}
-    depth: dict[int, int] = {0: 0}
-    leaves = [0]
-
-    def place(i: int) -> float:
-        kids = children.get(i, [])
-        for c in kids:
+    order, stack, depth = [], [0], {0: 0}   # depth-first pre-order with a stack (no recursion limit)
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        for c in reversed(children.get(i, [])):
             depth[c] = depth[i] + 1
-        if not kids:
-            x[i] = leaves[0]
-            leaves[0] += 1
-        else:
-            x[i] = float(np.mean([place(c) for c in kids]))
-        return x[i]
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * model.n_links + 100))
-    place(0)
-    width, height = max(leaves[0], 1), max(depth.values()) + 1
+            stack.append(c)
+    x: dict[int, float] = {}
+    n_leaves = 0
+    for i in order:   # leaves left to right in depth-first order
+        if not children.get(i):
+            x[i] = n_leaves
+            n_leaves += 1
+    for i in reversed(order):   # a parent above the mean of its children (children come later in order)
+        if children.get(i):
+            x[i] = float(np.mean([x[c] for c in children[i]]))
+    width, height = max(n_leaves, 1), max(depth.values()) + 1
     fig, ax = plt.subplots(figsize=(min(2.0 + 1.6 * width, 40), min(1.5 + 1.1 * height, 60)))
     for a, b, label in edges:
         ax.plot([x[a], x[b]], [-depth[a], -depth[b]], color="0.6", lw=1, zorder=1)

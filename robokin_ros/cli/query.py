@@ -14,6 +14,7 @@ from ..kernels import prepare
 from ..kinematics import forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 from . import common
+from .arguments import MAX_BENCH_BATCH, MAX_TIMEOUT, count, finite, real
 
 
 def add_commands(commands) -> None:
@@ -29,9 +30,10 @@ def add_commands(commands) -> None:
     common.add_file(ik)
     ik.add_argument("--tip", required=True)
     ik.add_argument("--base")
-    ik.add_argument("--pose", nargs=7, type=float, required=True, metavar=("X", "Y", "Z", "QX", "QY", "QZ", "QW"))
+    ik.add_argument("--pose", nargs=7, type=finite, required=True, metavar=("X", "Y", "Z", "QX", "QY", "QZ", "QW"))
     ik.add_argument("--seed", nargs="+", metavar="NAME=VALUE", default=(), help="seed joint values (default: home)")
-    ik.add_argument("--timeout", type=float, default=1.0, help="[s] (default 1)")
+    ik.add_argument("--timeout", type=real(0.0, MAX_TIMEOUT, low_open=True), default=1.0,
+                    help=f"[s] in (0, {MAX_TIMEOUT:g}] (default 1)")
     # Pose values like -1.5e-05 must read as numbers, not options (argparse only knows -1.5).
     ik._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
     ik.set_defaults(run=run_ik)
@@ -40,7 +42,8 @@ def add_commands(commands) -> None:
                                             "Pinocchio in the same run when it is installed.")
     common.add_file(bench)
     bench.add_argument("--tip", help="IK / Jacobian frame (default: the deepest leaf)")
-    bench.add_argument("-n", type=int, default=10_000, help="batch size (default 10000)")
+    bench.add_argument("-n", type=count(1, MAX_BENCH_BATCH), default=10_000,
+                       help=f"batch size in [1, {MAX_BENCH_BATCH:g}] (default 10000)")
     bench.set_defaults(run=run_bench)
 
 
@@ -65,8 +68,9 @@ def run_ik(args) -> int:
     target = np.eye(4)
     target[:3, 3] = args.pose[:3]
     quat = np.asarray(args.pose[3:])
-    if not np.linalg.norm(quat) > 0:
+    if not np.abs(quat).max() > 0:
         raise ValueError("--pose: the quaternion is zero")
+    quat = quat / np.abs(quat).max()   # first to the unit box: the norm of 1e308 entries overflows
     target[:3, :3] = quat_xyzw_to_matrix(quat / np.linalg.norm(quat))
     result = solve_ik(model, target, args.tip, seed=seed, base=args.base, timeout=args.timeout,
                       max_iterations=1_000_000_000)

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
+from ..checks import finite_mimics
 from ..errors import ModelError
 from ..kernels import accel, selection
 from ..kernels.dynamics_codegen import (
@@ -106,21 +107,22 @@ def _generated(model: RobotModel, key: str | None, factory, q, vectors: dict, g:
 
 def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
     """The fast path of one configuration: ``q`` and the vectors as one list of floats when each
-    is a 1-D float64 array of its size and their sum is finite; else None (full checks follow)."""
+    is a 1-D float64 array of its size, their sum is finite and so are the mimic joints' values;
+    else None (full checks follow)."""
     flat = []
     for x, n in zip((q, *vectors.values()), (model.n_q,) + (model.n_v,) * len(vectors)):
         if type(x) is not np.ndarray or x.shape != (n,) or x.dtype != np.float64:
             return None
         flat += x.tolist()
-    return flat if math.isfinite(sum(flat)) else None
+    return flat if math.isfinite(sum(flat)) and finite_mimics(model, flat[:model.n_q]) else None
 
 
 def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     """One configuration through the numba-compiled single entry registered as ``key`` (see
     :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: no such entry,
     kernels switched off, or inputs that are not 1-D C-contiguous float64 arrays of the right
-    lengths with finite entries (the caller then takes the full path, which raises the typed
-    errors)."""
+    lengths with finite entries and finite mimic values (the caller then takes the full path,
+    which raises the typed errors)."""
     tree = None if key is None else model_cache.peek(model, DYNAMICS_TREE, None)
     kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
@@ -128,6 +130,9 @@ def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     for x in vectors:
         if type(x) is not np.ndarray or x.ndim != 1:
             return None
+    q = vectors[0]
+    if model.mimic_terms and not (q.shape == (model.n_q,) and finite_mimics(model, q.tolist())):
+        return None   # the kernel checks its inputs, not the mimic values they make
     out = np.empty(kernel.shape)
     try:
         status = kernel.accelerated_single(*vectors, out)

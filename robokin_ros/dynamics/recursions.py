@@ -14,7 +14,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import NonFiniteError, ShapeError
+from ..checks import numbers, real_array
+from ..errors import ModelError, NonFiniteError, ShapeError
 from ..kernels.plan import DynamicsTree, compose, other_joint_motion, plane_frame
 from ..kernels.spatial_algebra import (
     apply_inertia,
@@ -35,14 +36,8 @@ _STANDARD_GRAVITY = np.array(GRAVITY)
 
 
 def check_vector(value, name: str, size: int, labels) -> Array:
-    value = np.asarray(value, dtype=float)
-    if value.ndim == 0 or value.shape[-1] != size:
-        raise ShapeError(name, f"(..., {size})", value.shape)
-    finite = np.isfinite(value)
-    if not finite.all():
-        bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
-        raise NonFiniteError(name, bad, [labels[i] for i in bad])
-    return value
+    """A velocity, acceleration or torque vector ``(..., size)`` (see :func:`robokin_ros.checks.real_array`)."""
+    return real_array(value, name, (size,), labels=labels)
 
 
 def check_inputs(model: RobotModel, q, vectors: dict, f_ext=None):
@@ -51,7 +46,7 @@ def check_inputs(model: RobotModel, q, vectors: dict, f_ext=None):
     arrays = {k: check_vector(v, k, model.n_v, model.v_names) for k, v in vectors.items()}
     shapes = [q.shape[:-1]] + [a.shape[:-1] for a in arrays.values()]
     if f_ext is not None:
-        f_ext = np.asarray(f_ext, dtype=float)
+        f_ext = numbers(f_ext, "f_ext")
         if f_ext.ndim < 2 or f_ext.shape[-2:] != (model.n_links, 6):
             raise ShapeError("f_ext", f"(..., {model.n_links}, 6)", f_ext.shape)
         if not np.isfinite(f_ext).all():
@@ -90,12 +85,7 @@ def chunked(kernel, qb: Array, *arrays, axis: int = -1) -> Array:
 def check_gravity(gravity) -> Array:
     if gravity is GRAVITY:
         return _STANDARD_GRAVITY
-    g = np.asarray(gravity, dtype=float)
-    if g.shape != (3,):
-        raise ShapeError("gravity", "(3,)", g.shape)
-    if not np.isfinite(g).all():
-        raise NonFiniteError("gravity", np.flatnonzero(~np.isfinite(g)).tolist())
-    return g
+    return real_array(gravity, "gravity", (3,), batch=False)
 
 
 def body_frames(model: RobotModel, tree: DynamicsTree, qb: Array) -> tuple[Array, Array]:
@@ -265,7 +255,7 @@ def aba_articulated(model, tree, qb, v, tau, f_ext, g) -> Array:
             if cols.shape[0] == 1:
                 Dinv = 1.0 / D
             else:
-                Dinv = np.moveaxis(np.linalg.inv(np.moveaxis(D, (0, 1), (-2, -1))), (-2, -1), (0, 1))
+                Dinv = _joint_inertia_inverse(model, tree, D, cols)
             UD = np.einsum("iklb,kmlb->imlb", U, Dinv)
             Ia[:, :, pos] = IA[:, :, b] - np.einsum("iklb,jklb->ijlb", UD, U)
             pa[:, pos] = pA[:, b] + np.einsum("ijlb,jlb->ilb", Ia[:, :, pos], c[:, b]) \
@@ -290,7 +280,44 @@ def aba_articulated(model, tree, qb, v, tau, f_ext, g) -> Array:
     return out
 
 
+def _joint_inertia_inverse(model, tree, D: Array, cols: Array) -> Array:
+    """Inverses of the articulated inertias ``D (k, k, L, B)`` seen by multi-coordinate joints
+    (floating, planar; columns ``cols (k, L)``).
+
+    Raises:
+        ModelError: a singular one (the joint moves no mass or no inertia in some direction),
+            naming the joint.
+    """
+    Dm = np.moveaxis(D, (0, 1), (-2, -1))                                   # (L, B, k, k)
+    try:
+        return np.moveaxis(np.linalg.inv(Dm), (-2, -1), (0, 1))
+    except np.linalg.LinAlgError:
+        with np.errstate(all="ignore"):
+            singular = ~(np.abs(np.linalg.det(Dm)) > 0).all(axis=-1)       # (L,)
+        links = np.flatnonzero(singular) if singular.any() else range(cols.shape[1])
+        raise ModelError(f"{_joints_of(model, tree.col_v[cols[:, links].ravel()])} moves no mass or inertia in "
+                         "some direction: its articulated inertia is singular, so accelerations are undefined"
+                         ) from None
+
+
+def _joints_of(model, v_index) -> str:
+    """``joint 'a'`` / ``joints ['a', 'b']``: the joints owning the v coordinates ``v_index``."""
+    names = list(dict.fromkeys(model.v_names[int(i)].split("/")[0] for i in v_index))
+    return f"joint {names[0]!r}" if len(names) == 1 else f"joints {names}"
+
+
 def aba_by_solve(model, tree, qb, v, tau, f_ext, g) -> Array:
-    """Joint accelerations ``(n_v, B)`` from ``M a = tau - h`` (models with mimic joints)."""
+    """Joint accelerations ``(n_v, B)`` from ``M a = tau - h`` (models with mimic joints).
+
+    Raises:
+        ModelError: ``M`` singular at some configuration (naming the joints whose rows vanish).
+    """
     rhs = tau - rnea_generic(model, tree, qb, v, np.zeros_like(v), f_ext, g)
-    return np.linalg.solve(crba_generic(model, tree, qb), rhs.T[..., None])[..., 0].T
+    M = crba_generic(model, tree, qb)
+    try:
+        return np.linalg.solve(M, rhs.T[..., None])[..., 0].T
+    except np.linalg.LinAlgError:
+        empty = np.flatnonzero((np.diagonal(M, axis1=-2, axis2=-1) == 0).any(axis=0))
+        culprit = _joints_of(model, empty) if empty.size else "a combination of joints"
+        raise ModelError(f"the mass matrix is singular: {culprit} moves no mass or inertia in some direction"
+                         ) from None

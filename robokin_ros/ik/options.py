@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import is_real, is_whole
+from ..checks import is_real, is_whole, numbers
 from ..errors import IKOptionError, JointLimitError, NonFiniteError, ShapeError
 from ..model import RobotModel
 
@@ -23,7 +23,7 @@ def effective_bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
     for name, given, pick in (("lower", lower, np.maximum), ("upper", upper, np.minimum)):
         if given is None:
             continue
-        given = np.asarray(given, dtype=float)
+        given = numbers(given, name, vector=True)
         if given.shape != (model.n_q,):
             raise ShapeError(name, f"({model.n_q},)", given.shape)
         if np.isnan(given).any():
@@ -71,7 +71,7 @@ def parse_options(nt, position_tolerance, rotation_tolerance, axis_tolerances, w
         raise IKOptionError(f"restarts must be a whole number >= 0, got {restarts!r}")
     box = [[0.0] * 6] * nt
     if axis_tolerances is not None:
-        given = np.asarray(axis_tolerances, dtype=float)
+        given = numbers(axis_tolerances, "axis_tolerances")
         if given.shape not in ((6,), (nt, 6)):
             raise ShapeError("axis_tolerances", f"(6,) or ({nt}, 6)", given.shape)
         if np.isnan(given).any() or (given < 0).any():
@@ -79,7 +79,7 @@ def parse_options(nt, position_tolerance, rotation_tolerance, axis_tolerances, w
         box = np.broadcast_to(given, (nt, 6)).tolist()
     sqrt_w = [1.0] * nt
     if weights is not None:
-        w = np.asarray(weights, dtype=float)
+        w = numbers(weights, "weights", vector=True)
         if w.shape != (nt,):
             raise ShapeError("weights", f"({nt},)", w.shape)
         if not np.isfinite(w).all() or (w < 0).any():

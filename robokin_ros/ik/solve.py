@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import check_rigid_targets, is_real
+from ..checks import check_rigid_targets, check_rng, finite_mimics, is_real, numbers, sequence
 from ..errors import IKOptionError, NonFiniteError, ShapeError
 from ..kernels.fk_codegen import compiled_frames
 from ..kinematics import forward_kinematics
@@ -94,8 +94,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             (10 %) for ``STALL_ITERATIONS`` (3) iterations restarts elsewhere. Restart
             configurations are consecutive points of a low-discrepancy (R2) sequence within the
             bounds, from a point chosen by ``rng``.
-        rng: integer seed, ``numpy.random.Generator`` or anything ``numpy.random.default_rng``
-            takes, choosing where the restarts start (fixed: deterministic results).
+        rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``, choosing where
+            the restarts start (fixed: deterministic results).
         avoid_collisions: False; True (the model's default
             :func:`~robokin_ros.collision.collision_model`) or a
             :class:`~robokin_ros.collision.CollisionModel`: a configuration within tolerance that
@@ -113,9 +113,14 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         UnknownLinkError: unknown tip or base. UnknownJointError: unknown active joint.
         JointLimitError: a bound override that leaves a joint no admissible value.
         IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0.
+        ArgumentError: targets, seed, bounds, weights or tolerances that are not real numbers
+            (text, None, complex); an ``rng`` of another kind.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
     single = isinstance(tips, str)
+    check_rng(rng)
+    if active_joints is not None:
+        active_joints = sequence(active_joints, "active_joints", one=True)
     if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
         raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
     # (Collisions involve the whole robot: a collision-aware problem is solved on all of it.)
@@ -128,12 +133,11 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                rng=rng)
     if timeout is not None and (not is_real(timeout) and timeout != math.inf or timeout <= 0):
         raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    active_names = None if active_joints is None else \
-        (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+    active_names = active_joints
     call = request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
                        rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
     problem, tol, compiled, nt, base_idx = call.problem, call.tol, call.compiled, call.n_tips, call.base
-    T = np.asarray(targets, dtype=float)
+    T = numbers(targets, "targets")
     tail = (4, 4) if single else (nt, 4, 4)
     if T.ndim < len(tail) or T.shape[T.ndim - len(tail):] != tail:
         raise ShapeError("targets", "(..., 4, 4)" if single else f"(..., {nt}, 4, 4)", T.shape)
@@ -145,8 +149,9 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         if not math.isfinite(sum(entries)) and not all(math.isfinite(x) for x in entries):
             raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
         check_rigid_targets(T)
-        seed_list = model.home_configuration().tolist() if seed is None else np.asarray(seed, float).tolist()
-        if len(seed_list) != model.n_q or not math.isfinite(sum(seed_list)) and not all(map(math.isfinite, seed_list)):
+        seed_list = model.home_configuration().tolist() if seed is None else numbers(seed, "seed").tolist()
+        if len(seed_list) != model.n_q or not (math.isfinite(sum(seed_list)) or all(map(math.isfinite, seed_list))) \
+                or not finite_mimics(model, seed_list):
             model.check_q(seed, "seed")  # raises the named error
         solver = (call.solver if lower is None and upper is None else
                   solver_for(model, problem, *effective_bounds(model, lower, upper), tol, compiled))
@@ -198,7 +203,7 @@ def _solve_on_chain(model: RobotModel, chain: Chain, targets, tips, seed, *, act
     """:func:`solve_ik` on ``chain``'s own model, coordinates outside it kept at the (clamped) seed."""
     index = chain.q_index
     if active_joints is not None:
-        names = (active_joints,) if isinstance(active_joints, str) else tuple(active_joints)
+        names = sequence(active_joints, "active_joints", one=True)
         for name in names:
             model.joint_index(name)  # unknown names are errors of the whole robot's
         active_joints = [name for name in names if name in chain.joint_names]

@@ -349,7 +349,7 @@ class CompiledDynamics(LazyAccelerated):
         self.generated = kernel_source(e, values, names, slots, template)
         namespace: dict = {"inf": math.inf, "nan": math.nan,   # constants that overflowed print as these
                            "recip": _reciprocal}
-        exec(compile(self.generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
+        exec(compile(self.generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
         self._batch, self._single = namespace["kernel_batch"], namespace["kernel_all"]
         self.shape, self.gravity_input, self.input_sizes = shape, gravity_input, tuple(input_sizes)
         self._size = self.size = template.size

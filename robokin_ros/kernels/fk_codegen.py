@@ -200,7 +200,7 @@ class CompiledFK(LazyAccelerated):
         # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
         self._vector_trig = vector_trig
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
-        exec(compile(generated.source, f"<robokin {label} {model.name}>", "exec"), namespace)  # noqa: S102
+        exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
         self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
         self._shape = generated.template.shape
         self._flat_template = generated.template.reshape(-1)

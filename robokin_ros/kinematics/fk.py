@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import check_out, finite_configuration
+from ..checks import check_out, finite_configuration, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
 from ..kernels import selection
 from ..kernels.fk_codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses
@@ -91,7 +91,7 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
             array; ``frames`` a str (pass a list).
     """
     if frames is None and out is None and layout == "4x4":
-        values = finite_configuration(model.n_q, q) if selection.use_generated else None
+        values = finite_configuration(model, q) if selection.use_generated else None
         if values is not None:  # the node's per-message path: no numpy call before the kernel
             compiled = compiled_fk(model)
             if compiled is not None:
@@ -161,7 +161,7 @@ def joint_poses(model: RobotModel, q) -> Array:
     if not selection.use_generated:
         return _joint_poses_generic(model, model.check_q(q))
     compiled = compiled_joint_poses(model)
-    values = finite_configuration(model.n_q, q)
+    values = finite_configuration(model, q)
     if values is not None:
         return compiled.single(q, values)
     q = model.check_q(q)
@@ -203,7 +203,7 @@ def resolve_poses(model: RobotModel, q, poses) -> Array:
     """Link poses ``(..., n_links, 4, 4)``: ``poses`` if given (shape-checked), else FK of ``q``."""
     if poses is None:
         return forward_kinematics(model, q)
-    poses = np.asarray(poses, float)
+    poses = numbers(poses, "poses")
     q = model.check_q(q)
     expected = q.shape[:-1] + (model.n_links, 4, 4)
     if poses.shape != expected:

@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
-from ..checks import finite_configuration
-from ..errors import ArgumentError, NonFiniteError, ShapeError
+from ..checks import finite_configuration, real_array
+from ..errors import ArgumentError
 from ..kernels import selection
 from ..kernels.fk_codegen import compiled_frames
 from ..model import JointType, RobotModel
@@ -198,13 +198,9 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
     reference = Reference.parse(reference)
     k = model.link_index(frame)
     if point is not None:
-        point = np.asarray(point, float)
-        if point.shape != (3,):
-            raise ShapeError("point", "(3,)", point.shape)
-        if not np.isfinite(point).all():
-            raise NonFiniteError("point", np.flatnonzero(~np.isfinite(point)).tolist())
+        point = real_array(point, "point", (3,), batch=False)
     compiled = compiled_frames(model, (frame,)) if poses is None and selection.use_generated else None
-    values = None if compiled is None else finite_configuration(model.n_q, q)
+    values = None if compiled is None else finite_configuration(model, q)
     if values is None:
         q = model.check_q(q)
     if compiled is not None:

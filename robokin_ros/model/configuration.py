@@ -7,6 +7,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ..checks import real_array
 from ..errors import ShapeError
 from ..spatial import quat_exp, quat_multiply, quat_xyzw_to_matrix
 from .robot_model import JointType, RobotModel
@@ -22,13 +23,15 @@ def integrate(model: RobotModel, q, v) -> Array:
     renormalised. First order in ``v`` for floating joints, which is what IK steps need.
 
     Raises:
-        ShapeError: ``q`` or ``v`` of the wrong length.
+        ShapeError: ``q`` or ``v`` of the wrong length, or batches that do not broadcast.
+        NonFiniteError: NaN or inf in ``q`` or ``v``. ArgumentError: not real numbers.
     """
     q = model.check_q(q)
-    v = np.asarray(v, dtype=float)
-    if v.ndim == 0 or v.shape[-1] != model.n_v:
-        raise ShapeError("v", f"(..., {model.n_v})", v.shape)
-    shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    v = real_array(v, "v", (model.n_v,), labels=model.v_names)
+    try:
+        shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    except ValueError:
+        raise ShapeError("q, v", "batch dimensions that broadcast together", (q.shape, v.shape)) from None
     out = np.array(np.broadcast_to(q, shape + (model.n_q,)))
     v = np.broadcast_to(v, shape + (model.n_v,))
     for j in model.active_joints:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import rigid_transform
+from ..checks import numbers, rigid_transform, sequence
 from ..errors import ModelError, NonFiniteError, ShapeError
 from .elements import JointType
 
@@ -53,7 +53,7 @@ def _translation(x=0.0, z=0.0) -> np.ndarray:
 def _names(given, default: list[str], what: str) -> list[str]:
     if given is None:
         return default
-    names = [str(n) for n in given]
+    names = [str(n) for n in sequence(given, what)]
     if len(names) != len(default):
         raise ModelError(f"{what} must have {len(default)} names, got {len(names)}")
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -69,7 +69,7 @@ def _limits(limits, types: list[JointType], names: list[str]) -> tuple[np.ndarra
         if missing:
             raise ModelError(f"prismatic joints {missing} need limits (pass limits=[(lower, upper), ...])")
         return np.full(n, -np.inf), np.full(n, np.inf), [JointType.CONTINUOUS] * n
-    lim = np.asarray(limits, dtype=float)
+    lim = numbers(limits, "limits")
     if lim.shape != (n, 2):
         raise ShapeError("limits", f"({n}, 2)", lim.shape)
     if np.any(np.isnan(lim)):
@@ -121,7 +121,7 @@ def dh_fields(table, convention: str = "standard", joint_types: Sequence[str] | 
         ModelError: unknown convention or joint type, wrong number of names, duplicate names,
             bad limits, or a non-rigid ``tool`` / ``base``.
     """
-    rows = np.asarray(table, dtype=float)
+    rows = numbers(table, "table")
     if rows.ndim != 2 or rows.shape[1] != 4 or rows.shape[0] < 1:
         raise ShapeError("table", "(n, 4) with rows (a, alpha, d, theta_offset), n >= 1", rows.shape)
     bad = ~np.isfinite(rows)
@@ -134,7 +134,7 @@ def dh_fields(table, convention: str = "standard", joint_types: Sequence[str] | 
     if joint_types is None:
         types = [JointType.REVOLUTE] * n
     else:
-        given = list(joint_types)
+        given = list(sequence(joint_types, "joint_types"))
         if len(given) != n:
             raise ModelError(f"joint_types must have {n} entries (one per row), got {len(given)}")
         unknown = [t for t in given if str(t).lower() not in _ROW_TYPES]

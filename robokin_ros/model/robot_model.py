@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers
 from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from . import builder
+from .description import shorten
 from .dh import dh_fields
 from .elements import (
     NQ_OF_TYPE,
@@ -36,9 +39,13 @@ Array = NDArray[np.float64]
 def _validate(model: RobotModel) -> None:
     """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
     problems = []
+    if not isinstance(model.name, str) or _has_control_characters(model.name):
+        problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
     for name in [*model.link_names, *model.all_joint_names]:
         if not isinstance(name, str) or not name:
             problems.append(f"names must be non-empty strings, got {name!r}")
+        elif _has_control_characters(name):
+            problems.append(f"names must not contain control characters, got {shorten(name)}")
     per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
                  "mimic offset": model.mimic_offset}
     for what, values in per_joint.items():
@@ -60,6 +67,11 @@ def _validate(model: RobotModel) -> None:
                             f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
     if problems:
         raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
+
+
+def _has_control_characters(text: str) -> bool:
+    """True when ``text`` holds a control character (NUL, newline, escape, DEL, ...: Unicode Cc)."""
+    return not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text)
 
 
 def _mesh_visuals(meshes, n_links: int) -> list:
@@ -512,29 +524,54 @@ class RobotModel:
         return tuple(slice(self.joint_q_index[j] + 3, self.joint_q_index[j] + 7)
                      for j in self.active_joints if self.joint_types[j] == JointType.FLOATING)
 
-    def check_q(self, q, argument: str = "q") -> np.ndarray:
-        """``q`` as a float array ``(..., n_q)``; raises :class:`ShapeError` / :class:`NonFiniteError`."""
-        if isinstance(q, np.ndarray) and q.dtype == np.float64:
-            pass
-        elif np.iscomplexobj(q):
-            raise ArgumentError(argument, "complex values are not configurations (the imaginary part would be lost)")
-        else:
-            try:
-                q = np.asarray(q, dtype=float)
-            except (TypeError, ValueError):
-                raise ArgumentError(argument, f"must be numbers, got {type(q).__name__} {str(q)[:60]!r}") from None
-        if q.ndim == 0 or q.shape[-1] != self.n_q:
-            raise ShapeError(argument, f"(..., {self.n_q})", q.shape)
+    @cached_property
+    def mimic_terms(self) -> tuple[tuple[int, int, float, float], ...]:
+        """Per mimic joint ``(joint, q index of its source, multiplier, offset)``: its value is
+        ``multiplier * q[index] + offset``."""
+        return tuple((int(j), int(self.joint_q_index[self.mimic_source[j]]), float(self.mimic_multiplier[j]),
+                      float(self.mimic_offset[j])) for j in np.flatnonzero(self.is_mimic))
+
+    def check_q(self, q, argument: str = "q", single: bool = False) -> np.ndarray:
+        """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
+        exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
+
+        Raises:
+            ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
+                quaternion shorter than :data:`~robokin_ros.checks.QUATERNION_MIN_NORM`, naming the joint.
+            ShapeError: not ``(..., n_q)``.
+            NonFiniteError: NaN or inf entries, or a mimic joint whose value
+                ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
+        """
+        q = numbers(q, argument, vector=single)
+        if q.ndim == 0 or q.shape[-1] != self.n_q or single and q.ndim != 1:
+            raise ShapeError(argument, f"({self.n_q},)" if single else f"(..., {self.n_q})", q.shape)
         if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
             finite = np.isfinite(q)
-            if finite.all():  # the sum overflowed, the entries are fine
-                return q
-            bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
-            raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
-        for s in self.quaternion_slices:   # floating joints: a zero quaternion is no orientation
-            if (np.abs(q[..., s]).max(axis=-1) == 0.0).any():
-                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of a floating joint is zero")
+            if not finite.all():
+                bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
+                raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
+        if self.mimic_terms:
+            self._check_mimics(q, argument)
+        for s in self.quaternion_slices:   # floating joints: a (near) zero quaternion is no orientation
+            with np.errstate(under="ignore"):
+                norm = np.linalg.norm(q[..., s], axis=-1)
+            if (norm < QUATERNION_MIN_NORM).any():
+                joint = self.q_names[s.start].rsplit("/", 1)[0]
+                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of floating joint {joint!r} "
+                                              f"has norm {float(norm.min()):.3g} < {QUATERNION_MIN_NORM:g}: "
+                                              "it is zero, no orientation")
         return q
+
+    def _check_mimics(self, q: np.ndarray, argument: str) -> None:
+        """Raise :class:`NonFiniteError` when a mimic joint's value overflows for finite ``q``."""
+        joints, index, mult, offset = (np.array(c) for c in zip(*self.mimic_terms))
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = q[..., index] * mult + offset
+        bad = np.flatnonzero(~np.isfinite(values.reshape(-1, len(joints))).all(axis=0))
+        if bad.size:
+            raise NonFiniteError(argument, index[bad].tolist(), [
+                f"mimic joint {self.all_joint_names[joints[k]]!r} = {mult[k]:g} * "
+                f"{self.q_names[index[k]]!r} + {offset[k]:g}" for k in bad])
 
     def home_configuration(self) -> np.ndarray:
         """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
@@ -548,10 +585,17 @@ class RobotModel:
 
         Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
         [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
+
+        Args:
+            n: None or a whole number >= 0 with ``n * n_q <= checks.MAX_ELEMENTS``.
+            rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``.
+
+        Raises:
+            ArgumentError: another ``n`` (text, float, negative, too many) or ``rng``.
         """
-        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0):
-            raise ArgumentError("n", f"must be None or a whole number >= 0, got {n!r}")
-        rng = np.random.default_rng(rng)
+        if n is not None:
+            check_count(n, "n", per_item=self.n_q)
+        rng = np.random.default_rng(check_rng(rng))
         shape = (1 if n is None else int(n), self.n_q)
         lo = np.where(np.isfinite(self.q_lower), self.q_lower, -1.0)
         hi = np.where(np.isfinite(self.q_upper), self.q_upper, 1.0)
@@ -587,14 +631,14 @@ class RobotModel:
         """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
 
         Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
-        are ignored (they follow their source). Unknown names raise :class:`UnknownJointError`
-        when ``strict``, else are ignored. Multi-coordinate joints use the labels of :attr:`q_names`.
+        are ignored (they follow their source). Multi-coordinate (floating, planar) joints use the
+        labels of :attr:`q_names` (``"base/x"``, ..., ``"base/qw"``). With ``strict``, an unknown
+        name raises :class:`UnknownJointError` and a floating / planar joint's own name
+        :class:`ArgumentError` (listing its labels); without, both are ignored.
         """
         if not isinstance(values, Mapping):
             raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
-        q = self.home_configuration() if base is None else self.check_q(base, "base").copy()
-        if q.ndim != 1:
-            raise ShapeError("base", f"({self.n_q},)", q.shape)
+        q = self.home_configuration() if base is None else self.check_q(base, "base", single=True).copy()
         index = {n: i for i, n in enumerate(self.q_names)}
         for name, value in values.items():
             i = index.get(name)
@@ -605,22 +649,29 @@ class RobotModel:
                     raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
                 if not math.isfinite(q[i]):
                     raise NonFiniteError("values", [name], [name])
-            elif strict and name not in self._joint_index:
-                raise UnknownJointError(name, self.q_names)
+            elif strict:
+                self._check_unused_name(name)
         return q
+
+    def _check_unused_name(self, name) -> None:
+        """Raise for a ``q_from_dict`` name that sets no coordinate: unknown, or a floating /
+        planar joint's own name (its coordinates have one label each, see :attr:`q_names`)."""
+        j = self._joint_index.get(name) if isinstance(name, str) else None
+        if j is None:
+            raise UnknownJointError(name, self.q_names)
+        if self.joint_nq[j] > 1:
+            labels = [n for n in self.q_names if n.startswith(f"{name}/")]
+            raise ArgumentError("values", f"{name!r} is a {JointType(self.joint_types[j]).name.lower()} joint with "
+                                          f"{len(labels)} coordinates: give them as {labels}")
 
     def q_to_dict(self, q) -> dict[str, float]:
         """Joint name -> value for a single configuration ``(n_q,)``."""
-        q = self.check_q(q)
-        if q.ndim != 1:
-            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        q = self.check_q(q, single=True)
         return {n: float(v) for n, v in zip(self.q_names, q)}
 
     def all_joint_values(self, q) -> dict[str, float]:
         """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
-        q = self.check_q(q)
-        if q.ndim != 1:
-            raise ShapeError("q", f"({self.n_q},)", q.shape)
+        q = self.check_q(q, single=True)
         out = {}
         for j in range(self.n_joints):
             if JointType(self.joint_types[j]) not in SCALAR_TYPES:

@@ -202,3 +202,108 @@ def test_show_reads_meshes_by_relative_file_and_package_paths(capsys, tmp_path, 
     code, out, err = run(capsys, "show", urdf, "-o", tmp_path / "m.png", "--size", 1.5)
     assert code == 0 and "(0 primitives, 3 meshes)" in out
     assert "mesh 'package://elsewhere/missing.dae' not found" in err
+
+
+# ---------------------------------------------------------------------------- bad input (issue 24, "The CLI")
+def chain_urdf(path: Path, n: int) -> Path:
+    links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+                     f'<origin xyz="0.01 0 0"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" '
+                     'velocity="1"/></joint>' for i in range(n))
+    path.write_text(f'<robot name="chain">{links}{joints}</robot>')
+    return path
+
+
+@pytest.mark.parametrize("argv", [["check"], ["tree"], ["tree", "--format", "dot"], ["tree", "--fold-fixed"]])
+def test_a_2000_link_chain_is_walked_without_recursion(capsys, tmp_path, argv):
+    path = chain_urdf(tmp_path / "chain.urdf", 2000)
+    code, out, err = run(capsys, argv[0], path, *argv[1:])
+    assert code == 0, err
+    assert "l2000" in out and "j1999" in out
+    if argv == ["check"]:   # check_urdf's indentation: two spaces a level
+        assert f"{'  ' * 2001}child(1):  l2000\n" in out
+
+
+def test_the_tree_picture_of_a_deep_chain(capsys, tmp_path):
+    from robokin_ros.cli.inspect import draw_tree
+    draw_tree(RobotModel.from_urdf_file(chain_urdf(tmp_path / "chain.urdf", 1500)), str(tmp_path / "t.png"))
+    assert image_size(tmp_path / "t.png")[0] > 100
+
+
+def recursive_text_tree(model: RobotModel) -> str:
+    """The text tree as the recursive walk printed it (before it became iterative), unfolded."""
+    out = [model.link_names[0]]
+
+    def walk(i: int, prefix: str) -> None:
+        kids = model.link_children[i]
+        for k, c in enumerate(kids):
+            last = k == len(kids) - 1
+            kind = str(model.joint_types[c - 1].item())
+            kind = {"0": "fixed", "1": "revolute", "2": "continuous", "3": "prismatic", "4": "floating"}.get(kind, kind)
+            out.append(f"{prefix}{'└── ' if last else '├── '}{model.all_joint_names[c - 1]} ({kind}) → "
+                       f"{model.link_names[c]}")
+            walk(c, prefix + ("    " if last else "│   "))
+    walk(0, "")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("path", [TWIN, PANDA, UR5E])
+def test_text_tree_is_the_recursive_walks_output(capsys, path):
+    code, out, _ = run(capsys, "tree", path)
+    assert code == 0 and out == recursive_text_tree(RobotModel.from_urdf_file(path))
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["ik", UR5E, "--tip", "tool0", "--pose", "0", "0", "0", "0", "0", "0", "1", "--timeout", "1e309"],
+     ["--timeout", "1e309", "(0, 3600]"]),
+    (["ik", UR5E, "--tip", "tool0", "--pose", "0", "0", "0", "0", "0", "0", "1", "--timeout", "nan"], ["--timeout"]),
+    (["ik", UR5E, "--tip", "tool0", "--pose", "0", "0", "0", "0", "0", "0", "1", "--timeout", "0"], ["--timeout"]),
+    (["ik", UR5E, "--tip", "tool0", "--pose", "0", "0", "inf", "0", "0", "0", "1"], ["--pose", "inf"]),
+    (["workspace", UR5E, "--tip", "tool0", "-n", "1e10"], ["-n", "1e10", "1e+07"]),
+    (["workspace", UR5E, "--tip", "tool0", "-n", "2.5"], ["-n", "whole number"]),
+    (["workspace", UR5E, "--tip", "tool0", "--seed", "-1"], ["--seed"]),
+    (["bench", UR5E, "-n", "1e10"], ["-n", "1e10"]),
+    (["bench", UR5E, "-n", "0"], ["-n", "0 is outside [1"]),
+    (["show", UR5E, "--size", "1e4"], ["--size", "[0.5, 50]"]),
+    (["show", UR5E, "--size", "-1"], ["--size"]),
+    (["fk", UR5E, "--frame", "tool0", "--random", "-3"], ["--random"]),
+])
+def test_numeric_options_out_of_bounds_are_one_line_usage_errors(argv, words):
+    proc = run_module(argv)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for word in words:
+        assert word in proc.stderr
+
+
+def test_counts_may_be_written_in_exponent_form(capsys, tmp_path):
+    code, out, err = run(capsys, "workspace", UR5E, "--tip", "tool0", "-n", "1e3", "-o", tmp_path / "w.png")
+    assert code == 0, err and (tmp_path / "w.png").exists()
+
+
+def test_an_error_of_thousands_of_lines_is_capped(tmp_path):
+    from robokin_ros.cli.arguments import MAX_ERROR_LINES
+    problems = "".join(f'<joint name="b{i}" type="revolute"><parent link="x{i}"/><child link="y{i}"/></joint>'
+                       for i in range(10_000))
+    path = tmp_path / "bad.urdf"
+    path.write_text(f'<robot name="bad"><link name="a"/>{problems}</robot>')
+    for argv, stream in ((["fk", path, "--frame", "a"], "stderr"), (["check", path], "stdout")):
+        proc = run_module(argv)
+        text = getattr(proc, stream)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr
+        assert len(text.splitlines()) <= MAX_ERROR_LINES + 2, text[:2000]
+        assert re.search(r"\.\.\. and \d{4,} more lines\n$", text), text[-300:]
+
+
+def test_no_numpy_warning_before_the_answer():
+    """A quaternion of 1e308 entries: its norm overflows (numpy warned, then the target was 'non-finite')."""
+    proc = run_module(["ik", UR5E, "--tip", "tool0", "--pose", "0.3", "0.2", "0.3", "1e308", "1e308", "0", "1"])
+    assert "Warning" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 3), proc.stderr
+    assert json.loads(proc.stdout)["tip"] == "tool0"
+
+
+def run_module(argv) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "robokin_ros", *map(str, argv)], capture_output=True, text=True,
+                          env=env, cwd=str(ROOT), timeout=120)
