@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collision.meshes import resolve_mesh_uri
+from ..collision.meshes import mesh_file_problem, resolve_mesh_uri
 
 
 def triangles(filename: str, scale: np.ndarray, urdf_dir: Path | None, max_faces: int = 3000,
@@ -21,6 +21,10 @@ def triangles(filename: str, scale: np.ndarray, urdf_dir: Path | None, max_faces
     if path is None:
         warnings.warn(f"mesh {filename!r} not found (package:// needs the package on ROS_PACKAGE_PATH or the "
                       "ament index); its link is drawn as a skeleton", RuntimeWarning, stacklevel=2)
+        return None
+    problem = mesh_file_problem(str(path))
+    if problem is not None:
+        warnings.warn(f"mesh {str(path)!r} {problem}; its link is drawn as a skeleton", RuntimeWarning, stacklevel=2)
         return None
     try:
         import trimesh
@@ -35,6 +39,10 @@ def triangles(filename: str, scale: np.ndarray, urdf_dir: Path | None, max_faces
                       RuntimeWarning, stacklevel=2)
         return None
     if faces.ndim != 3 or not len(faces):
+        return None
+    if not np.isfinite(faces).all():
+        warnings.warn(f"mesh {str(path)!r} has non-finite vertices; its link is drawn as a skeleton",
+                      RuntimeWarning, stacklevel=2)
         return None
     if len(faces) > max_faces:
         faces = faces[np.linspace(0, len(faces) - 1, max_faces).astype(int)]

@@ -204,6 +204,19 @@ def test_show_reads_meshes_by_relative_file_and_package_paths(capsys, tmp_path, 
     assert "mesh 'package://elsewhere/missing.dae' not found" in err
 
 
+def test_show_skips_a_mesh_over_the_size_cap_without_reading_it(capsys, tmp_path, monkeypatch):
+    """Issue 24, case 12 for pictures: the mesh cap of collision checking holds for `show` too."""
+    trimesh = pytest.importorskip("trimesh")
+    trimesh.creation.box(extents=(0.1, 0.2, 0.3)).export(str(tmp_path / "box.stl"))
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text('<robot name="m"><link name="a"><visual><geometry><mesh filename="box.stl"/></geometry>'
+                    '</visual></link></robot>')
+    monkeypatch.setenv("ROBOKIN_MAX_MESH_BYTES", "100")
+    code, out, err = run(capsys, "show", urdf, "-o", tmp_path / "m.png", "--size", 1.5)
+    assert code == 0 and "(0 primitives, 0 meshes)" in out
+    assert "more than the limit of 100 bytes" in err
+
+
 # ---------------------------------------------------------------------------- bad input (issue 24, "The CLI")
 def chain_urdf(path: Path, n: int) -> Path:
     links = "".join(f'<link name="l{i}"/>' for i in range(n + 1))
