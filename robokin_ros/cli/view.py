@@ -53,12 +53,13 @@ def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str =
 def run_view(args) -> int:
     started = time.perf_counter()
     server, view = start_view(args.file, args.srdf, args.port, args.host, not args.no_collisions)
-    for note in view.scene.notes:
-        print(f"warning: {note}", file=sys.stderr)
     host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0") else args.host
     print(f"robokin view: {view.model.name} at http://{host}:{server.get_port()} "
           f"(ready in {time.perf_counter() - started:.2f} s; Ctrl-C to stop)", flush=True)
     try:
+        view.meshes_loaded.wait()
+        for note in view.scene.notes:
+            print(f"warning: {note}", file=sys.stderr)
         while True:
             time.sleep(3600)
     finally:

@@ -111,8 +111,7 @@ class RobotView:
         self.collision = None
         self.handles = []
         gui = server.gui
-        self._add(gui.add_markdown(f"**{model.name}**: {model.n_links} links, {model.n_q} coordinates"
-                                   + (f"; {len(self.scene.notes)} notes below" if self.scene.notes else "")))
+        self._add(gui.add_markdown(f"**{model.name}**: {model.n_links} links, {model.n_q} coordinates"))
         self.sliders = self._add_sliders(gui)
         self._add_states(gui, semantics)
         self.tips, self.tip = ik_tips(model, semantics)
@@ -127,11 +126,21 @@ class RobotView:
             self._add_collisions(gui, semantics, urdf_dir, package_paths)
         with self._add(gui.add_folder("Tree", expand_by_default=False)):
             self._add(gui.add_markdown("```\n" + tree_text(model) + "\n```"))
-        if self.scene.notes:
-            with self._add(gui.add_folder("Notes", expand_by_default=False)):
-                self._add(gui.add_markdown("\n".join(f"- {note}" for note in self.scene.notes)))
         self._aim_camera()
         self.set_configuration(self.scene.q)
+        self.meshes_loaded = threading.Event()
+        threading.Thread(target=self._load_meshes, name="web-view-meshes", daemon=True).start()
+
+    def _load_meshes(self) -> None:
+        """Add the mesh files (in the background: the view is up with its primitives meanwhile),
+        then list what could not be shown."""
+        try:
+            notes = self.scene.load_meshes()
+            if notes:
+                with self._add(self.server.gui.add_folder("Notes", expand_by_default=False)):
+                    self._add(self.server.gui.add_markdown("\n".join(f"- {note}" for note in notes)))
+        finally:
+            self.meshes_loaded.set()
 
     def _add(self, handle):
         self.handles.append(handle)
@@ -146,9 +155,10 @@ class RobotView:
                 if JointType(model.joint_types[j]) not in SCALAR_TYPES:
                     continue
                 i = int(model.joint_q_index[j])
-                lo, hi = (lower[i], upper[i]) if np.isfinite(lower[i]) and np.isfinite(upper[i]) else (-math.pi, math.pi)
+                bounded = np.isfinite(lower[i]) and np.isfinite(upper[i])
+                lo, hi = (float(lower[i]), float(upper[i])) if bounded else (-math.pi, math.pi)
                 name = model.all_joint_names[j]
-                slider = self._add(gui.add_slider(name, min=float(lo), max=float(hi), step=float(hi - lo) / 1000 or 1e-3,
+                slider = self._add(gui.add_slider(name, min=lo, max=hi, step=(hi - lo) / 1000 or 1e-3,
                                                   initial_value=float(np.clip(self.scene.q[i], lo, hi)),
                                                   disabled=not self.interactive))
                 slider.on_update(lambda _, name=name, i=i: self._slider_moved(name, i))

@@ -12,6 +12,7 @@ link's origin joined to its parent's) shows the link anyway.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -44,16 +45,53 @@ class LinkMesh:
     source: str
 
 
-def _primitive(shape: str, size: np.ndarray):
-    import trimesh
+def _sphere(radius: float, stretch: float = 0.0, rings: int = 12, sections: int = 24):
+    """UV sphere ``(vertices (k, 3), faces (m, 3))``; ``stretch`` [m] pulls the hemispheres apart
+    along z (a capsule of that cylinder length)."""
+    theta = np.linspace(0.0, np.pi, rings + 1)[:, None]          # from +z to -z; rings even: an equator
+    phi = np.linspace(0.0, 2 * np.pi, sections, endpoint=False)[None, :]
+    v = radius * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi),
+                           np.cos(theta) * np.ones_like(phi)], -1).reshape(-1, 3)
+    v[:, 2] += 0.5 * stretch * np.sign(np.round(v[:, 2], 12))
+    return v, _grid_faces(rings, sections)
 
+
+def _grid_faces(rows: int, sections: int) -> np.ndarray:
+    """Triangles joining ``rows + 1`` rings of ``sections`` vertices (ring after ring)."""
+    r, c = np.meshgrid(np.arange(rows), np.arange(sections), indexing="ij")
+    a, b = r * sections + c, r * sections + (c + 1) % sections
+    return np.concatenate([np.stack([a, a + sections, b], -1), np.stack([b, a + sections, b + sections], -1)]
+                          ).reshape(-1, 3)
+
+
+def _cylinder(radius: float, length: float, sections: int = 24):
+    """Closed cylinder along z ``(vertices, faces)``."""
+    phi = np.linspace(0.0, 2 * np.pi, sections, endpoint=False)
+    ring = np.stack([radius * np.cos(phi), radius * np.sin(phi)], -1)
+    v = np.concatenate([np.column_stack([ring, np.full(sections, z)]) for z in (0.5 * length, -0.5 * length)]
+                       + [[[0.0, 0.0, 0.5 * length], [0.0, 0.0, -0.5 * length]]])
+    c = np.arange(sections)
+    caps = [np.stack([np.full(sections, 2 * sections), c, (c + 1) % sections], -1),
+            np.stack([np.full(sections, 2 * sections + 1), sections + (c + 1) % sections, sections + c], -1)]
+    return v, np.concatenate([_grid_faces(1, sections)] + caps)
+
+
+def _box(size: np.ndarray):
+    """Box centred at the origin ``(vertices, faces)``."""
+    v = 0.5 * size[:3] * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    return v, np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))])
+
+
+def _primitive(shape: str, size: np.ndarray):
+    """``(vertices, faces)`` of a URDF primitive (cylinders and capsules along z, as in URDF)."""
     if shape == "box":
-        return trimesh.creation.box(extents=size[:3])
+        return _box(size)
     if shape == "sphere":
-        return trimesh.creation.icosphere(subdivisions=2, radius=float(size[0]))
+        return _sphere(float(size[0]))
     if shape == "capsule":
-        return trimesh.creation.capsule(height=float(size[1]), radius=float(size[0]), count=[16, 16])
-    return trimesh.creation.cylinder(radius=float(size[0]), height=float(size[1]), sections=24)
+        return _sphere(float(size[0]), stretch=float(size[1]))
+    return _cylinder(float(size[0]), float(size[1]))
 
 
 def _mesh(filename: str, scale: np.ndarray, urdf_dir, package_paths, notes: list):
@@ -76,22 +114,27 @@ def _mesh(filename: str, scale: np.ndarray, urdf_dir, package_paths, notes: list
     return mesh
 
 
-def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None) -> tuple[list[LinkMesh], list[str]]:
-    """Every link's visual geometry (collision geometry where a link has no visual) as meshes,
-    and notes about what could not be shown (each once)."""
+def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: bool = False
+                ) -> tuple[list[LinkMesh], list[str]]:
+    """Every link's visual geometry (collision geometry where a link has no visual): the
+    primitives, or with ``files`` the mesh files (read with trimesh, which takes a second to
+    import); and notes about what could not be shown (each once)."""
     meshes, notes = [], []
     visuals = model.link_visuals or ((),) * model.n_links
     for i, (seen, touched) in enumerate(zip(visuals, model.link_collisions)):
         for g in seen or touched:
+            if (g.shape == "mesh") != files:
+                continue
             size = np.asarray(g.size, float)
             if g.shape == "mesh":
                 mesh = _mesh(g.filename, size, urdf_dir, package_paths, notes)
+                vertices_faces = None if mesh is None else (mesh.vertices, mesh.faces)
             else:
-                mesh = _primitive(g.shape, size)
-            if mesh is not None:
+                vertices_faces = _primitive(g.shape, size)
+            if vertices_faces is not None:
                 meshes.append(LinkMesh(i, pose_from_xyz_rpy(g.origin[:3], g.origin[3:]),
-                                       np.asarray(mesh.vertices, np.float32), np.asarray(mesh.faces, np.uint32),
-                                       g.filename or g.shape))
+                                       np.asarray(vertices_faces[0], np.float32),
+                                       np.asarray(vertices_faces[1], np.uint32), g.filename or g.shape))
     return meshes, list(dict.fromkeys(notes))
 
 
@@ -125,23 +168,42 @@ class RobotScene:
     def __init__(self, server, model: RobotModel, urdf_dir: str | Path | None = None, package_paths=None,
                  root: str = "/robot"):
         self.server, self.model, self.root = server, model, root
-        self.meshes, self.notes = link_meshes(model, urdf_dir, package_paths)
+        self.urdf_dir, self.package_paths = urdf_dir, package_paths
+        self.meshes, self.notes, self.pieces = [], [], []
+        self.colliding: set = set()
+        self.lock = threading.Lock()
         scene = server.scene
         self.frames = [scene.add_frame(name, show_axes=False, axes_length=0.08, axes_radius=0.004)
                        for name in node_names(model, root)]
-        self.pieces = []
-        for k, piece in enumerate(self.meshes):
-            T = piece.T_link_mesh
-            handle = scene.add_mesh_simple(f"{self.frames[piece.link].name}/geometry_{k}", piece.vertices,
-                                           piece.faces, color=ROBOT_COLOUR, flat_shading=False,
-                                           wxyz=wxyz(T[:3, :3]), position=T[:3, 3])
-            self.pieces.append(handle)
+        self._add_pieces(link_meshes(model)[0])
         self.edges = np.flatnonzero(model.link_parents >= 0)   # links with a parent
         self.skeleton = scene.add_line_segments(f"{root}_skeleton", np.zeros((max(len(self.edges), 1), 2, 3)),
                                                 colors=SKELETON_COLOUR, thickness=3.0,
                                                 thickness_units="screen")
         self.q = model.home_configuration()
         self.update(self.q)
+
+    def _add_pieces(self, meshes: list[LinkMesh]) -> None:
+        with self.lock:
+            for piece in meshes:
+                T = piece.T_link_mesh
+                handle = self.server.scene.add_mesh_simple(
+                    f"{self.frames[piece.link].name}/geometry_{len(self.pieces)}", piece.vertices, piece.faces,
+                    color=COLLIDING_COLOUR if piece.link in self.colliding else ROBOT_COLOUR, side="double",
+                    wxyz=wxyz(T[:3, :3]), position=T[:3, 3])
+                self.meshes.append(piece)
+                self.pieces.append(handle)
+
+    def load_meshes(self) -> list[str]:
+        """Read the mesh files and add them (slow: trimesh's import takes a second, so the view
+        starts with the primitives and calls this in the background). Returns the notes."""
+        visuals = self.model.link_visuals or ((),) * self.model.n_links
+        used = [g for seen, touched in zip(visuals, self.model.link_collisions) for g in seen or touched]
+        if any(g.shape == "mesh" for g in used):
+            meshes, notes = link_meshes(self.model, self.urdf_dir, self.package_paths, files=True)
+            self._add_pieces(meshes)
+            self.notes += notes
+        return self.notes
 
     def update(self, q) -> np.ndarray:
         """Show configuration ``q (n_q,)``: one FK call, then every link frame moved at once.
@@ -178,7 +240,8 @@ class RobotScene:
     def colour_links(self, links) -> None:
         """Colour the geometry of the links at indices ``links`` as colliding, the rest normally."""
         links = set(int(i) for i in links)
-        with self.server.atomic():
+        with self.lock, self.server.atomic():
+            self.colliding = links
             for piece, handle in zip(self.meshes, self.pieces):
                 colour = COLLIDING_COLOUR if piece.link in links else ROBOT_COLOUR
                 if tuple(handle.color) != colour:
