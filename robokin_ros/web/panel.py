@@ -191,7 +191,7 @@ class RobotView:
             tip.on_update(lambda _: self._choose_tip(tip.value))
             self.ik_status = self._add(gui.add_markdown("Drag the gizmo at the tip."))
         self.gizmo = self._add(self.server.scene.add_transform_controls("/ik_target", scale=0.2, depth_test=False))
-        self.gizmo.on_update(lambda _: self._gizmo_moved())
+        self.gizmo.on_update(lambda _: self.follow_gizmo())
         if not self.interactive:
             self.solution_marker = self._add(self.server.scene.add_frame(
                 "/ik_solution", axes_length=0.1, axes_radius=0.006, visible=False))
@@ -271,7 +271,7 @@ class RobotView:
         T[:3, 3] = self.gizmo.position
         return T
 
-    def _gizmo_moved(self) -> None:
+    def follow_gizmo(self) -> None:
         """Solve for the newest gizmo pose; drag events arriving during a solve are folded into
         the next one (the latest pose wins), so the view never lags behind a queue of solves."""
         with self.lock:

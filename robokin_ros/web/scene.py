@@ -100,7 +100,7 @@ def _mesh(filename: str, scale: np.ndarray, urdf_dir, package_paths, notes: list
     path = resolve_mesh_uri(filename, package_paths, urdf_dir)
     if path is None:
         notes.append(f"mesh {filename!r} not found (package:// needs its package on ROS_PACKAGE_PATH "
-                     "or the ament index); its link shows as skeleton")
+                     "or the ament index); its link shows as skeleton (and its collision primitives, if any)")
         return None
     try:
         mesh = trimesh.load(str(path), force="mesh")
@@ -118,23 +118,26 @@ def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: boo
                 ) -> tuple[list[LinkMesh], list[str]]:
     """Every link's visual geometry (collision geometry where a link has no visual): the
     primitives, or with ``files`` the mesh files (read with trimesh, which takes a second to
-    import); and notes about what could not be shown (each once)."""
+    import), plus the collision primitives of links none of whose visual meshes could be read;
+    and notes about what could not be shown (each once)."""
     meshes, notes = [], []
     visuals = model.link_visuals or ((),) * model.n_links
     for i, (seen, touched) in enumerate(zip(visuals, model.link_collisions)):
+        pieces = []
         for g in seen or touched:
             if (g.shape == "mesh") != files:
                 continue
             size = np.asarray(g.size, float)
             if g.shape == "mesh":
                 mesh = _mesh(g.filename, size, urdf_dir, package_paths, notes)
-                vertices_faces = None if mesh is None else (mesh.vertices, mesh.faces)
+                if mesh is not None:
+                    pieces.append((g, mesh.vertices, mesh.faces))
             else:
-                vertices_faces = _primitive(g.shape, size)
-            if vertices_faces is not None:
-                meshes.append(LinkMesh(i, pose_from_xyz_rpy(g.origin[:3], g.origin[3:]),
-                                       np.asarray(vertices_faces[0], np.float32),
-                                       np.asarray(vertices_faces[1], np.uint32), g.filename or g.shape))
+                pieces.append((g, *_primitive(g.shape, size)))
+        if files and seen and not pieces and all(g.shape == "mesh" for g in seen):
+            pieces = [(g, *_primitive(g.shape, np.asarray(g.size, float))) for g in touched if g.shape != "mesh"]
+        meshes += [LinkMesh(i, pose_from_xyz_rpy(g.origin[:3], g.origin[3:]), np.asarray(vertices, np.float32),
+                            np.asarray(faces, np.uint32), g.filename or g.shape) for g, vertices, faces in pieces]
     return meshes, list(dict.fromkeys(notes))
 
 
