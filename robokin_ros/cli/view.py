@@ -7,7 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..model.description import read_description
+from ..errors import SRDFError
+from ..model.description import read_description, shorten
 from . import common
 
 
@@ -39,7 +40,10 @@ def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str =
     semantics = None
     if srdf:
         from ..model.srdf import parse_srdf
-        semantics = parse_srdf(read_description(srdf), model)
+        try:
+            semantics = parse_srdf(read_description(srdf), model)
+        except SRDFError as error:
+            raise SRDFError(f"{shorten(srdf, 200)}: {error}") from None
     server = viser.ViserServer(host=host, port=port, verbose=False)
     try:
         view = RobotView(server, model, urdf_dir=Path(file).resolve().parent, semantics=semantics,

@@ -108,7 +108,7 @@ class RobotView:
         self.solving = False
         self.last_ik: IKOutcome | None = None
         self.colliding: set = set()
-        self.collision = None
+        self.collision = self.collision_builder = None
         self.handles = []
         gui = server.gui
         self._add(gui.add_markdown(f"**{model.name}**: {model.n_links} links, {model.n_q} coordinates"))
@@ -219,14 +219,15 @@ class RobotView:
                 return
             self.collision = cm
             self._check_collisions()
-        threading.Thread(target=build, name="web-view-collision-model", daemon=True).start()
+        self.collision_builder = threading.Thread(target=build, name="web-view-collision-model", daemon=True)
+        self.collision_builder.start()
 
     def _aim_camera(self) -> None:
         poses = forward_kinematics(self.model, self.scene.q)[:, :3, 3]
         lo, hi = poses.min(axis=0), poses.max(axis=0)
         centre, size = 0.5 * (lo + hi), max(float(np.max(hi - lo)), 0.3)
         self.server.initial_camera.look_at = centre
-        self.server.initial_camera.position = centre + size * np.array([1.3, 1.1, 0.8])
+        self.server.initial_camera.position = centre + size * np.array([1.0, 0.85, 0.6])
 
     # ------------------------------------------------------------------ state
     def set_configuration(self, q, moving_gizmo: bool = False) -> np.ndarray:
@@ -330,7 +331,11 @@ class RobotView:
                 "Self-collisions: none"
 
     def remove(self) -> None:
-        """Take the robot and its controls out of the server (before showing a new description)."""
+        """Take the robot and its controls out of the server (before showing a new description);
+        waits for the background work (mesh files, collision model) to end first."""
+        self.meshes_loaded.wait()
+        if self.collision_builder is not None:
+            self.collision_builder.join()
         with self.lock:
             self.collision = None
             self.scene.remove()

@@ -131,6 +131,7 @@ def test_self_colliding_links_are_coloured(server):
     view.show_collisions.value = False
     view.set_configuration(q)
     assert view.colliding == set()
+    view.remove()
 
 
 def test_humanoid_and_mobile_manipulator_views(server):
