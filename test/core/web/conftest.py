@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[3]
-ROBOTS = ROOT / "robokin_ros" / "robots"
-CORPUS = ROOT.parent / "shared" / "urdf-corpus"
 
 
 @pytest.fixture

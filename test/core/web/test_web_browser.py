@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import ROBOTS
+from webview_paths import ROBOTS
 
 from robokin_ros import RobotModel
 from robokin_ros.web.browser import find_chromium, screenshot

@@ -11,7 +11,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import ROBOTS, ROOT
+from webview_paths import ROBOTS, ROOT
 
 from robokin_ros import RobokinError
 from robokin_ros.cli import main

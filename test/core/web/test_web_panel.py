@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CORPUS, ROBOTS
+from webview_paths import CORPUS, ROBOTS
 
 from robokin_ros import RobotModel, forward_kinematics, self_collisions
 from robokin_ros.model.description import read_description

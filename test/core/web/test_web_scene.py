@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CORPUS, ROBOTS
+from webview_paths import CORPUS, ROBOTS
 
 from robokin_ros import RobotModel, forward_kinematics
 from robokin_ros.web.scene import RobotScene, link_meshes
