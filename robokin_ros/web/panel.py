@@ -105,7 +105,7 @@ class RobotView:
         self.lock = threading.RLock()
         self.syncing = False
         self.pending_target = None
-        self.solving = False
+        self.solving = self.dragging = self.user_target = False
         self.last_ik: IKOutcome | None = None
         self.colliding: set = set()
         self.collision = self.collision_builder = None
@@ -191,7 +191,7 @@ class RobotView:
             tip.on_update(lambda _: self._choose_tip(tip.value))
             self.ik_status = self._add(gui.add_markdown("Drag the gizmo at the tip."))
         self.gizmo = self._add(self.server.scene.add_transform_controls("/ik_target", scale=0.2, depth_test=False))
-        self.gizmo.on_update(lambda _: self.follow_gizmo())
+        self.gizmo.on_update(self._gizmo_event)
         if not self.interactive:
             self.solution_marker = self._add(self.server.scene.add_frame(
                 "/ik_solution", axes_length=0.1, axes_radius=0.006, visible=False))
@@ -231,8 +231,9 @@ class RobotView:
 
     # ------------------------------------------------------------------ state
     def set_configuration(self, q, moving_gizmo: bool = False) -> np.ndarray:
-        """Show ``q (n_q,)`` (sliders, collisions and, unless it is being dragged, the gizmo follow).
-        Returns the link poses ``(n_links, 4, 4)``."""
+        """Show ``q (n_q,)``; the sliders and collision colours follow, and so does the gizmo
+        unless it is being dragged, or the view is live and the user has dragged it (it then stays
+        at the user's target until another tip is chosen). Returns the link poses ``(n_links, 4, 4)``."""
         with self.lock:
             poses = self.scene.update(q)
             self.syncing = True
@@ -243,7 +244,8 @@ class RobotView:
                         slider.value = value
             finally:
                 self.syncing = False
-            if self.gizmo is not None and not moving_gizmo and self.pending_target is None:
+            busy = moving_gizmo or self.dragging or self.pending_target is not None
+            if self.gizmo is not None and (self.interactive or not self.user_target) and not busy:
                 self._place_gizmo(poses)
             self._check_collisions()
         return poses
@@ -262,7 +264,7 @@ class RobotView:
 
     def _choose_tip(self, tip: str) -> None:
         with self.lock:
-            self.tip = tip
+            self.tip, self.user_target = tip, False
             self._place_gizmo(forward_kinematics(self.model, self.scene.q))
 
     def gizmo_target(self) -> np.ndarray:
@@ -272,11 +274,16 @@ class RobotView:
         T[:3, 3] = self.gizmo.position
         return T
 
+    def _gizmo_event(self, event) -> None:
+        """A drag of the gizmo: ``event.phase`` is "start", "update" or "end" (the pose on each)."""
+        self.dragging = getattr(event, "phase", "update") != "end"
+        self.follow_gizmo()
+
     def follow_gizmo(self) -> None:
         """Solve for the newest gizmo pose; drag events arriving during a solve are folded into
         the next one (the latest pose wins), so the view never lags behind a queue of solves."""
         with self.lock:
-            self.pending_target = self.gizmo_target()
+            self.pending_target, self.user_target = self.gizmo_target(), True
             if self.solving:
                 return
             self.solving = True

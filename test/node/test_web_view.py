@@ -5,12 +5,15 @@ holds are what browsers receive) next to a kin_node process that publishes the d
 serves /compute_ik; the probe publishes joint states. Skipped where viser is not installed.
 """
 
+import os
+import re
 import threading
 import time
+import urllib.request
 
 import numpy as np
 import pytest
-from node_harness import LATCHED_QOS, KinNode, Probe, robot_xml
+from node_harness import LATCHED_QOS, ROOT, KinNode, Probe, robot_xml
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -23,6 +26,7 @@ from robokin_ros.node.web_view import WebViewNode  # noqa: E402
 PANDA = RobotModel.from_urdf(robot_xml('panda'))
 UR5E = RobotModel.from_urdf(robot_xml('ur5e'))
 PREFIX = 'r1/'
+CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
 
 
 @pytest.fixture(scope='module')
@@ -121,3 +125,42 @@ def test_new_description_replaces_the_view_and_a_bad_one_keeps_it(probe):
     publish(probe, UR5E, q)
     probe.spin_until(lambda: np.allclose(view.scene.link_poses(), forward_kinematics(UR5E, q), atol=1e-6),
                      'the ur5e scene to follow joint states')
+
+
+@pytest.mark.parametrize('name', ['g1_29dof_hand', 'tiago_hey5'])
+def test_humanoid_and_mobile_manipulator_follow_joint_states(probe, name):
+    path = CORPUS / f'{name}.urdf'
+    if not path.is_file():
+        pytest.skip(f'{path} is not here')
+    text = path.read_text()
+    model = RobotModel.from_urdf(text)
+    probe.description.publish(String(data=text))
+    view = shown_model(probe, model.name)
+    scalar = [i for i, label in enumerate(model.q_names) if label in model.joint_names]  # not a floating base
+    q = model.home_configuration()
+    q[scalar] = model.random_configuration(rng=4)[scalar]
+    probe.joints.publish(JointState(name=[model.q_names[i] for i in scalar], position=[float(q[i]) for i in scalar]))
+    probe.spin_until(lambda: np.allclose(view.scene.link_poses(), forward_kinematics(model, q), atol=1e-6),
+                     f'the {name} scene to follow joint states')
+
+
+def test_web_view_executable_serves_the_page(tmp_path, start_process):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
+    proc = start_process(['-m', 'robokin_ros.node.web_view', '--ros-args', '-p', 'port:=0'], env=env, cwd=str(ROOT))
+    deadline = time.monotonic() + 30
+    while not (found := re.search(r'web view at (http://localhost:\d+)', proc.output())):
+        proc.assert_running()
+        assert time.monotonic() < deadline, proc.output()
+        time.sleep(0.1)
+    with urllib.request.urlopen(found.group(1), timeout=10) as page:
+        assert page.status == 200
+
+
+def test_web_view_executable_without_viser_says_how_to_install(tmp_path, start_process):
+    (tmp_path / 'viser.py').write_text('raise ImportError("No module named viser")\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    proc = start_process(['-m', 'robokin_ros.node.web_view'], env=env, cwd=str(ROOT))
+    proc.popen.wait(timeout=60)
+    proc.stop(expect_returncode=1)
+    lines = proc.output().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('web_view: the web view needs viser') and 'pip install' in lines[0]

@@ -11,6 +11,7 @@ from robokin_ros import RobotModel, forward_kinematics, self_collisions
 from robokin_ros.model.description import read_description
 from robokin_ros.model.srdf import parse_srdf
 from robokin_ros.web.panel import RobotView, tree_text
+from robokin_ros.web.scene import wxyz
 
 PANDA = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
 SEMANTICS = parse_srdf(read_description(ROBOTS / "panda.srdf"), PANDA)
@@ -147,3 +148,25 @@ def test_humanoid_and_mobile_manipulator_views(server):
         view.set_configuration(q)
         np.testing.assert_allclose(view.scene.link_poses(), forward_kinematics(model, q), atol=1e-6)
         view.remove()
+
+
+def test_live_view_keeps_the_users_target_and_shows_the_answer_as_a_marker(server):
+    view = RobotView(server, PANDA, interactive=False, collisions=False)
+    assert all(slider.disabled for slider, _ in view.sliders.values()) and view.states == {"home": None}
+    tip = PANDA.link_index(view.tip)
+    q1, q2 = PANDA.random_configuration(2, rng=8)
+    view.set_configuration(q1)
+    np.testing.assert_allclose(view.gizmo_target(), forward_kinematics(PANDA, q1)[tip], atol=1e-6)
+    target = forward_kinematics(PANDA, q2)[tip]
+    view.gizmo.wxyz, view.gizmo.position = wxyz(target[:3, :3]), target[:3, 3]
+    view.follow_gizmo()
+    assert view.last_ik.success
+    np.testing.assert_allclose(view.scene.q, q1)                        # joint states move the robot, not IK
+    np.testing.assert_allclose(view.solution_marker.position, target[:3, 3], atol=1e-4)
+    view.set_configuration(q2 * 0.5)
+    np.testing.assert_allclose(view.gizmo_target(), target, atol=1e-6)   # the user's target stays
+    other = next(t for t in view.tips if t != view.tip)
+    view._choose_tip(other)
+    view.set_configuration(q1)
+    np.testing.assert_allclose(view.gizmo_target(), forward_kinematics(PANDA, q1)[PANDA.link_index(other)], atol=1e-6)
+    view.remove()
