@@ -51,6 +51,7 @@ DEFAULTS = {
     'frame_prefix': '',
     'use_rviz': 'auto',
     'use_sim_time': 'false',
+    'use_web_view': 'false',
 }
 
 
@@ -65,8 +66,7 @@ def rviz_available():
 
 def _actions(context):
     values = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
-    plan = check_launch_arguments(values, [w for w in context.argv if not w.startswith(f'{WEB_VIEW}:=')],
-                                  rviz_available=rviz_available)
+    plan = check_launch_arguments(values, context.argv, rviz_available=rviz_available)
     actions = [LogInfo(msg=note) for note in plan.notes]
     params = {'robot_description': ParameterValue(plan.robot_description, value_type=str),
               'frame_prefix': plan.frame_prefix, 'use_sim_time': plan.use_sim_time}
@@ -83,15 +83,12 @@ def _actions(context):
                        '--fixed-frame', plan.frame_prefix + plan.root_link],
             parameters=[{'use_sim_time': plan.use_sim_time}],
             on_exit=Shutdown(reason='rviz2 exited')))
-    if _use_web_view(LaunchConfiguration(WEB_VIEW).perform(context)):
+    if _use_web_view(values['use_web_view']):
         actions.append(Node(
             package='robokin_ros', executable='web_view', name='web_view', output='screen',
             parameters=[{'frame_prefix': plan.frame_prefix, 'use_sim_time': plan.use_sim_time}],
             on_exit=Shutdown(reason='web_view exited')))
     return actions
-
-
-WEB_VIEW = 'use_web_view'
 
 
 def _use_web_view(text):
@@ -100,9 +97,9 @@ def _use_web_view(text):
     word = text.strip().lower()
     if word not in TRUE_WORDS + FALSE_WORDS:
         allowed = ', '.join(TRUE_WORDS + FALSE_WORDS)
-        raise LaunchArgumentError([f'{WEB_VIEW}:={text!r} is not a boolean (one of {allowed})'])
+        raise LaunchArgumentError([f'use_web_view:={text!r} is not a boolean (one of {allowed})'])
     if word in TRUE_WORDS and importlib.util.find_spec('viser') is None:
-        raise LaunchArgumentError([f'{WEB_VIEW}:=true but viser is not installed: {INSTALL_HINT}'])
+        raise LaunchArgumentError([f'use_web_view:=true but viser is not installed: {INSTALL_HINT}'])
     return word in TRUE_WORDS
 
 
@@ -110,5 +107,4 @@ def generate_launch_description():
     return LaunchDescription(
         [DeclareLaunchArgument(name, default_value=DEFAULTS[name], description=text)
          for name, text in ARGUMENTS.items()]
-        + [DeclareLaunchArgument(WEB_VIEW, default_value='false', description='start the web_view node (browser)')]
         + [OpaqueFunction(function=_actions)])
