@@ -164,7 +164,11 @@ def main(args=None):
     rclpy.init(args=args)
     node = executor = None
     try:
-        node = WebViewNode(viser)
+        try:
+            node = WebViewNode(viser)
+        except ValueError as error:   # a bad parameter: one line, exit code 1
+            print(f'web_view: {error}', flush=True)
+            raise SystemExit(1) from None
         executor = MultiThreadedExecutor(num_threads=2)
         executor.add_node(node)
         executor.spin()

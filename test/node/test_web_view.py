@@ -164,3 +164,12 @@ def test_web_view_executable_without_viser_says_how_to_install(tmp_path, start_p
     proc.stop(expect_returncode=1)
     lines = proc.output().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith('web_view: the web view needs viser') and 'pip install' in lines[0]
+
+
+def test_bad_update_rate_is_one_line_and_exit_code_1(start_process):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
+    proc = start_process(['-m', 'robokin_ros.node.web_view', '--ros-args', '-p', 'port:=0', '-p', 'update_rate:=0.0'],
+                         env=env, cwd=str(ROOT))
+    proc.popen.wait(timeout=60)
+    proc.stop(expect_returncode=1)
+    assert 'web_view: parameter update_rate must be > 0 [Hz], got 0.0' in proc.output()
