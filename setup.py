@@ -29,7 +29,9 @@ setup(
     install_requires=['setuptools', 'numpy', 'numba'],
     # matplotlib (pictures), trimesh (meshes in pictures) and tqdm (progress bars): the robokin command only
     extras_require={'test': ['pytest', 'scipy', 'hypothesis', 'ruff'], 'cli': ['matplotlib', 'tqdm', 'trimesh'],
-                    'collision': ['coal', 'trimesh']},
+                    'collision': ['coal', 'trimesh'],
+                    # robokin view and the web_view node (pinned as in tools/requirements-web.txt)
+                    'web': ['viser==1.1.1', 'trimesh']},
     zip_safe=True,
     maintainer='robokin_ros maintainers',
     maintainer_email='robokin@example.com',
@@ -41,6 +43,7 @@ setup(
         'console_scripts': [
             'kin_node = robokin_ros.node.main:main',
             'robokin = robokin_ros.cli:entry_point',
+            'web_view = robokin_ros.node.web_view:main',
         ],
     },
 )

@@ -12,6 +12,8 @@ Arguments (``ros2 launch robokin_ros kin.launch.py -s`` lists them):
     use_rviz: true, false or auto (default): RViz with share/robokin_ros/config/kin.rviz when
         rviz2 is installed.
     use_sim_time: use /clock.
+    use_web_view: true or false (default): also start the web_view node (the robot in a browser,
+        http://localhost:8080; needs viser: pip install 'viser==1.1.1').
 
 Every argument and file is checked before anything starts (robokin_ros.node.launch_arguments,
 reading files with the core's size-capped reader and parsing them with its hardened parsers, as
@@ -21,6 +23,7 @@ and no process started. When either process exits, the launch shuts the other do
 Nothing publishes joint states here: run your driver, a simulator or joint_state_publisher_gui.
 """
 
+import importlib.util
 import os
 
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
@@ -31,7 +34,14 @@ from launch_ros.parameter_descriptions import ParameterValue
 
 import robokin_ros
 from launch import LaunchDescription
-from robokin_ros.node.launch_arguments import ARGUMENTS, check_launch_arguments
+from robokin_ros.node.launch_arguments import (
+    ARGUMENTS,
+    FALSE_WORDS,
+    TRUE_WORDS,
+    LaunchArgumentError,
+    check_launch_arguments,
+)
+from robokin_ros.web.library import INSTALL_HINT
 
 SHARE = get_package_share_directory('robokin_ros')
 DEFAULTS = {
@@ -41,6 +51,7 @@ DEFAULTS = {
     'frame_prefix': '',
     'use_rviz': 'auto',
     'use_sim_time': 'false',
+    'use_web_view': 'false',
 }
 
 
@@ -72,7 +83,24 @@ def _actions(context):
                        '--fixed-frame', plan.frame_prefix + plan.root_link],
             parameters=[{'use_sim_time': plan.use_sim_time}],
             on_exit=Shutdown(reason='rviz2 exited')))
+    if _use_web_view(values['use_web_view']):
+        actions.append(Node(
+            package='robokin_ros', executable='web_view', name='web_view', output='screen',
+            parameters=[{'frame_prefix': plan.frame_prefix, 'use_sim_time': plan.use_sim_time}],
+            on_exit=Shutdown(reason='web_view exited')))
     return actions
+
+
+def _use_web_view(text):
+    """Whether ``use_web_view`` asks for the web view; raises LaunchArgumentError (nothing started)
+    for a word that is not a boolean, or when viser is missing."""
+    word = text.strip().lower()
+    if word not in TRUE_WORDS + FALSE_WORDS:
+        allowed = ', '.join(TRUE_WORDS + FALSE_WORDS)
+        raise LaunchArgumentError([f'use_web_view:={text!r} is not a boolean (one of {allowed})'])
+    if word in TRUE_WORDS and importlib.util.find_spec('viser') is None:
+        raise LaunchArgumentError([f'use_web_view:=true but viser is not installed: {INSTALL_HINT}'])
+    return word in TRUE_WORDS
 
 
 def generate_launch_description():

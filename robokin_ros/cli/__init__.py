@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_commands(commands)
     draw.add_commands(commands)
     query.add_commands(commands)
+    from . import view  # robokin view (the web view; viser is imported only when it runs)
+    view.add_commands(commands)
     return parser
 
 

@@ -28,6 +28,7 @@ ARGUMENTS = {
     'frame_prefix': 'prefix of every published frame id',
     'use_rviz': 'true, false or auto (default: true if rviz2 is installed)',
     'use_sim_time': 'true or false: use /clock',
+    'use_web_view': 'true or false (default): also start the web_view node (the robot in a browser; needs viser)',
 }
 TRUE_WORDS = ('true', '1')    # what launch's IfCondition accepts, case-insensitively
 FALSE_WORDS = ('false', '0')

@@ -32,7 +32,7 @@ def params_file(tmp_path):
 
 def values(params_file, **overrides):
     base = {'description_file': str(PANDA), 'semantic_file': '', 'params_file': params_file,
-            'frame_prefix': '', 'use_rviz': 'auto', 'use_sim_time': 'false'}
+            'frame_prefix': '', 'use_rviz': 'auto', 'use_sim_time': 'false', 'use_web_view': 'false'}
     assert set(base) == set(ARGUMENTS)
     base.update(overrides)
     return base

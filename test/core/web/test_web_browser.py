@@ -1,0 +1,71 @@
+"""The web view in a real browser: headless Chromium loads the page, renders the scene with
+WebGL (SwiftShader) and the screenshot shows the robot. Skipped where no Chromium is installed."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from webview_paths import ROBOTS
+
+from robokin_ros import RobotModel
+from robokin_ros.web.browser import find_chromium, screenshot
+from robokin_ros.web.panel import RobotView
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(find_chromium() is None, reason="no chromium (apt-get install chromium)")]
+PANDA = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
+SIZE = (1024, 768)
+#: The 3D view's middle, where the initial camera centres the robot (the GUI panel is on the
+#: right, a notice about software WebGL at the top left).
+REGION = (slice(150, 700), slice(250, 650))   # rows, columns
+
+
+def robot_pixels(path) -> np.ndarray:
+    """Mask of the pixels in REGION with the robot's blue-grey colour (shaded), ``(rows, cols)``."""
+    from PIL import Image
+    rgb = np.asarray(Image.open(path).convert("RGB"), int)[REGION]
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return (rgb.sum(-1) < 700) & (b > r + 12) & (g > r)
+
+
+def shoot(server, path) -> int:
+    """Screenshot of the server's page; returns how many browser clients connected meanwhile."""
+    seen, stop = [0], threading.Event()
+
+    def watch():
+        while not stop.wait(0.05):
+            seen[0] = max(seen[0], len(server.get_clients()))
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        screenshot(f"http://127.0.0.1:{server.get_port()}", path, SIZE)
+    finally:
+        stop.set()
+        watcher.join()
+    return seen[0]
+
+
+def test_browser_shows_the_robot_and_not_after_it_is_removed(server, tmp_path):
+    view = RobotView(server, PANDA, collisions=False)
+    assert shoot(server, tmp_path / "robot.png") == 1
+    shown = robot_pixels(tmp_path / "robot.png")
+    assert shown.sum() > 2000, f"{shown.sum()} robot-coloured pixels"
+    view.remove()
+    shoot(server, tmp_path / "empty.png")
+    assert robot_pixels(tmp_path / "empty.png").sum() < 50
+
+
+def test_browser_shows_a_moved_joint(server, tmp_path):
+    view = RobotView(server, PANDA, collisions=False)
+    shoot(server, tmp_path / "home.png")
+    view.sliders["panda_joint2"][0].value = 1.5      # the arm leans forward (+x), towards the camera's left
+    view.sliders["panda_joint4"][0].value = -0.3
+    shoot(server, tmp_path / "moved.png")
+    home, moved = robot_pixels(tmp_path / "home.png"), robot_pixels(tmp_path / "moved.png")
+    changed = (home != moved).sum()
+    assert changed > 1000, f"{changed} pixels changed"
+    rows, cols = np.nonzero(moved)
+    home_rows, _ = np.nonzero(home)
+    assert rows.min() > home_rows.min() + 20          # the top of the arm came down
