@@ -6,6 +6,7 @@
     robokin fk FILE --frame tool0 [--base LINK] [--q NAME=VALUE ...]      # JSON
     robokin ik FILE --tip tool0 --pose X Y Z QX QY QZ QW [--seed NAME=VALUE ...]   # JSON
     robokin workspace FILE --tip tool0 -n 100000 -o ws.png
+    robokin reach FILE --tip tool0 [--resolution 0.05] [--orientations 50] [--ray auto|ADDRESS] [--out map.npz]
     robokin bench FILE                      # FK / Jacobian / IK timings, Pinocchio alongside if installed
 
 Also ``python -m robokin_ros ...``. Core only: never imports rclpy. Errors print one message
@@ -18,7 +19,7 @@ import argparse
 import sys
 
 from ..errors import RobokinError
-from . import draw, inspect, query
+from . import draw, inspect, query, reach
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_commands(commands)
     draw.add_commands(commands)
     query.add_commands(commands)
+    reach.add_commands(commands)
     return parser
 
 

@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ArgumentError, ModelError
-from ..kinematics import forward_kinematics, jacobian
 from ..ik.chain import chain_of
+from ..kinematics import forward_kinematics, jacobian
 from ..model import JointType, RobotModel
 from .parameters import MAX_VOXELS
 
