@@ -14,8 +14,7 @@ The ``.npz`` file (``numpy.load``; every entry an array) holds:
 ``centres``         ``(n, 3)`` [m]              their centres (``grid_origin + resolution * voxels``)
 ``reachability``    ``(n,)`` float in [0, 1]    reachability index: fraction of orientations reached
 ``manipulability``  ``(n,)`` float              mean manipulability of the solutions (NaN: none / not asked)
-``solved``          ``(n, ceil(m / 8))`` uint8  reached orientations, bit-packed (``numpy.unpackbits(solved,
-                                                axis=1, count=m)`` gives ``(n, m)``)
+``solved``          ``(n, ceil(m / 8))`` uint8  reached orientations, bit-packed (``numpy.unpackbits``, ``count=m``)
 ``orientations``    ``(m, 3, 3)``               the target rotations tried at every voxel
 ``reach_centre``    ``(3,)`` [m]                centre of the sphere bounding the tip's positions
 ``reach_radius``    float [m]                   its radius (voxels beyond it are not mapped: index 0)
