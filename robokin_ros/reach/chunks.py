@@ -101,7 +101,7 @@ class PreparedMap:
         path = [m.joint_index(name) for name in m.path_joints(base, p.tip)]
         self._q_cols = np.array([m.joint_q_index[j] for j in path], dtype=np.int64)
         self._v_cols = np.array([m.joint_v_index[j] for j in path], dtype=np.int64)
-        prepare(m, frames=[(p.tip,)], fk=False)
+        prepare(m, frames=[(p.tip,)], fk=p.collisions)   # (the collision test places links by FK)
 
     def chunk_voxels(self, index: int) -> slice:
         """The voxels (rows of ``grid.voxels``) of chunk ``index``."""

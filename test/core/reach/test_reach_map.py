@@ -172,3 +172,20 @@ def test_bad_parameters_raise_naming_the_parameter(options, message):
 def test_unknown_tip_is_an_unknown_link():
     with pytest.raises(UnknownLinkError, match="tool9"):
         reachability_map(UR5E, "tool9", resolution=0.5, orientations=1)
+
+
+def test_with_collisions_every_counted_pose_is_collision_free():
+    pytest.importorskip("coal", reason="coal (PyPI) is not installed")
+    from robokin_ros.collision import collision_model, in_collision
+    panda = (ROOT / "robokin_ros" / "robots" / "panda.urdf").read_text()
+    prepared = PreparedMap(ReachJob(panda, ReachParameters("panda_hand_tcp", resolution=0.5, orientations=6,
+                                                           collisions=True, chunk_poses=120)))
+    checker = collision_model(prepared.solve_model)
+    counted = 0
+    for chunk in range(prepared.n_chunks):
+        T, result = prepared.solve(chunk)
+        assert not in_collision(checker, result.q[result.success]).any()
+        pose = forward_kinematics(prepared.solve_model, result.q[result.success])
+        assert_within_tolerances(pose[:, prepared.solve_model.link_index("panda_hand_tcp")], T[result.success])
+        counted += result.success.sum()
+    assert counted > 20

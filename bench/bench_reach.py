@@ -1,0 +1,162 @@
+"""Reachability maps: poses/s of the engines, and the serial parts of a run.
+
+For the bundled UR5e and Panda at 0.05 m and 50 orientations (the maps of ``robokin reach``'s
+defaults), a sample of the map's chunks (every k-th, so the sample spans the grid: reachable
+voxels and unreachable ones, which cost the full iteration budget) is solved by
+
+* 1 local process (this one, kernels loaded: the steady rate of one core),
+* 2 local processes (``spawn``ed pool; wall time including the workers' start-up),
+* a local Ray cluster of 2 CPUs (``ray.init`` timed apart; skipped without Ray),
+
+and the serial parts of a run are timed: a fresh process preparing the job (URDF parse, reach,
+grid, numba kernels from the disk cache), the same with an empty cache (kernel compile), the
+start-up of a 2-process pool and of Ray's 2 workers, and the gather (assemble and save the full
+map's arrays). Prints a Markdown table for the README.
+
+Run: ``VENV=/work/venv-ray tools/run_in_env.sh python bench/bench_reach.py [--chunks N] [--no-ray]``
+(any environment with Ray for the Ray rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from robokin_ros.reach import ReachParameters  # noqa: E402
+from robokin_ros.reach.chunks import ChunkResult, ReachJob, prepared  # noqa: E402
+from robokin_ros.reach.engines import run_here, run_processes, run_ray  # noqa: E402
+from robokin_ros.reach.reach_map import ReachMap  # noqa: E402
+
+ROBOTS = (("UR5e", "ur5e.urdf", "tool0"), ("Panda", "panda.urdf", "panda_hand_tcp"))
+
+PREPARE = """
+import sys, time
+sys.path.insert(0, {root!r})
+t = time.perf_counter()
+from robokin_ros.reach.chunks import ReachJob, prepared
+from robokin_ros.reach import ReachParameters
+job = ReachJob(open({urdf!r}).read(), ReachParameters({tip!r}))
+t_import = time.perf_counter()
+prepared(job)
+print(t_import - t, time.perf_counter() - t_import)
+"""
+
+
+def fresh_prepare(urdf: Path, tip: str, cache_dir: str | None = None) -> tuple[float, float]:
+    """(import, prepare) seconds in a new interpreter (``cache_dir``: an empty kernel cache)."""
+    env = dict(os.environ, **({"ROBOKIN_CACHE_DIR": cache_dir} if cache_dir else {}))
+    out = subprocess.run([sys.executable, "-c", PREPARE.format(root=str(ROOT), urdf=str(urdf), tip=tip)],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
+def _ready(job: ReachJob) -> int:
+    prepared(job)
+    return os.getpid()
+
+
+def pool_startup(job: ReachJob, workers: int) -> float:
+    """Seconds for a spawned pool of ``workers`` to start and prepare the job in each."""
+    import multiprocessing
+    t = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_ready, [job] * workers))
+        return time.perf_counter() - t
+
+
+def timed(engine) -> tuple[float, int]:
+    """(seconds, poses) of consuming an engine."""
+    t = time.perf_counter()
+    poses = sum(result.solved.size for _, result in engine)
+    return time.perf_counter() - t, poses
+
+
+def gather_seconds(job: ReachJob) -> float:
+    """Assemble the full map from chunk results and save it (random results of the right sizes)."""
+    here = prepared(job)
+    rng = np.random.default_rng(0)
+    n_ori = len(here.rotations)
+    chunks = [ChunkResult(rng.random((s.stop - s.start, n_ori)) < 0.5, np.full(s.stop - s.start, np.nan))
+              for s in map(here.chunk_voxels, range(here.n_chunks))]
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        solved = np.concatenate([c.solved for c in chunks])
+        manip = np.concatenate([c.manipulability for c in chunks])
+        ReachMap(job.parameters, job.robot_sha256, here.grid.resolution, here.grid.origin, here.grid.shape,
+                 here.grid.voxels.astype(np.int32), solved.mean(axis=1), manip, solved, here.rotations,
+                 here.reach_centre, here.reach_radius).save(os.path.join(tmp, "map.npz"))
+        return time.perf_counter() - t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=24, help="chunks sampled per robot (default 24)")
+    parser.add_argument("--no-ray", action="store_true")
+    args = parser.parse_args()
+    try:
+        import ray
+    except ImportError:
+        ray = None
+    rows, notes = [], []
+    ray_init = None
+    for label, name, tip in ROBOTS:
+        urdf = ROOT / "robokin_ros" / "robots" / name
+        job = ReachJob(urdf.read_text(), ReachParameters(tip, resolution=0.05, orientations=50))
+        here = prepared(job)
+        sample = list(np.linspace(0, here.n_chunks - 1, min(args.chunks, here.n_chunks)).round().astype(int))
+        total_poses = len(here.grid.voxels) * len(here.rotations)
+        timings = {"1 process": timed(run_here(job, sample)),
+                   "2 processes": timed(run_processes(job, sample, 2))}
+        if ray is not None and not args.no_ray:
+            if ray_init is None:
+                t = time.perf_counter()
+                ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
+                         log_to_driver=False)
+                ray_init = time.perf_counter() - t
+            start = time.perf_counter()
+            remote = ray.remote(num_cpus=1)(_ready)
+            ray.get([remote.remote(job) for _ in range(2)])
+            ray_workers = time.perf_counter() - start
+            timings["Ray, 2 CPUs"] = timed(run_ray(job, sample, "auto"))
+        else:
+            ray_workers = None
+        warm_import, warm = fresh_prepare(urdf, tip)
+        with tempfile.TemporaryDirectory() as empty:
+            _, cold = fresh_prepare(urdf, tip, empty)
+        startup = pool_startup(job, 2)
+        gather = gather_seconds(job)
+        base = timings["1 process"][1] / timings["1 process"][0]
+        for engine, (seconds, poses) in timings.items():
+            rate = poses / seconds
+            rows.append(f"| {label} | {engine} | {poses:,} | {seconds:.1f} | {rate:,.0f} | {rate / base:.2f} |"
+                        f" {total_poses / rate / 60:.1f} |")
+        notes.append(f"| {label} | {len(here.grid.voxels):,} x 50 = {total_poses:,} | {here.n_chunks:,} |"
+                     f" {warm_import:.2f} + {warm:.2f} | {cold:.1f} | {startup:.1f} |"
+                     f" {'-' if ray_workers is None else f'{ray_workers:.1f}'} | {gather:.2f} |")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+    print(f"Sample: {args.chunks} chunks of 2,048 poses (40 voxels x 50 orientations) spread over each map; "
+          f"{os.cpu_count()} cores, machine load {os.getloadavg()[0]:.1f}.\n")
+    print("| robot | engine | poses | s | poses/s | vs 1 process | full map, min |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\nSerial parts [s]" + (f" (ray.init of the 2-CPU cluster: {ray_init:.1f} s)" if ray_init else "") + ":\n")
+    print("| robot | map poses | chunks | fresh process: import + prepare (cached kernels) | prepare, empty cache "
+          "(compile) | 2-process pool start-up | Ray 2 workers start-up | gather + save |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(notes))
+
+
+if __name__ == "__main__":
+    main()
