@@ -108,7 +108,7 @@ def run_reach(args) -> int:
 
 def draw_reach_map(reach_map: ReachMap, path: str, title: str = "") -> None:
     """Slices through the base (x-y at z = 0, x-z at y = 0, y-z at x = 0) coloured by the
-    reachability index, and a 3D scatter of the reached voxels coloured by it."""
+    reachability index, and a 3D scatter of the reached voxels of the half y <= 0 coloured by it."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -131,10 +131,12 @@ def draw_reach_map(reach_map: ReachMap, path: str, title: str = "") -> None:
         ax.set_xlabel("xyz"[a] + " [m]")
         ax.set_ylabel("xyz"[b] + " [m]")
     ax = fig.add_subplot(1, 4, 4, projection="3d")
-    reached = reach_map.reachability > 0
-    points = reach_map.centres[reached]
-    ax.scatter(*points.T, c=reach_map.reachability[reached], cmap="viridis", vmin=0, vmax=1, s=3, alpha=0.5)
-    ax.set_title("reached voxels", fontsize=9)
+    # The reached voxels of the half y <= 0 (a cut through the base shows the inside).
+    shown = (reach_map.reachability > 0) & (reach_map.centres[:, 1] <= 1e-9)
+    ax.scatter(*reach_map.centres[shown].T, c=reach_map.reachability[shown], cmap="viridis", vmin=0, vmax=1, s=3,
+               alpha=0.5)
+    ax.view_init(20, 60)   # looking at the cut
+    ax.set_title("reached voxels, y <= 0", fontsize=9)
     fig.colorbar(image, ax=fig.axes[:3], shrink=0.8, label="reachability index")
     p = reach_map.parameters
     fig.suptitle(f"{title} {p.tip}: {p.resolution:g} m voxels x {p.orientations} orientations", fontsize=10)
