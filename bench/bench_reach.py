@@ -5,8 +5,10 @@ defaults), a sample of the map's chunks (every k-th, so the sample spans the gri
 voxels and unreachable ones, which cost the full iteration budget) is solved by
 
 * 1 local process (this one, kernels loaded: the steady rate of one core),
-* 2 local processes (``spawn``ed pool; wall time including the workers' start-up),
-* a local Ray cluster of 2 CPUs (``ray.init`` timed apart; skipped without Ray),
+* 2 local processes (a ``spawn``ed pool whose workers have prepared the job),
+* a local Ray cluster of 2 CPUs (workers that have prepared the job; skipped without Ray),
+
+each ``--rounds`` times, interleaved (the best round counts: the machine is shared),
 
 and the serial parts of a run are timed: a fresh process preparing the job (URDF parse, reach,
 grid, numba kernels from the disk cache), the same with an empty cache (kernel compile), the
@@ -34,8 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robokin_ros.reach import ReachParameters  # noqa: E402
+from robokin_ros.reach import engines as reach_engines  # noqa: E402
 from robokin_ros.reach.chunks import ChunkResult, ReachJob, prepared  # noqa: E402
-from robokin_ros.reach.engines import run_here, run_processes, run_ray  # noqa: E402
+from robokin_ros.reach.engines import run_here, run_ray  # noqa: E402
 from robokin_ros.reach.reach_map import ReachMap  # noqa: E402
 
 ROBOTS = (("UR5e", "ur5e.urdf", "tool0"), ("Panda", "panda.urdf", "panda_hand_tcp"))
@@ -63,16 +66,30 @@ def fresh_prepare(urdf: Path, tip: str, cache_dir: str | None = None) -> tuple[f
 
 def _ready(job: ReachJob) -> int:
     prepared(job)
+    time.sleep(0.5)   # (so that every worker gets one)
     return os.getpid()
 
 
-def pool_startup(job: ReachJob, workers: int) -> float:
-    """Seconds for a spawned pool of ``workers`` to start and prepare the job in each."""
+def _ready_installed(_) -> int:
+    return _ready(reach_engines._WORKER_JOB)
+
+
+def started_pool(job: ReachJob, workers: int) -> tuple[ProcessPoolExecutor, float]:
+    """A spawned pool of ``workers`` that has prepared ``job`` in each, and the seconds that took
+    (as :func:`~robokin_ros.reach.engines.run_processes` starts its pool)."""
     import multiprocessing
     t = time.perf_counter()
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(_ready, [job] * workers))
-        return time.perf_counter() - t
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=reach_engines._install, initargs=(job,))
+    list(pool.map(_ready_installed, range(workers)))
+    return pool, time.perf_counter() - t - 0.5
+
+
+def on_pool(pool: ProcessPoolExecutor, chunks, workers: int):
+    """The chunks on a started pool (what ``run_processes`` does once its pool is up)."""
+    e = reach_engines
+    return e._bounded(lambda index: pool.submit(e._worker_chunk, index), lambda f: f.result(), e._wait_futures,
+                      chunks, workers * (1 + e.QUEUE_PER_WORKER))
 
 
 def timed(engine) -> tuple[float, int]:
@@ -102,6 +119,7 @@ def gather_seconds(job: ReachJob) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=24, help="chunks sampled per robot (default 24)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of every engine (default 2)")
     parser.add_argument("--no-ray", action="store_true")
     args = parser.parse_args()
     try:
@@ -116,25 +134,29 @@ def main() -> None:
         here = prepared(job)
         sample = list(np.linspace(0, here.n_chunks - 1, min(args.chunks, here.n_chunks)).round().astype(int))
         total_poses = len(here.grid.voxels) * len(here.rotations)
-        timings = {"1 process": timed(run_here(job, sample)),
-                   "2 processes": timed(run_processes(job, sample, 2))}
+        pool, startup = started_pool(job, 2)
+        engines = {"1 process": lambda: run_here(job, sample), "2 processes": lambda: on_pool(pool, sample, 2)}
+        ray_workers = None
         if ray is not None and not args.no_ray:
             if ray_init is None:
                 t = time.perf_counter()
                 ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},
                          log_to_driver=False)
                 ray_init = time.perf_counter() - t
-            start = time.perf_counter()
+            t = time.perf_counter()
             remote = ray.remote(num_cpus=1)(_ready)
             ray.get([remote.remote(job) for _ in range(2)])
-            ray_workers = time.perf_counter() - start
-            timings["Ray, 2 CPUs"] = timed(run_ray(job, sample, "auto"))
-        else:
-            ray_workers = None
+            ray_workers = time.perf_counter() - t - 0.5
+            engines["Ray, 2 CPUs"] = lambda: run_ray(job, sample, "auto")
+        timings = {}
+        for _ in range(args.rounds):
+            for engine, run in engines.items():
+                seconds, poses = timed(run())
+                timings[engine] = min(timings.get(engine, (np.inf, 0)), (seconds, poses))
+        pool.shutdown()
         warm_import, warm = fresh_prepare(urdf, tip)
         with tempfile.TemporaryDirectory() as empty:
             _, cold = fresh_prepare(urdf, tip, empty)
-        startup = pool_startup(job, 2)
         gather = gather_seconds(job)
         base = timings["1 process"][1] / timings["1 process"][0]
         for engine, (seconds, poses) in timings.items():
