@@ -15,7 +15,7 @@ grid, numba kernels from the disk cache), the same with an empty cache (kernel c
 start-up of a 2-process pool and of Ray's 2 workers, and the gather (assemble and save the full
 map's arrays). Prints a Markdown table for the README.
 
-Run: ``VENV=/work/venv-ray tools/run_in_env.sh python bench/bench_reach.py [--chunks N] [--no-ray]``
+Run: ``tools/run_in_env.sh python bench/bench_reach.py [--chunks N] [--rounds R] [--no-ray]``
 (any environment with Ray for the Ray rows).
 """
 
