@@ -84,3 +84,9 @@ def test_killed_halfway_then_rerun_gives_the_uninterrupted_map(tmp_path):
     assert load_reach_map(str(out)).equals(fresh)
     assert not chunks.exists()
     assert np.array_equal(load_reach_map(str(out)).reachability, fresh.solved.mean(axis=1))
+
+
+def test_reach_help_exits_0():
+    with pytest.raises(SystemExit) as info:
+        main(["reach", "--help"])
+    assert info.value.code == 0

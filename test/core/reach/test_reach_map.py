@@ -189,3 +189,13 @@ def test_with_collisions_every_counted_pose_is_collision_free():
         assert_within_tolerances(pose[:, prepared.solve_model.link_index("panda_hand_tcp")], T[result.success])
         counted += result.success.sum()
     assert counted > 20
+
+
+def test_a_model_travels_as_its_urdf_text():
+    import hashlib
+    model = RobotModel.from_urdf(PLANAR)
+    options = dict(resolution=0.5, orientations=2, cone=(0, 0, 1, 0.0), workers=1)
+    from_model = reachability_map(model, "tool", **options)
+    assert from_model.robot_sha256 == hashlib.sha256(model.to_urdf().encode()).hexdigest()
+    assert from_model.equals(reachability_map(model.to_urdf(), "tool", **options))
+    assert from_model.reachability.sum() > 0
