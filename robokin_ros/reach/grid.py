@@ -104,7 +104,7 @@ def _farthest_tip(model: RobotModel, tip: str, base_idx: int, centre: Array) -> 
         T = forward_kinematics(model, q)
         R_world_base = T[:, base_idx, :3, :3]
         J = jacobian(model, q, tip)[:, :3, :]
-        gradient = np.einsum("bi,bij->bj", np.einsum("bji,bj->bi", R_world_base, d), J)   # d|d|²/2 per q
+        gradient = np.einsum("bi,bij->bj", np.einsum("bij,bj->bi", R_world_base, d), J)   # d|d|²/2 per q
         # (v = q coordinates here: chains of revolute, continuous and prismatic joints.)
         q = np.clip(q + step * gradient / np.maximum(np.linalg.norm(gradient, axis=1, keepdims=True), 1e-12), lo, hi)
         best = max(best, float(np.linalg.norm(offsets(q), axis=-1).max()))

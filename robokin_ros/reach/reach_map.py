@@ -130,7 +130,7 @@ def load_reach_map(path: str) -> ReachMap:
                 solved=np.unpackbits(data["solved"], axis=1, count=len(orientations)).astype(bool),
                 orientations=orientations, reach_centre=data["reach_centre"],
                 reach_radius=float(data["reach_radius"]))
-    except (KeyError, ValueError) as error:
+    except (KeyError, TypeError, ValueError) as error:   # (a missing entry, a bad parameters record)
         if isinstance(error, ArgumentError):
             raise
         raise ArgumentError("map", f"{path} is not a readable reach map ({error})") from None

@@ -123,6 +123,12 @@ def test_map_saves_and_loads_back(ur5e_map, tmp_path):
         assert np.array_equal(np.unpackbits(data["solved"], axis=1, count=10).astype(bool), ur5e_map.solved)
     dense = loaded.dense()
     assert dense.shape == loaded.grid_shape and dense.sum() == pytest.approx(loaded.reachability.sum())
+    with np.load(path) as data:
+        entries = dict(data)
+    entries["parameters"] = np.array('{"tip": "tool0", "speed": 3}')
+    np.savez(tmp_path / "bad.npz", **entries)
+    with pytest.raises(ArgumentError, match="bad.npz is not a readable reach map"):
+        load_reach_map(str(tmp_path / "bad.npz"))
     np.savez(tmp_path / "other.npz", x=np.zeros(3))
     with pytest.raises(ArgumentError, match="other.npz is not a 'robokin reach map 1' file"):
         load_reach_map(str(tmp_path / "other.npz"))
