@@ -147,7 +147,7 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     Args:
         robot: URDF text, or a model (its :meth:`~RobotModel.to_urdf` text is what travels).
         tip, base: the chain's tip and base links (base None: the root link).
-        workers: local processes (default: every core); 1 runs in this process.
+        workers: local processes (default: every core this process may use); 1 runs in this process.
         ray: None: local processes; else run the chunks as Ray tasks (see
             :func:`~robokin_ros.reach.engines.run_ray`: ``"auto"``, ``"local"`` or an address).
         chunk_dir: folder for chunk files (resuming): the chunks go into a sub-folder named by
@@ -199,7 +199,7 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
             store(index, found)
     reused_poses = done
     start = time.perf_counter()
-    engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or os.cpu_count() or 1)
+    engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or _cores())
     for index, result in engine:
         if directory is not None:
             write_chunk(directory, index, result)
@@ -211,6 +211,11 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
                     here.grid.voxels.astype(np.int32), solved.mean(axis=1), manip, solved, here.rotations,
                     np.asarray(here.reach_centre, float), here.reach_radius,
                     RunStats(len(todo), here.n_chunks - len(todo), done - reused_poses, seconds))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def progress_bar(description: str):
