@@ -24,8 +24,8 @@ IFACE_SRC="$ROOT/tools/ros_interfaces"
 IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs)   # dependency order
 REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
 REQ_VENV="$ROOT/tools/requirements-venv.txt"
-# Optional features the tests cover: the web view (viser).
-REQ_EXTRAS=("$ROOT/tools/requirements-web.txt")
+# Optional features the tests cover: the web view (viser), reachability maps on Ray.
+REQ_EXTRAS=("$ROOT/tools/requirements-web.txt" "$ROOT/tools/requirements-ray.txt")
 CONSTRAINTS="$ROOT/tools/constraints-venv.txt"
 LOGS="$BUILD/logs"
 STAMPS="$VENV/.robokin-stamps"

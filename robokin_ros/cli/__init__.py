@@ -6,7 +6,9 @@
     robokin fk FILE --frame tool0 [--base LINK] [--q NAME=VALUE ...]      # JSON
     robokin ik FILE --tip tool0 --pose X Y Z QX QY QZ QW [--seed NAME=VALUE ...]   # JSON
     robokin workspace FILE --tip tool0 -n 100000 -o ws.png
+    robokin reach FILE --tip tool0 [--resolution 0.05] [--orientations 50] [--ray auto|ADDRESS] [--out map.npz]
     robokin bench FILE                      # FK / Jacobian / IK timings, Pinocchio alongside if installed
+    robokin view FILE [--srdf FILE] [--port 8080]   # 3D view in a browser (viser): sliders, IK gizmo
 
 Also ``python -m robokin_ros ...``. Core only: never imports rclpy. Errors print one message
 (no traceback; at most :data:`~robokin_ros.cli.arguments.MAX_ERROR_LINES` lines) and exit with
@@ -24,7 +26,7 @@ import warnings
 import numpy as np
 
 from ..errors import RobokinError
-from . import draw, inspect, query
+from . import draw, inspect, query, reach
 from .arguments import Parser, capped
 
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_commands(commands)
     draw.add_commands(commands)
     query.add_commands(commands)
+    reach.add_commands(commands)
     from . import view  # robokin view (the web view; viser is imported only when it runs)
     view.add_commands(commands)
     return parser
