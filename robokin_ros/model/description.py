@@ -14,11 +14,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
 
-from ..errors import URDFError
+from ..errors import URDFError, shorten
 
 #: Default cap on a description's size in bytes; ``ROBOKIN_MAX_DESCRIPTION_BYTES`` overrides it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-_SHOWN_CHARS = 60
 
 
 def max_description_bytes(max_bytes: int | None = None) -> int:
@@ -30,14 +29,6 @@ def max_description_bytes(max_bytes: int | None = None) -> int:
         return int(text) if text else DEFAULT_MAX_BYTES
     except ValueError:
         raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_BYTES = {shorten(text)} is not a whole number") from None
-
-
-def shorten(value, limit: int = _SHOWN_CHARS) -> str:
-    """``repr`` of ``value`` cut to about ``limit`` characters, saying how long it was."""
-    text = str(value)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 class _DTDRefused(Exception):
