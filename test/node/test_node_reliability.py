@@ -294,8 +294,10 @@ def test_sigterm_during_reloads_exits_zero(ros_context, tmp_path, monkeypatch):
     # A new kernel cache per trial: the kernels compile in the background (seconds) rather than
     # load from disk, so SIGTERM comes while a compile and the reload of a long chain are running.
     names = RobotModel.from_urdf(robot_xml('twin_arm_torso')).joint_names
+    during_reload = []
     for trial in range(3):
         monkeypatch.setenv('ROBOKIN_CACHE_DIR', str(tmp_path / f'cache{trial}'))
+        (tmp_path / f'trial{trial}').mkdir()
         proc = KinNode(tmp_path / f'trial{trial}', params={'description_from_topic': True, 'ignore_timestamp': True})
         p = Probe(ros_context, f'sigterm_reload_probe{trial}')
         try:
@@ -303,12 +305,16 @@ def test_sigterm_during_reloads_exits_zero(ros_context, tmp_path, monkeypatch):
             description = p.node.create_publisher(String, '/robot_description', LATCHED_QOS)
             description.publish(String(data=robot_xml('twin_arm_torso')))
             wait_for_log(p, proc, r"robot '\w+' from topic")
+            torques = p.record(JointState, '/robokin/gravity_torques')   # a subscriber: gravity is computed
             states = p.publisher(JointState, '/joint_states')
-            for i in range(400):   # enough single calls to start compiling the FK kernel
+            p.spin_until(lambda: p.node.count_publishers('/robokin/gravity_torques'), 'the gravity publisher')
+            for i in range(400):   # 256 single calls start compiling the dynamics kernel
                 states.publish(joint_state(names, [0.001 * i] * len(names)))
                 p.spin_for(0.001)
-            description.publish(String(data=long_chain(1500, f'chain{trial}')))   # a reload under way
+            assert len(torques) > 256
+            description.publish(String(data=long_chain(900, f'chain{trial}')))   # a reload of seconds
             p.spin_for(0.3 + 0.3 * trial)
+            during_reload.append(not proc.count(f"robot 'chain{trial}' from topic"))
             proc.popen.send_signal(signal.SIGTERM)
             proc.popen.wait(timeout=40.0)
             assert proc.popen.returncode == 0, f'trial {trial}: exit code {proc.popen.returncode}\n{proc.output()}'
@@ -318,3 +324,4 @@ def test_sigterm_during_reloads_exits_zero(ros_context, tmp_path, monkeypatch):
                 proc.popen.kill()
                 proc.popen.wait()
             p.close()
+    assert any(during_reload), 'every reload had ended before SIGTERM: the test tested nothing'
