@@ -18,10 +18,11 @@ import signal
 import time
 
 import pytest
+import yaml
 from builtin_interfaces.msg import Duration
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, LATCHED_QOS, KinNode, Probe, TFListener, joint_state, robot_xml
+from node_harness import FIXTURES, LATCHED_QOS, NODE_NAME, KinNode, Probe, TFListener, joint_state, robot_xml
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
@@ -56,6 +57,14 @@ def unreachable_ik(seconds, link='panda_hand_tcp'):
     return req
 
 
+def start_node(directory, namespace, params):
+    """The node in ``namespace`` (so no other node of this module answers its services or feeds
+    its topics) with ``params``."""
+    path = directory / 'params.yaml'
+    path.write_text(yaml.safe_dump({f'{namespace}/{NODE_NAME}': {'ros__parameters': params}}))
+    return KinNode(directory, ros_args=['-r', f'__ns:={namespace}', '--params-file', str(path)])
+
+
 def wait_for_log(probe, node, pattern, after=0, timeout=30.0):
     """Spin until the node's output past character ``after`` matches ``pattern``."""
     probe.spin_until(lambda: re.search(pattern, node.output()[after:], re.MULTILINE), pattern, timeout=timeout)
@@ -64,7 +73,7 @@ def wait_for_log(probe, node, pattern, after=0, timeout=30.0):
 # --------------------------------------------------------------------------- panda node, services
 @pytest.fixture(scope='module')
 def panda(tmp_path_factory):
-    proc = KinNode(tmp_path_factory.mktemp('reliability'), params={
+    proc = start_node(tmp_path_factory.mktemp('reliability'), '/services_ns', {
         'robot_description': robot_xml('panda'), 'ik_max_timeout': 0.5, 'ik_max_iterations': 100_000_000})
     yield proc
     proc.stop()
@@ -75,8 +84,8 @@ def probe(ros_context, panda):
     p = Probe(ros_context, 'reliability_probe')
     p.watch = (panda,)
     deep = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)   # a burst of replies
-    p.fk = p.node.create_client(GetPositionFK, '/compute_fk', qos_profile=deep)
-    p.ik = p.node.create_client(GetPositionIK, '/compute_ik', qos_profile=deep)
+    p.fk = p.node.create_client(GetPositionFK, '/services_ns/compute_fk', qos_profile=deep)
+    p.ik = p.node.create_client(GetPositionIK, '/services_ns/compute_ik', qos_profile=deep)
     p.spin_until(lambda: p.fk.service_is_ready() and p.ik.service_is_ready(), 'the services')
     yield p
     p.close()
@@ -129,12 +138,13 @@ def test_ik_timeout_above_ik_max_timeout_is_clamped(probe, panda):
 
 @pytest.mark.parametrize('executor', ['events', 'threads'])
 def test_sigterm_ends_long_ik_calls_promptly(ros_context, tmp_path, executor):
-    proc = KinNode(tmp_path, params={'robot_description': robot_xml('panda'), 'ik_max_timeout': 1e6,
-                                     'ik_max_iterations': 100_000_000, 'executor': executor})
+    proc = start_node(tmp_path, f'/sigterm_{executor}', {
+        'robot_description': robot_xml('panda'), 'ik_max_timeout': 1e6, 'ik_max_iterations': 100_000_000,
+        'executor': executor})
     p = Probe(ros_context, 'sigterm_probe')
     try:
         p.watch = (proc,)
-        ik = p.client(GetPositionIK, '/compute_ik')
+        ik = p.client(GetPositionIK, f'/sigterm_{executor}/compute_ik')
         futures = [ik.call_async(unreachable_ik(1e6)) for _ in range(2)]
         p.spin_for(1.5)   # both solves under way
         assert not any(f.done() for f in futures)
@@ -155,9 +165,9 @@ def test_sigterm_ends_long_ik_calls_promptly(ros_context, tmp_path, executor):
 @pytest.fixture
 def topic_node(tmp_path):
     """A node reading the description from the topic, with panda loaded; small limits."""
-    proc = KinNode(tmp_path, params={'description_from_topic': True, 'ignore_timestamp': True,
-                                     'max_links': 3500, 'max_collision_pairs': 100,
-                                     'max_description_bytes': 2_000_000})
+    proc = start_node(tmp_path, '/topic_ns', {'description_from_topic': True, 'ignore_timestamp': True,
+                                              'max_links': 3500, 'max_collision_pairs': 100,
+                                              'max_description_bytes': 2_000_000})
     yield proc
     if proc.running():
         proc.stop()
@@ -167,9 +177,9 @@ def topic_node(tmp_path):
 def topic_probe(ros_context, topic_node):
     p = Probe(ros_context, 'topic_probe')
     p.watch = (topic_node,)
-    p.description = p.node.create_publisher(String, '/robot_description', LATCHED_QOS)
-    p.semantic = p.node.create_publisher(String, '/robot_description_semantic', LATCHED_QOS)
-    p.fk = p.client(GetPositionFK, '/compute_fk')
+    p.description = p.node.create_publisher(String, '/topic_ns/robot_description', LATCHED_QOS)
+    p.semantic = p.node.create_publisher(String, '/topic_ns/robot_description_semantic', LATCHED_QOS)
+    p.fk = p.client(GetPositionFK, '/topic_ns/compute_fk')
     p.description.publish(String(data=robot_xml('panda')))
     wait_for_log(p, topic_node, r"robot 'panda' from topic")
     yield p
@@ -228,7 +238,7 @@ def test_robot_over_max_collision_pairs_is_not_checked(topic_probe, topic_node):
     topic_probe.description.publish(String(data=long_chain(20, 'spheres', sphere_radius=0.01)))   # 190 pairs
     wait_for_log(topic_probe, topic_node, r"robot 'spheres' has 190 collision geometry pairs, more than "
                                           r'max_collision_pairs = 100', after=before)
-    check = topic_probe.client(GetStateValidity, '/check_state_validity')
+    check = topic_probe.client(GetStateValidity, '/topic_ns/check_state_validity')
     start = time.monotonic()
     res = topic_probe.call(check, GetStateValidity.Request())
     assert time.monotonic() - start < 5.0
@@ -237,7 +247,7 @@ def test_robot_over_max_collision_pairs_is_not_checked(topic_probe, topic_node):
 
 def test_tf_keeps_flowing_while_a_large_description_loads(topic_probe, topic_node):
     tf = TFListener(topic_probe)
-    states = topic_probe.publisher(JointState, '/joint_states')
+    states = topic_probe.publisher(JointState, '/topic_ns/joint_states')
     names = RobotModel.from_urdf(robot_xml('panda')).joint_names
     arrivals = []
     tf_count = [0]
@@ -267,7 +277,7 @@ def test_mimic_joint_driven_to_inf_drops_the_message(topic_probe, topic_node):
     topic_probe.description.publish(String(data=xml))
     wait_for_log(topic_probe, topic_node, r"robot 'prismatic_continuous_mimic' from topic")
     tf = TFListener(topic_probe)
-    states = topic_probe.publisher(JointState, '/joint_states')
+    states = topic_probe.publisher(JointState, '/topic_ns/joint_states')
     names = list(model.joint_names)
     values = [1e308 if n == 'wheel_joint' else 0.0 for n in names]   # follower = 2 * 1e308 + 0.1 = inf
 
@@ -298,16 +308,17 @@ def test_sigterm_during_reloads_exits_zero(ros_context, tmp_path, monkeypatch):
     for trial in range(3):
         monkeypatch.setenv('ROBOKIN_CACHE_DIR', str(tmp_path / f'cache{trial}'))
         (tmp_path / f'trial{trial}').mkdir()
-        proc = KinNode(tmp_path / f'trial{trial}', params={'description_from_topic': True, 'ignore_timestamp': True})
+        ns = f'/reload{trial}'
+        proc = start_node(tmp_path / f'trial{trial}', ns, {'description_from_topic': True, 'ignore_timestamp': True})
         p = Probe(ros_context, f'sigterm_reload_probe{trial}')
         try:
             p.watch = (proc,)
-            description = p.node.create_publisher(String, '/robot_description', LATCHED_QOS)
+            description = p.node.create_publisher(String, f'{ns}/robot_description', LATCHED_QOS)
             description.publish(String(data=robot_xml('twin_arm_torso')))
             wait_for_log(p, proc, r"robot '\w+' from topic")
-            torques = p.record(JointState, '/robokin/gravity_torques')   # a subscriber: gravity is computed
-            states = p.publisher(JointState, '/joint_states')
-            p.spin_until(lambda: p.node.count_publishers('/robokin/gravity_torques'), 'the gravity publisher')
+            torques = p.record(JointState, f'{ns}/robokin/gravity_torques')   # a subscriber: gravity is computed
+            states = p.publisher(JointState, f'{ns}/joint_states')
+            p.spin_until(lambda: p.node.count_publishers(f'{ns}/robokin/gravity_torques'), 'the gravity publisher')
             for i in range(400):   # 256 single calls start compiling the dynamics kernel
                 states.publish(joint_state(names, [0.001 * i] * len(names)))
                 p.spin_for(0.001)
