@@ -323,8 +323,8 @@ def test_sigterm_during_reloads_exits_zero(ros_context, tmp_path, monkeypatch):
                 states.publish(joint_state(names, [0.001 * i] * len(names)))
                 p.spin_for(0.001)
             assert len(torques) > 256
-            description.publish(String(data=long_chain(900, f'chain{trial}')))   # a reload of seconds
-            p.spin_for(0.3 + 0.3 * trial)
+            description.publish(String(data=long_chain(400, f'chain{trial}')))   # a reload of about a second
+            p.spin_for(0.1 + 0.2 * trial)
             during_reload.append(not proc.count(f"robot 'chain{trial}' from topic"))
             proc.popen.send_signal(signal.SIGTERM)
             proc.popen.wait(timeout=40.0)
