@@ -94,7 +94,7 @@ JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliabi
                               durability=DurabilityPolicy.VOLATILE)
 #: The services' request queue: rclpy's default keeps 10 requests, so a burst of more concurrent
 #: calls than that (while the worker threads are busy) lost the rest without an answer.
-SERVICE_QUEUE_DEPTH = 1000
+SERVICE_QUEUE_DEPTH = 256
 SERVICE_QOS = QoSProfile(depth=SERVICE_QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.VOLATILE)
 #: [s] how long shutdown waits for a description being loaded on the worker thread.
@@ -142,7 +142,10 @@ class KinematicsNode(Node):
         self._tf_static_pub = self.create_publisher(TFMessage, '/tf_static', LATCHED_QOS)
         self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', 10)
         self._jacobian_pubs: dict[str, object] = {}
-        self._jacobian_frames: list[tuple[str, object, object]] = []  # (link, publisher, layout)
+        # (model, [(link, publisher, layout)]): the Jacobians published for that model; read by the
+        # joint-state callback and replaced by a reload on the loader thread, under the lock
+        self._jacobian_frames: tuple[object, list[tuple[str, object, object]]] = (None, [])
+        self._jacobian_lock = threading.Lock()
         self._stats_pub = self.create_publisher(String, '~/stats', 10) if self.settings.publish_stats else None
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATES_QOS)
         self._from_topic = self._value('description_from_topic')
@@ -397,16 +400,17 @@ class KinematicsNode(Node):
             if missing:
                 self.get_logger().warning(f'jacobian_frames not in robot {model.name!r}, skipped: {missing}')
             wanted = [n for n in names if n in model.link_names]
-        for name in set(self._jacobian_pubs) - set(wanted):
-            self.destroy_publisher(self._jacobian_pubs.pop(name))
-        frames = []
-        for name in wanted:
-            if name not in self._jacobian_pubs:
-                self._jacobian_pubs[name] = self.create_publisher(
-                    Float64MultiArray, f'~/jacobian/{topic_token(name)}', 10)
-            layout = jacobian_layout(robot.prefix + name, settings.reference.value, model.v_names)
-            frames.append((name, self._jacobian_pubs[name], layout))
-        self._jacobian_frames = frames
+        with self._jacobian_lock:   # (the joint-state callback never publishes on a destroyed publisher)
+            for name in set(self._jacobian_pubs) - set(wanted):
+                self.destroy_publisher(self._jacobian_pubs.pop(name))
+            frames = []
+            for name in wanted:
+                if name not in self._jacobian_pubs:
+                    self._jacobian_pubs[name] = self.create_publisher(
+                        Float64MultiArray, f'~/jacobian/{topic_token(name)}', 10)
+                layout = jacobian_layout(robot.prefix + name, settings.reference.value, model.v_names)
+                frames.append((name, self._jacobian_pubs[name], layout))
+            self._jacobian_frames = (model, frames)
 
     # ------------------------------------------------------------------------- joint states
     def _warn(self, key: tuple, text: str) -> None:
@@ -488,12 +492,14 @@ class KinematicsNode(Node):
         if not robot.complete:
             return
         T = None
-        for name, pub, layout in self._jacobian_frames:
-            if pub.get_subscription_count():
-                if T is None:
-                    T = forward_kinematics(model, q)
-                J = jacobian(model, q, name, settings.reference, poses=T)
-                pub.publish(jacobian_to_msg(J, layout))
+        with self._jacobian_lock:
+            frames_model, frames = self._jacobian_frames
+            for name, pub, layout in frames if frames_model is model else ():   # (else a reload is under way)
+                if pub.get_subscription_count():
+                    if T is None:
+                        T = forward_kinematics(model, q)
+                    J = jacobian(model, q, name, settings.reference, poses=T)
+                    pub.publish(jacobian_to_msg(J, layout))
         if settings.publish_gravity and model.link_has_inertial.any() and self._gravity_pub.get_subscription_count():
             tau = gravity_torques(model, q)
             msg = JointState(name=list(model.v_names), effort=tau.tolist())

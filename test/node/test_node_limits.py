@@ -83,3 +83,52 @@ def wait_idle(worker, timeout=5.0):
     while not worker.idle():
         assert time.monotonic() < deadline, 'the worker did not finish its job'
         time.sleep(0.01)
+
+
+# ---------------------------------------------------------------------------- the parameter path, in process
+@pytest.fixture
+def make_node(ros_context):
+    """Factory: ``make_node(**parameters) -> KinematicsNode`` in namespace /limits, destroyed after the test."""
+    from rclpy.parameter import Parameter
+
+    from robokin_ros.node.kinematics_node import KinematicsNode
+    nodes = []
+
+    def make(**parameters):
+        node = KinematicsNode(context=ros_context, namespace='/limits',
+                              parameter_overrides=[Parameter(k, value=v) for k, v in parameters.items()])
+        nodes.append(node)
+        return node
+
+    yield make
+    for node in nodes:
+        node.destroy_node()
+
+
+def set_parameter(node, name, value):
+    from rclpy.parameter import Parameter
+    return node.set_parameters([Parameter(name, value=value)])[0]
+
+
+def test_description_parameters_over_the_limits_are_refused_with_the_reason(make_node, tmp_path):
+    node = make_node(robot_description=robot_xml('ur5e'), max_links=12, max_description_bytes=200_000)
+    panda = robot_xml('panda')   # 13 links
+    result = set_parameter(node, 'robot_description', panda)
+    assert not result.successful and result.reason == 'the description has 13 links, more than max_links = 12'
+    path = tmp_path / 'panda.urdf'
+    path.write_text(panda)
+    result = set_parameter(node, 'description_file', str(path))   # a file: counted once parsed, before loading
+    assert not result.successful and 'more than max_links = 12' in result.reason
+    result = set_parameter(node, 'robot_description', panda.replace('<robot ', '<!--' + ' ' * 200_000 + '-->\n<robot '))
+    assert not result.successful and 'more than max_description_bytes = 200000' in result.reason
+    assert node._robot.model.name == 'ur5e'
+    assert set_parameter(node, 'max_links', 13).successful
+    assert set_parameter(node, 'robot_description', panda).successful
+    assert node._robot.model.name == 'panda'
+
+
+def test_limit_parameters_must_be_positive(make_node):
+    node = make_node()
+    for name in ('max_links', 'max_description_bytes', 'max_collision_pairs', 'ik_max_timeout'):
+        result = set_parameter(node, name, 0 if name != 'ik_max_timeout' else 0.0)
+        assert not result.successful and result.reason.startswith(f'{name} must be a finite number > 0')
