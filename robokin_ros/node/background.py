@@ -33,6 +33,11 @@ class LatestJobWorker:
                 self._pending = job
                 self._wake.notify()
 
+    @property
+    def stopped(self) -> bool:
+        """:meth:`stop` was called."""
+        return self._stopping
+
     def idle(self) -> bool:
         """No job running or waiting."""
         with self._wake:

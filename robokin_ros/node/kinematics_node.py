@@ -97,8 +97,9 @@ JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliabi
 SERVICE_QUEUE_DEPTH = 256
 SERVICE_QOS = QoSProfile(depth=SERVICE_QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.VOLATILE)
-#: [s] how long shutdown waits for a description being loaded on the worker thread.
-LOAD_STOP_TIMEOUT = 10.0
+#: [s] how long shutdown waits for a description being loaded on the worker thread (launch sends
+#: SIGKILL 10 s after SIGINT).
+LOAD_STOP_TIMEOUT = 3.0
 #: What a JointState the kernels cannot evaluate raises (e.g. a mimic joint driven to inf).
 KERNEL_ERRORS = (RobokinError, ValueError, ArithmeticError)
 
@@ -188,7 +189,8 @@ class KinematicsNode(Node):
         host.create_service(GetPositionFK, 'compute_fk', self._compute_fk, qos_profile=SERVICE_QOS)
 
     def destroy_node(self):
-        self._loader.stop(LOAD_STOP_TIMEOUT)
+        if not self._loader.stopped:
+            self._loader.stop(LOAD_STOP_TIMEOUT)
         super().destroy_node()
 
     def stop_loading(self, timeout: float = LOAD_STOP_TIMEOUT) -> bool:

@@ -18,8 +18,9 @@ from .kinematics_node import KinematicsNode
 from .parameters import EVENTS, THREADS, StartupParameterError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-#: [s] how long shutdown waits for a background numba compile to end.
-COMPILE_STOP_TIMEOUT = 20.0
+#: [s] how long shutdown waits for a background numba compile to end (its result is cached on disk
+#: for the next start); past it the process leaves with ``os._exit``.
+COMPILE_STOP_TIMEOUT = 3.0
 
 
 class StopRequest:
