@@ -384,10 +384,10 @@ class KinematicsNode(Node):
         self._tf_static_pub.publish(TFMessage(transforms=robot.static_transforms(stamp)))
         if self._description_pub is not None:
             self._description_pub.publish(String(data=urdf.xml))
-        self.get_logger().info(
+        self.get_logger().info(cap_text(
             f'robot {model.name!r} from {urdf.source}: {model.n_links} links, {len(model.joint_names)} joints '
-            f'{list(model.joint_names)}; {int(model.is_fixed.sum())} fixed joints on /tf_static, '
-            f'{robot.tf_joints.size} movable joints on /tf')
+            f'{some_names(model.joint_names, 20)}; {int(model.is_fixed.sum())} fixed joints on /tf_static, '
+            f'{robot.tf_joints.size} movable joints on /tf'))
         return True
 
     def _sync_jacobian_publishers(self) -> None:

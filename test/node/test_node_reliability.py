@@ -268,7 +268,11 @@ def test_tf_keeps_flowing_while_a_large_description_loads(topic_probe, topic_nod
     loaded = time.monotonic()
     assert loaded - published > 1.0   # (the load did take a while)
     gaps = [b - a for a, b in zip([published] + arrivals, arrivals + [loaded])]
-    assert max(gaps) < 1.0, f'/tf stopped for {max(gaps):.2f} s while the description loaded'
+    # Loaded inline, the load was one gap (2.8 s here, 10 s under load); on the loader thread the
+    # longest gap is 0.67 s of 3.2 s (a step that holds the GIL: compiling the generated kernel
+    # source). Relative to the load time, so a slower machine slows both alike.
+    assert max(gaps) < 0.5 * (loaded - published), \
+        f'/tf stopped for {max(gaps):.2f} s of the {loaded - published:.2f} s the description took to load'
 
 
 def test_mimic_joint_driven_to_inf_drops_the_message(topic_probe, topic_node):
