@@ -6,6 +6,23 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+#: Characters of an input string an error message shows (see :func:`shorten`).
+SHOWN_CHARS = 60
+#: Names longer than this get no close-match suggestions (no name of a model is that long, and
+#: matching a megabyte string against every name costs time).
+_MATCHED_CHARS = 1000
+
+
+def shorten(value, limit: int = SHOWN_CHARS) -> str:
+    """``repr`` of ``str(value)`` cut to about ``limit`` characters, saying how long it was.
+
+    Every message that echoes its input uses it, so a megabyte name gives a short message.
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
 
 class RobokinError(Exception):
     """Root of every error robokin_ros raises on purpose."""
@@ -66,12 +83,14 @@ class UnknownNameError(RobokinError, KeyError):
 
     def __init__(self, name: str, known: Iterable[str] = ()):
         self.name = name
-        self.close_matches = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5)
+        self.close_matches = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5) \
+            if len(str(name)) <= _MATCHED_CHARS else []
         super().__init__(name)
 
     def __str__(self) -> str:  # KeyError would quote the message
-        hint = f"; did you mean {', '.join(map(repr, self.close_matches))}?" if self.close_matches else ""
-        return f"unknown {self.kind} {self.name!r}{hint}"
+        hint = f"; did you mean {', '.join(map(shorten, self.close_matches))}?" if self.close_matches else ""
+        name = shorten(self.name) if isinstance(self.name, str) else repr(self.name)
+        return f"unknown {self.kind} {name}{hint}"
 
 
 class UnknownLinkError(UnknownNameError):
@@ -137,7 +156,7 @@ class JointLimitError(RobokinError, ValueError):
 
     def __init__(self, joint: str, value: float, lower: float, upper: float):
         self.joint, self.value, self.lower, self.upper = joint, value, lower, upper
-        super().__init__(f"joint {joint!r} = {value:.6g} is outside its limits [{lower:.6g}, {upper:.6g}]")
+        super().__init__(f"joint {shorten(joint)} = {value:.6g} is outside its limits [{lower:.6g}, {upper:.6g}]")
 
 
 class IKOptionError(ArgumentError):

@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import SRDFError
-from ..model.description import read_description, shorten
+from ..errors import SRDFError, shorten
+from ..model.description import read_description
 from . import common
 
 

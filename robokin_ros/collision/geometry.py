@@ -20,9 +20,8 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import CollisionUnavailableError
+from ..errors import CollisionUnavailableError, shorten
 from ..model import CollisionGeometry
-from ..model.description import shorten
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
 from .meshes import mesh_file_problem, mesh_uri_problem, resolve_mesh_uri
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import weakref
 from collections.abc import Sequence
@@ -39,6 +40,9 @@ STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
 #: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
 #: as an iteration).
 RESTART_OFFSETS = 1 << 20
+#: Set: every solve in progress in this process ends at its next iteration as if its time budget
+#: were spent (status ``timeout``); the node sets it on shutdown.
+STOP_ALL = threading.Event()
 #: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
 BATCH_ROWS = 2048
 #: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
@@ -84,7 +88,7 @@ class Budget:
         return range(self._next - k, self._next)
 
     def timed_out(self) -> bool:
-        return self.deadline is not None and time.perf_counter() > self.deadline
+        return STOP_ALL.is_set() or self.deadline is not None and time.perf_counter() > self.deadline
 
 
 class Outcome:

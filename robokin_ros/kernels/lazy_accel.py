@@ -6,14 +6,41 @@
 background thread (compiling takes seconds; callers go on with numpy meanwhile) → loaded, or
 failed (one warning, numpy kept for good). Subclasses say how to load (:meth:`_load`) and when
 to start (:attr:`counts_calls`).
+
+A process that exits while a background compile runs can die in LLVM (SIGSEGV, SIGABRT) as the
+interpreter finalises: :func:`stop_background_loads` lets none start any more and waits, with a
+bound, for those running (the node calls it on shutdown).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import warnings
+import weakref
 
 from . import accel
+
+#: Background loads started and maybe still running.
+_loads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+#: Set by :func:`stop_background_loads`: no background load starts any more.
+_stopped = threading.Event()
+
+
+def stop_background_loads(timeout: float) -> bool:
+    """Start no more background loads in this process and wait up to ``timeout`` [s] for the
+    running ones to end.
+
+    Returns:
+        True when none is running any more (the process may exit normally); False when one still
+        is after ``timeout`` (exiting through interpreter finalisation could then crash in numba:
+        leave with ``os._exit``).
+    """
+    _stopped.set()
+    deadline = time.monotonic() + timeout
+    for thread in list(_loads):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return not any(thread.is_alive() for thread in list(_loads))
 
 
 class LazyAccelerated:
@@ -64,10 +91,11 @@ class LazyAccelerated:
         loading it in a background thread when :attr:`counts_calls` says it is time."""
         if not accel.enabled:
             return None
-        if self._accelerated is None and self._compiling is None:
+        if self._accelerated is None and self._compiling is None and not _stopped.is_set():
             if self.counts_calls:
                 self._uses += batch
             if (self._uses if self.counts_calls else batch) >= accel.MIN_BATCH and accel.available():
                 self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+                _loads.add(self._compiling)
                 self._compiling.start()
         return self._accelerated

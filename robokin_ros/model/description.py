@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from xml.parsers import expat
 
-from ..errors import URDFError
+from ..errors import URDFError, shorten
 
 #: Default cap on a description's size in bytes; ``ROBOKIN_MAX_DESCRIPTION_BYTES`` overrides it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -30,7 +30,6 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_ELEMENTS = 1_000_000
 #: Deepest element nesting accepted (a URDF nests 5 deep).
 MAX_DEPTH = 256
-_SHOWN_CHARS = 60
 
 
 def max_description_bytes(max_bytes: int | None = None) -> int:
@@ -53,14 +52,6 @@ def max_description_elements(max_elements: int | None = None) -> int:
         return int(text) if text else DEFAULT_MAX_ELEMENTS
     except ValueError:
         raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_ELEMENTS = {shorten(text)} is not a whole number") from None
-
-
-def shorten(value, limit: int = _SHOWN_CHARS) -> str:
-    """``repr`` of ``value`` cut to about ``limit`` characters, saying how long it was."""
-    text = str(value)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 class _DTDRefused(Exception):

@@ -18,9 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers
-from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError, shorten
 from . import builder
-from .description import shorten
 from .dh import dh_fields
 from .elements import (
     NQ_OF_TYPE,

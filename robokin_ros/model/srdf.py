@@ -20,9 +20,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import LoadWarning, RobokinError, SRDFError, UnknownStateError
+from ..errors import LoadWarning, RobokinError, SRDFError, UnknownStateError, shorten
 from .builder import add_root
-from .description import XMLDocument, parse_document, shorten
+from .description import XMLDocument, parse_document
 from .elements import SCALAR_TYPES
 from .groups import IKGroup
 from .robot_model import RobotModel

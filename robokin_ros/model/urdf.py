@@ -18,9 +18,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..errors import LoadWarning, URDFError
+from ..errors import LoadWarning, URDFError, shorten
 from ..spatial import matrix_to_rpy, rpy_to_matrix, transform
-from .description import XMLDocument, parse_document, read_description_file, shorten
+from .description import XMLDocument, parse_document, read_description_file
 from .elements import SCALAR_TYPES, CollisionGeometry, JointType, first_overflowing_link
 
 __all__ = ["model_to_urdf", "urdf_fields", "urdf_file_fields"]

@@ -10,18 +10,25 @@ message conversions in :mod:`~robokin_ros.node.conversions`.
 Threading: everything but /compute_ik and /check_state_validity runs in the node's default
 (mutually exclusive) callback group, inline on the spinning thread (/compute_fk included: it is
 quick, and so never waits for IK); those two have their own reentrant group, run on worker
-threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. The live robot (model and
-latest joint values) is one object replaced by a single assignment, so a service thread reads a
-consistent snapshot while descriptions hot-reload.
+threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. A description from the topic
+is parsed and loaded on a worker thread of its own (:class:`~robokin_ros.node.background.LatestJobWorker`),
+so /tf keeps flowing with the old model meanwhile. The live robot (model and latest joint
+values) is one object replaced by a single assignment, so a service thread reads a consistent
+snapshot while descriptions hot-reload; installing one (and taking an SRDF) holds a lock.
+
+One message or request makes a bounded amount of work and of log (see
+:mod:`~robokin_ros.node.limits` and :mod:`~robokin_ros.node.log_limits`).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import traceback
 
 import numpy as np
+from builtin_interfaces.msg import Duration
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -34,10 +41,19 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 from ..dynamics import gravity_torques
-from ..errors import ShapeError
+from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
 from . import services
-from .conversions import jacobian_layout, jacobian_to_msg, ns_to_stamp, some_names, stamp_to_ns, topic_token
+from .background import LatestJobWorker
+from .conversions import (
+    duration_to_seconds,
+    jacobian_layout,
+    jacobian_to_msg,
+    ns_to_stamp,
+    some_names,
+    stamp_to_ns,
+    topic_token,
+)
 from .descriptions import (
     Note,
     SRDFDescription,
@@ -48,7 +64,9 @@ from .descriptions import (
     parse_urdf,
     text_of,
 )
+from .limits import check_description, check_link_count
 from .live_robot import NEVER_NS, LiveRobot, load_robot
+from .log_limits import MAX_REPLY_CHARS, cap_message, cap_notes, cap_text
 from .parameters import (
     DESCRIPTION_PARAMETERS,
     EVENTS,
@@ -74,6 +92,16 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durabi
 #: /joint_states: sensor data (best effort matches reliable and best-effort publishers).
 JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
                               durability=DurabilityPolicy.VOLATILE)
+#: The services' request queue: rclpy's default keeps 10 requests, so a burst of more concurrent
+#: calls than that (while the worker threads are busy) lost the rest without an answer.
+SERVICE_QUEUE_DEPTH = 256
+SERVICE_QOS = QoSProfile(depth=SERVICE_QUEUE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.VOLATILE)
+#: [s] how long shutdown waits for a description being loaded on the worker thread (launch sends
+#: SIGKILL 10 s after SIGINT).
+LOAD_STOP_TIMEOUT = 3.0
+#: What a JointState the kernels cannot evaluate raises (e.g. a mimic joint driven to inf).
+KERNEL_ERRORS = (RobokinError, ValueError, ArithmeticError)
 
 
 class KinematicsNode(Node):
@@ -94,6 +122,9 @@ class KinematicsNode(Node):
         self._last_callback_ns = 0
         self._durations_us: list[float] = []
         self._counts = {'joint_states': 0, 'tf': 0}
+        self._install_lock = threading.RLock()   # installing a robot, taking an SRDF
+        self._clamped_timeouts: set[float] = set()   # request timeouts already logged as clamped
+        self._loader = LatestJobWorker('robokin description loader', self._crash)
         declared = dict(PARAMETERS)
         for name, spec in PARAMETERS.items():
             self._declare(name, spec)
@@ -112,7 +143,10 @@ class KinematicsNode(Node):
         self._tf_static_pub = self.create_publisher(TFMessage, '/tf_static', LATCHED_QOS)
         self._gravity_pub = self.create_publisher(JointState, '~/gravity_torques', 10)
         self._jacobian_pubs: dict[str, object] = {}
-        self._jacobian_frames: list[tuple[str, object, object]] = []  # (link, publisher, layout)
+        # (model, [(link, publisher, layout)]): the Jacobians published for that model; read by the
+        # joint-state callback and replaced by a reload on the loader thread, under the lock
+        self._jacobian_frames: tuple[object, list[tuple[str, object, object]]] = (None, [])
+        self._jacobian_lock = threading.Lock()
         self._stats_pub = self.create_publisher(String, '~/stats', 10) if self.settings.publish_stats else None
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATES_QOS)
         self._from_topic = self._value('description_from_topic')
@@ -148,10 +182,21 @@ class KinematicsNode(Node):
         """Serve /compute_ik and /check_state_validity (callback group :attr:`services_group`, for
         worker threads) and /compute_fk (host's default group: ~0.1 ms, so it never queues behind
         IK calls) from ``host``: this node, or the companion node of the 'events' executor."""
-        host.create_service(GetPositionIK, 'compute_ik', self._compute_ik, callback_group=self.services_group)
-        host.create_service(GetStateValidity, 'check_state_validity', self._check_state_validity,
+        host.create_service(GetPositionIK, 'compute_ik', self._compute_ik, qos_profile=SERVICE_QOS,
                             callback_group=self.services_group)
-        host.create_service(GetPositionFK, 'compute_fk', self._compute_fk)
+        host.create_service(GetStateValidity, 'check_state_validity', self._check_state_validity,
+                            qos_profile=SERVICE_QOS, callback_group=self.services_group)
+        host.create_service(GetPositionFK, 'compute_fk', self._compute_fk, qos_profile=SERVICE_QOS)
+
+    def destroy_node(self):
+        if not self._loader.stopped:
+            self._loader.stop(LOAD_STOP_TIMEOUT)
+        super().destroy_node()
+
+    def stop_loading(self, timeout: float = LOAD_STOP_TIMEOUT) -> bool:
+        """Drop a description waiting to be loaded and wait up to ``timeout`` [s] for the one being
+        loaded (shutdown); True when the loader thread has ended."""
+        return self._loader.stop(timeout)
 
     # ------------------------------------------------------------------------- parameters
     def _declare(self, name: str, spec: ParameterSpec) -> None:
@@ -178,18 +223,32 @@ class KinematicsNode(Node):
             reason = check_value(p.name, p.value, state)
             if not reason and p.name in DESCRIPTION_PARAMETERS + SEMANTIC_PARAMETERS:
                 try:
-                    self._accepted[p.name] = load_parameter(p.name, p.value, None if robot is None else robot.model)
+                    self._accepted[p.name] = self._load_parameter(p.name, p.value, robot)
                 except Exception as e:  # noqa: BLE001 - Rejected, or a parser bug: never out of this callback
-                    reason = failure(e)
+                    reason = cap_message(failure(e))
             if reason:
                 self._accepted = {}
                 self.get_logger().warning(f'rejected parameter {p.name}: {reason}')
                 return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
+    def _load_parameter(self, name: str, value: str, robot: LiveRobot | None):
+        """:func:`~robokin_ros.node.descriptions.load_parameter` within the description limits: a
+        URDF text is checked before parsing, a URDF file's link count after."""
+        limits = self.settings.limits
+        if name == 'robot_description':
+            check_description(value, limits)
+        loaded = load_parameter(name, value, None if robot is None else robot.model)
+        if isinstance(loaded, URDFDescription):
+            check_link_count(loaded.model.n_links, limits)
+        return loaded
+
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         """Take accepted values: read the settings again; install what the check loaded."""
-        names = {p.name for p in parameters}
+        with self._install_lock:
+            self._apply_accepted({p.name for p in parameters})
+
+    def _apply_accepted(self, names: set[str]) -> None:
         accepted, self._accepted = self._accepted, {}
         old_prefix = self.settings.frame_prefix
         self.settings = read_settings(self._value)
@@ -215,7 +274,7 @@ class KinematicsNode(Node):
         # one call site per severity: rclpy refuses a log call whose severity differs from the
         # previous call at the same line
         logger = self.get_logger()
-        for level, text in notes:
+        for level, text in cap_notes(notes):
             if level == 'error':
                 logger.error(text)
             elif level == 'warning':
@@ -232,7 +291,7 @@ class KinematicsNode(Node):
                 try:
                     return text_of(name, value)
                 except Exception as e:  # noqa: BLE001 - Rejected, or a reader bug: the node starts anyway
-                    self.get_logger().error(failure(e))
+                    self.get_logger().error(cap_message(failure(e)))
                     return '', ''
         return '', ''
 
@@ -244,6 +303,10 @@ class KinematicsNode(Node):
     def _take_semantic(self, srdf: SRDFDescription) -> None:
         """Take a new SRDF: read it against the live model (if any) and regroup; a bad one is
         logged and the previous groups stay."""
+        with self._install_lock:
+            self._take_semantic_locked(srdf)
+
+    def _take_semantic_locked(self, srdf: SRDFDescription) -> None:
         robot = self._robot
         if robot is None:
             self._srdf = srdf
@@ -254,7 +317,7 @@ class KinematicsNode(Node):
             semantics = choose_ik_groups(robot.model, self.settings, srdf, notes)
         except Exception as e:  # noqa: BLE001 - Rejected, or a parser bug (RecursionError): keep the groups
             self.get_logger().error(f'rejected the semantic description from {srdf.source} (keeping the previous '
-                                    f'IK groups): {failure(e)}')
+                                    f'IK groups): {cap_message(failure(e))}')
             return
         self._srdf = srdf
         robot.semantics = semantics
@@ -267,14 +330,23 @@ class KinematicsNode(Node):
         self._log_notes(notes)
 
     def _on_description(self, msg: String) -> None:
-        self._load(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
+        """Load the description on the loader thread (the latest of those waiting): /tf keeps
+        flowing with the current model meanwhile."""
+        xml, source = msg.data, f"topic {self.resolve_topic_name('robot_description')}"
+        self._loader.submit(lambda: self._load(xml, source))
+
+    def loading(self) -> bool:
+        """A description from the topic is being loaded or waits to be."""
+        return not self._loader.idle()
 
     def _load(self, xml: str, source: str) -> bool:
-        """Parse and install a URDF text; a bad one is logged and the previous model stays."""
+        """Check, parse and install a URDF text; a bad one is logged and the previous model stays."""
         try:
+            check_description(xml, self.settings.limits)
             urdf = URDFDescription(parse_urdf(xml), xml, source)
         except Exception as e:  # noqa: BLE001 - Rejected, or a parser bug: keep the last good model
-            self.get_logger().error(f'rejected the robot description from {source} ({self._keeping()}): {failure(e)}')
+            self.get_logger().error(f'rejected the robot description from {source} ({self._keeping()}): '
+                                    f'{cap_message(failure(e))}')
             return False
         return self._install(urdf)
 
@@ -284,13 +356,24 @@ class KinematicsNode(Node):
 
     def _install(self, urdf: URDFDescription) -> bool:
         """Make a parsed URDF the live robot, with the SRDF in force; publish /tf_static and the
-        description. Whatever fails, the previous robot stays (logged)."""
+        description. Whatever fails, the previous robot stays (logged).
+
+        The robot is built (the slow part) before taking the install lock, and built again under
+        it in the rare case an SRDF arrived meanwhile."""
+        srdf = self._srdf
         try:
-            loaded = load_robot(urdf, self.settings, self._srdf, previous=self._robot)
+            loaded = load_robot(urdf, self.settings, srdf, previous=self._robot)
+            with self._install_lock:
+                if self._srdf is not srdf:
+                    loaded = load_robot(urdf, self.settings, self._srdf, previous=self._robot)
+                return self._take_robot(urdf, loaded)
         except Exception as e:  # noqa: BLE001 - keep the last good model, whatever went wrong
             self.get_logger().error(f'could not install the robot description from {urdf.source} '
-                                    f'({self._keeping()}): {failure(e)}')
+                                    f'({self._keeping()}): {cap_message(failure(e))}')
             return False
+
+    def _take_robot(self, urdf: URDFDescription, loaded) -> bool:
+        """Make ``loaded`` (:class:`~robokin_ros.node.live_robot.LoadedRobot`) the live robot."""
         self._log_notes(loaded.notes)
         robot, model = loaded.robot, urdf.model
         robot.log = self.get_logger().info
@@ -301,10 +384,10 @@ class KinematicsNode(Node):
         self._tf_static_pub.publish(TFMessage(transforms=robot.static_transforms(stamp)))
         if self._description_pub is not None:
             self._description_pub.publish(String(data=urdf.xml))
-        self.get_logger().info(
+        self.get_logger().info(cap_text(
             f'robot {model.name!r} from {urdf.source}: {model.n_links} links, {len(model.joint_names)} joints '
-            f'{list(model.joint_names)}; {int(model.is_fixed.sum())} fixed joints on /tf_static, '
-            f'{robot.tf_joints.size} movable joints on /tf')
+            f'{some_names(model.joint_names, 20)}; {int(model.is_fixed.sum())} fixed joints on /tf_static, '
+            f'{robot.tf_joints.size} movable joints on /tf'))
         return True
 
     def _sync_jacobian_publishers(self) -> None:
@@ -319,16 +402,17 @@ class KinematicsNode(Node):
             if missing:
                 self.get_logger().warning(f'jacobian_frames not in robot {model.name!r}, skipped: {missing}')
             wanted = [n for n in names if n in model.link_names]
-        for name in set(self._jacobian_pubs) - set(wanted):
-            self.destroy_publisher(self._jacobian_pubs.pop(name))
-        frames = []
-        for name in wanted:
-            if name not in self._jacobian_pubs:
-                self._jacobian_pubs[name] = self.create_publisher(
-                    Float64MultiArray, f'~/jacobian/{topic_token(name)}', 10)
-            layout = jacobian_layout(robot.prefix + name, settings.reference.value, model.v_names)
-            frames.append((name, self._jacobian_pubs[name], layout))
-        self._jacobian_frames = frames
+        with self._jacobian_lock:   # (the joint-state callback never publishes on a destroyed publisher)
+            for name in set(self._jacobian_pubs) - set(wanted):
+                self.destroy_publisher(self._jacobian_pubs.pop(name))
+            frames = []
+            for name in wanted:
+                if name not in self._jacobian_pubs:
+                    self._jacobian_pubs[name] = self.create_publisher(
+                        Float64MultiArray, f'~/jacobian/{topic_token(name)}', 10)
+                layout = jacobian_layout(robot.prefix + name, settings.reference.value, model.v_names)
+                frames.append((name, self._jacobian_pubs[name], layout))
+            self._jacobian_frames = (model, frames)
 
     # ------------------------------------------------------------------------- joint states
     def _warn(self, key: tuple, text: str) -> None:
@@ -342,7 +426,7 @@ class KinematicsNode(Node):
             self._warned.clear()
         self._warned[key] = now
         period = period_ns * 1e-9
-        self.get_logger().warning(f'{text} (repeats suppressed for {period:g} s)')
+        self.get_logger().warning(f'{cap_text(text)} (repeats suppressed for {period:g} s)')
 
     def _on_joint_state(self, msg: JointState) -> None:
         start = time.perf_counter_ns()
@@ -379,7 +463,8 @@ class KinematicsNode(Node):
         idx = update.q_indices
         if idx.size == 0:
             return
-        q = robot.q.copy()
+        old_q = robot.q
+        q = old_q.copy()
         q[idx] = update.values
         robot.q = q
         robot.received[idx] = True
@@ -392,8 +477,14 @@ class KinematicsNode(Node):
         settings = self.settings
         if not settings.ignore_timestamp and stamp_ns < int(robot.last_published_ns[idx].min()) + settings.interval_ns:
             return
+        previous_stamps = robot.last_published_ns[idx]
         robot.last_published_ns[idx] = stamp_ns
-        self._publish(robot, q, robot.rows(idx), stamp)
+        try:
+            self._publish(robot, q, robot.rows(idx), stamp)
+        except KERNEL_ERRORS as e:   # e.g. a mimic joint driven to inf: drop the message, keep the old values
+            robot.q, robot.last_published_ns[idx] = old_q, previous_stamps
+            self._warn(('kernel',), f'dropped a JointState the kinematics cannot evaluate (joints '
+                                    f'{some_names(names)}): {e}')
 
     def _publish(self, robot: LiveRobot, q: np.ndarray, rows: np.ndarray, stamp) -> None:
         model, settings = robot.model, self.settings
@@ -403,12 +494,14 @@ class KinematicsNode(Node):
         if not robot.complete:
             return
         T = None
-        for name, pub, layout in self._jacobian_frames:
-            if pub.get_subscription_count():
-                if T is None:
-                    T = forward_kinematics(model, q)
-                J = jacobian(model, q, name, settings.reference, poses=T)
-                pub.publish(jacobian_to_msg(J, layout))
+        with self._jacobian_lock:
+            frames_model, frames = self._jacobian_frames
+            for name, pub, layout in frames if frames_model is model else ():   # (else a reload is under way)
+                if pub.get_subscription_count():
+                    if T is None:
+                        T = forward_kinematics(model, q)
+                    J = jacobian(model, q, name, settings.reference, poses=T)
+                    pub.publish(jacobian_to_msg(J, layout))
         if settings.publish_gravity and model.link_has_inertial.any() and self._gravity_pub.get_subscription_count():
             tau = gravity_torques(model, q)
             msg = JointState(name=list(model.v_names), effort=tau.tolist())
@@ -422,21 +515,47 @@ class KinematicsNode(Node):
 
     # ------------------------------------------------------------------------- services
     def _crash(self, error: BaseException) -> None:
-        self.get_logger().error('service handler failed:\n' + ''.join(
-            traceback.format_exception(type(error), error, error.__traceback__)))
+        self.get_logger().error(cap_message('service handler failed:\n' + ''.join(
+            traceback.format_exception(type(error), error, error.__traceback__)), max_lines=60))
 
     def _snapshot(self) -> services.RobotSnapshot | None:
         robot = self._robot
         return None if robot is None else robot.snapshot()
 
     def _compute_ik(self, request, response):
-        return services.compute_ik(request, response, self._snapshot(), self.settings.ik, self._crash)
+        settings = self.settings.ik
+        clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
+        response = services.compute_ik(request, response, self._snapshot(), settings, self._crash)
+        if clamped:
+            response.error_code.message += clamped
+        return _capped_reply(response)
+
+    def _clamp_timeout(self, ik_request, max_timeout: float) -> str:
+        """Clamp a request's timeout above ``ik_max_timeout`` to it (logged once per value); the
+        sentence to append to the reply, '' when nothing was clamped."""
+        asked = duration_to_seconds(ik_request.timeout)
+        if not asked > max_timeout:   # (0: ik_timeout, which is not clamped)
+            return ''
+        ik_request.timeout = Duration(sec=int(max_timeout), nanosec=int(round(max_timeout % 1 * 1e9)))
+        note = f'the requested timeout {asked:.6g} s was clamped to ik_max_timeout = {max_timeout:g} s'
+        if asked not in self._clamped_timeouts and len(self._clamped_timeouts) < 64:
+            self._clamped_timeouts.add(asked)
+            self.get_logger().warning(f'/compute_ik: {note} (said once per value)')
+        return f' ({note})'
 
     def _check_state_validity(self, request, response):
+        def problem(text):
+            self.get_logger().warning(cap_text(text))
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             self.get_logger().warning, self._crash,
-                                             policy=self.settings.ik.avoid_collisions_policy)
+                                             problem, self._crash, policy=self.settings.ik.avoid_collisions_policy)
 
     def _compute_fk(self, request, response):
-        return services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(), self._crash)
+        return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),
+                                                 self._crash))
+
+
+def _capped_reply(response):
+    """``response`` with its ``error_code.message`` cut to :data:`~robokin_ros.node.log_limits.MAX_REPLY_CHARS`."""
+    response.error_code.message = cap_text(response.error_code.message, MAX_REPLY_CHARS)
+    return response
 

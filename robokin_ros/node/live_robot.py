@@ -22,6 +22,8 @@ from ..model import SCALAR_TYPES, RobotModel
 from . import services
 from .conversions import JointStateMap, TFMessageEncoder, TransformBatch, ns_to_stamp
 from .descriptions import Note, Rejected, RobotSemantics, SRDFDescription, URDFDescription, choose_ik_groups
+from .limits import collision_pairs
+from .log_limits import cap_lines
 from .parameters import NodeSettings
 
 #: ``last_published_ns`` of a coordinate never published (far enough from int64's minimum that
@@ -47,10 +49,14 @@ class LiveRobot:
         last_published_ns: ``(n_q,)`` stamp [ns] each coordinate was last published with.
         log: where the collision model's build notes go (the node's info logger).
         warn: where its warnings go (meshes that could not be loaded; the node's warning logger).
+        max_collision_pairs: a robot with more collision geometry pairs is not checked for
+            self-collision (the node's ``max_collision_pairs``); None: no limit.
     """
 
-    def __init__(self, model: RobotModel, xml: str, prefix: str, previous: LiveRobot | None = None):
+    def __init__(self, model: RobotModel, xml: str, prefix: str, previous: LiveRobot | None = None,
+                 max_collision_pairs: int | None = None):
         self.model, self.xml, self.prefix = model, xml, prefix
+        self.max_collision_pairs = max_collision_pairs
         self.names = JointStateMap(model)
         self.semantics = RobotSemantics()
         scalar = np.isin(model.joint_types, SCALAR_TYPES) & ~model.is_fixed
@@ -114,6 +120,15 @@ class LiveRobot:
         if model.link_has_inertial.any():
             gravity_torques(model, q)
 
+    def too_many_collision_pairs(self) -> str:
+        """Why the robot is not checked for self-collision because of ``max_collision_pairs``
+        ('' : it is within the limit)."""
+        pairs = collision_pairs(self.model)
+        if self.max_collision_pairs is None or pairs <= self.max_collision_pairs:
+            return ''
+        return (f'robot {self.model.name!r} has {pairs} collision geometry pairs, more than max_collision_pairs = '
+                f'{self.max_collision_pairs}: not checked for self-collision')
+
     def collision_model(self) -> CollisionModel | str:
         """The robot's collision model (pairs from its SRDF, else sampled and cached on disk), built
         on first use (the first request with avoid_collisions or to /check_state_validity: without
@@ -123,6 +138,10 @@ class LiveRobot:
         key = None if semantic is None else semantic.disabled_collisions
         with self._collision_lock:
             if self._collision is None or self._collision[0] != key:
+                too_many = self.too_many_collision_pairs()
+                if too_many:   # the limit is the model's: whatever the SRDF, never built
+                    self._collision = (key, too_many)
+                    return too_many
                 try:
                     cm = CollisionModel.build(self.model, srdf=semantic)
                 except CollisionUnavailableError as e:
@@ -135,7 +154,7 @@ class LiveRobot:
                     elif cm.warnings and not len(cm.pairs):   # what loaded leaves nothing to check
                         result = (f'{len(cm.warnings)} collision meshes of robot {self.model.name!r} could not be '
                                   'loaded, and no pair of what did is left to check')
-                    for warning in cm.warnings:   # a skipped mesh is a part of the robot not checked
+                    for warning in cap_lines(cm.warnings):   # a skipped mesh is a part of the robot not checked
                         self.warn(f'collision model: {warning}')
                     if cm.n_geometries:
                         self.log(f'collision model: {cm.n_geometries} geometries, {len(cm.link_pairs)} link pairs '
@@ -186,7 +205,10 @@ def load_robot(urdf: URDFDescription, settings: NodeSettings, srdf: SRDFDescript
             srdf = dataclasses.replace(srdf, semantic=None)
             notes.append(('error', f'the semantic description from {srdf.source} does not fit robot '
                                    f'{model.name!r}: {e}'))
-    robot = LiveRobot(model, urdf.xml, settings.frame_prefix, previous)
+    robot = LiveRobot(model, urdf.xml, settings.frame_prefix, previous, settings.limits.max_collision_pairs)
+    too_many = robot.too_many_collision_pairs()
+    if too_many:
+        notes.append(('warning', too_many))
     robot.semantics = choose_ik_groups(model, settings, srdf, notes)
     robot.warm_up(settings.reference)
     return LoadedRobot(robot, srdf, tuple(notes))

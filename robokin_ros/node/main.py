@@ -1,6 +1,7 @@
 """Entry point of the ``kin_node`` executable: the ``robokin`` node on rclpy's EventsExecutor (its
 services on worker threads), or on an offloading multi-threaded executor (parameter ``executor``)."""
 
+import os
 import signal
 import sys
 import threading
@@ -10,11 +11,16 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from ..ik.solver import STOP_ALL
+from ..kernels.lazy_accel import stop_background_loads
 from .executor import OffloadingExecutor
 from .kinematics_node import KinematicsNode
 from .parameters import EVENTS, THREADS, StartupParameterError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: [s] how long shutdown waits for a background numba compile to end (its result is cached on disk
+#: for the next start); past it the process leaves with ``os._exit``.
+COMPILE_STOP_TIMEOUT = 3.0
 
 
 class StopRequest:
@@ -50,9 +56,13 @@ def main(args=None):
     """Run the ``robokin`` node until SIGINT/SIGTERM or an external shutdown; exit code 0 (1, with one
     line per bad parameter, when a start-up parameter value is one ``ros2 param set`` would refuse).
 
-    Teardown order: stop spinning, let offloaded callbacks (an IK call in progress) finish and
-    join the worker threads, destroy the node, shut the context down. Signals arriving meanwhile
-    (a second Ctrl-C, launch's escalation to SIGTERM) are recorded and do not interrupt it.
+    Teardown order: stop spinning, end the IK solves in progress at their next iteration
+    (:data:`robokin_ros.ik.solver.STOP_ALL`), let the offloaded callbacks answer and join the worker
+    threads, wait (bounded) for a description being loaded, destroy the node, shut the context
+    down, wait (bounded) for background numba compiles. A compile or load still running then
+    would crash the interpreter's finalisation (SIGSEGV/SIGABRT in LLVM): the process leaves with
+    ``os._exit`` and the same exit code instead. Signals arriving meanwhile (a second Ctrl-C,
+    launch's escalation to SIGTERM) are recorded and do not interrupt it.
 
     Args:
         args: ROS command-line arguments; ``None`` reads ``sys.argv``.
@@ -78,14 +88,23 @@ def main(args=None):
     except ExternalShutdownException:
         pass
     finally:
+        STOP_ALL.set()
         if services is not None:
             services.stop()
         if executor is not None:
             executor.shutdown()
+        loaded = True
         if node is not None:
+            loaded = node.stop_loading()
             node.destroy_node()
         rclpy.try_shutdown()
         stop.ignore_from_now()
+        compiled = stop_background_loads(COMPILE_STOP_TIMEOUT)
+        STOP_ALL.clear()
+        if not (loaded and compiled):   # a thread still in numba/LLVM: skip the finalisation it would crash
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1 if failed else 0)
         if failed:
             sys.exit(1)
 

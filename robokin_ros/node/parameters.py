@@ -98,6 +98,10 @@ PARAMETERS = {
         "Group used when a request's group_name is empty. Empty: the first configured or SRDF group "
         'with a tip, else the derived chain with the most rotational joints.')),
     'ik_timeout': ParameterSpec(0.5, "IK time budget [s] when a request's timeout is 0.", constraints='> 0'),
+    'ik_max_timeout': ParameterSpec(5.0, (
+        "Largest IK time budget [s]: a request's longer timeout is clamped to it (said in "
+        'error_code.message and logged), so no call holds a service thread or shutdown longer.'),
+        constraints='> 0'),
     'ik_position_tolerance': ParameterSpec(1e-5, 'IK position tolerance per tip [m].', constraints='> 0'),
     'ik_rotation_tolerance': ParameterSpec(1e-5, 'IK rotation tolerance per tip [rad].', constraints='> 0'),
     'ik_max_iterations': ParameterSpec(0, (
@@ -113,6 +117,16 @@ PARAMETERS = {
         "but coal missing: 'reject' answers valid=false, 'solve_unchecked' evaluates the joint "
         'constraints only; both log why.'),
         constraints='reject or solve_unchecked'),
+    'max_description_bytes': ParameterSpec(4 * 1024 * 1024, (
+        'Largest robot description [bytes] taken (checked before parsing); a larger one is rejected '
+        'and the previous model stays.'), constraints='> 0'),
+    'max_links': ParameterSpec(1000, (
+        'Most links a robot description may have (counted right after the XML parse, before the model '
+        'is built); one with more is rejected and the previous model stays.'), constraints='> 0'),
+    'max_collision_pairs': ParameterSpec(2000, (
+        'Most pairs of collision geometries (on different links) the self-collision check takes on: '
+        'a robot with more is not checked for self-collision (avoid_collisions_policy decides the '
+        'answer; logged at load). Counted before the collision model is built.'), constraints='> 0'),
     'warning_period': ParameterSpec(5.0, (
         'Minimum time [s] between two warnings about the same bad joint state entries.'), constraints='>= 0'),
     'executor': ParameterSpec(EVENTS, (
@@ -150,8 +164,19 @@ class IKSettings:
     position_tolerance: float = 1e-5
     rotation_tolerance: float = 1e-5
     max_iterations: int = 0   # 0: no iteration budget, the timeout ends the search
+    max_timeout: float = 5.0  # [s] a longer request timeout is clamped to it
     restarts: int = 0
     avoid_collisions_policy: str = REJECT
+
+
+@dataclasses.dataclass(frozen=True)
+class DescriptionLimits:
+    """Bounds on the work one robot description may cost (parameters ``max_description_bytes``,
+    ``max_links``, ``max_collision_pairs``), checked before that work."""
+
+    max_bytes: int = 4 * 1024 * 1024
+    max_links: int = 1000
+    max_collision_pairs: int = 2000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +194,7 @@ class NodeSettings:
         warning_period_ns: [ns] least time between two warnings about the same bad input.
         publish_stats: publish callback statistics.
         ik: the IK and collision-checking options of the services.
+        limits: the bounds on a robot description.
     """
 
     interval_ns: int
@@ -181,6 +207,7 @@ class NodeSettings:
     warning_period_ns: int
     publish_stats: bool
     ik: IKSettings
+    limits: DescriptionLimits = DescriptionLimits()
 
 
 def read_settings(get: Callable[[str], object]) -> NodeSettings:
@@ -199,13 +226,16 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         position_tolerance=float(get('ik_position_tolerance')),
         rotation_tolerance=float(get('ik_rotation_tolerance')),
         max_iterations=int(get('ik_max_iterations')), restarts=int(get('ik_restarts')),
+        max_timeout=float(get('ik_max_timeout')),
         avoid_collisions_policy=get('avoid_collisions_policy'))
     return NodeSettings(
         interval_ns=int(1e9 / get('publish_frequency')), ignore_timestamp=bool(get('ignore_timestamp')),
         frame_prefix=get('frame_prefix'), publish_jacobians=bool(get('publish_jacobians')),
         jacobian_frames=tuple(get('jacobian_frames')), reference=Reference.parse(get('jacobian_reference')),
         publish_gravity=bool(get('publish_gravity_torques')), warning_period_ns=int(get('warning_period') * 1e9),
-        publish_stats=bool(get('publish_stats')), ik=ik)
+        publish_stats=bool(get('publish_stats')), ik=ik,
+        limits=DescriptionLimits(int(get('max_description_bytes')), int(get('max_links')),
+                                 int(get('max_collision_pairs'))))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +259,8 @@ class LiveState:
         return bool(self.link_names)
 
 
-_POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance')
+_POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
+             'max_description_bytes', 'max_links', 'max_collision_pairs')
 
 
 class StartupParameterError(RobokinError, ValueError):

@@ -4,6 +4,7 @@ set-parameters check and the apply step, SRDFs that break the parser, /check_sta
 when coal is missing."""
 
 import sys
+import time
 
 import pytest
 from moveit_msgs.srv import GetStateValidity
@@ -138,10 +139,19 @@ def test_cyclic_srdf_on_the_topic_keeps_the_model_and_groups(make_node):
         assert_panda_with_its_groups(node)
 
 
+def wait_until_loaded(node, timeout=30.0):
+    """Wait for the description handed to the node's loader thread to be installed (or rejected)."""
+    deadline = time.monotonic() + timeout
+    while node.loading():
+        assert time.monotonic() < deadline, 'the description was not loaded'
+        time.sleep(0.01)
+
+
 def test_cyclic_srdf_at_start_up_does_not_stop_the_node(make_node):
     node = make_node(robot_description=PANDA_XML, robot_description_semantic=CYCLIC_SRDF)
     assert node._robot.model.name == 'panda' and 'arm' not in node._robot.semantics.groups   # srdfdom drops it
     node._on_description(String(data=TWIN_XML))   # the SRDF (for the Panda) is read against the new robot too
+    wait_until_loaded(node)
     assert node._robot.model.name == 'twin_arm_torso'
 
 

@@ -104,3 +104,44 @@ def test_model_churn_and_many_calls_leave_nothing_behind():
     gc.collect()
     assert rss_bytes() - before < 5e6
     assert len(gc.get_objects()) - objects < 1000
+
+
+def test_stop_all_ends_a_solve_running_in_another_thread():
+    # what the node's shutdown relies on: a solve with a 1e6 s budget ends at its next iteration
+    from robokin_ros.ik.solver import STOP_ALL
+    model = RobotModel.from_urdf(XML)
+    target = np.eye(4)
+    target[0, 3] = 5.0   # out of reach
+    results = []
+    thread = threading.Thread(target=lambda: results.append(
+        rk.solve_ik(model, target, "panda_hand_tcp", timeout=1e6, max_iterations=2 ** 62)))
+    thread.start()
+    try:
+        thread.join(0.5)
+        assert thread.is_alive()   # still solving
+        STOP_ALL.set()
+        thread.join(5.0)
+        assert not thread.is_alive()
+    finally:
+        STOP_ALL.set()
+        thread.join(60.0)
+        STOP_ALL.clear()
+    assert str(results[0].status) == "timeout" and not bool(results[0].success)
+
+
+def test_stop_background_loads_waits_for_a_running_compile(tmp_path, monkeypatch):
+    from robokin_ros.kernels import lazy_accel
+    if not accel.active():
+        pytest.skip("numba is not installed or ROBOKIN_ACCEL is off: nothing compiles in the background")
+    monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))   # a cold cache: the batch below starts a compile
+    monkeypatch.setattr(lazy_accel, "_stopped", threading.Event())   # (the real one stays clear for later tests)
+    model = RobotModel.from_urdf(XML)
+    rk.forward_kinematics(model, model.random_configuration(accel.MIN_BATCH, rng=0))
+    running = [t for t in lazy_accel._loads if t.is_alive()]
+    assert running, "the batch started no background compile"
+    assert lazy_accel.stop_background_loads(120.0)
+    assert not any(t.is_alive() for t in running)
+    other = RobotModel.from_urdf(XML.replace('name="panda"', 'name="panda2"', 1))
+    rk.forward_kinematics(other, other.random_configuration(accel.MIN_BATCH, rng=0))
+    assert not any(t.is_alive() for t in lazy_accel._loads)   # none starts after the stop
+    assert compiled_fk(other)._accelerated is None

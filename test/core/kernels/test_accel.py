@@ -6,6 +6,7 @@ Compiled code goes to a temporary cache directory, never to the user's.
 
 import glob
 import importlib
+import logging
 import os
 import subprocess
 import sys
@@ -240,6 +241,9 @@ def test_missing_numba_is_said_once(monkeypatch, caplog):
     monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
     monkeypatch.setattr(accel, "_available", None)
     monkeypatch.setattr(accel, "enabled", True)
+    # ROS's launch (imported by launch tests in the same session) makes new loggers LaunchLoggers
+    # that do not propagate to the root logger caplog listens on
+    monkeypatch.setattr(logging.getLogger("robokin_ros"), "propagate", True)
     with caplog.at_level("WARNING", logger="robokin_ros"):
         assert not accel.available() and not accel.available()
     messages = [r.getMessage() for r in caplog.records if "numba is not installed" in r.getMessage()]
