@@ -11,13 +11,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import fnmatch
-import os
 from collections.abc import Callable, Mapping
 
 import yaml
 
 from ..errors import RobokinError, URDFError
-from ..model.description import parse_document
+from ..model.description import max_description_bytes, parse_document, read_capped
 from .descriptions import Rejected, failure, parse_semantic, parse_urdf, read_file
 
 NODE_NAME = 'robokin'
@@ -164,12 +163,17 @@ def _parse_bool(text, name, problems, also=None):
 
 def _check_params_file(path):
     """Problems of a node parameters file: unreadable, not YAML, or nothing for ``robokin``."""
-    if not os.path.isfile(path):
-        return [f'params_file {path!r}: no such file']
     try:
-        with open(path, encoding='utf-8') as f:
-            content = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as exc:
+        text = read_capped(path, max_description_bytes()).decode('utf-8')
+    except FileNotFoundError:
+        return [f'params_file {path!r}: no such file']
+    except OSError as exc:
+        return [f'params_file {path!r}: cannot read it: {exc.strerror or exc}']
+    except UnicodeDecodeError as exc:
+        return [f'params_file {path!r}: not UTF-8 text: {exc}']
+    try:
+        content = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         return [f'params_file {path!r}: not readable as YAML: {exc}']
     if not isinstance(content, dict):
         return [f'params_file {path!r}: expected a mapping of node names to '

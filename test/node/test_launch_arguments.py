@@ -236,3 +236,15 @@ def test_package_declares_what_the_launch_file_runs():
     exec_depends = {e.text for e in root.iter('exec_depend')}
     assert {'xacro', 'launch', 'launch_ros', 'ament_index_python', 'python3-yaml'} <= exec_depends
     assert 'rviz2' not in exec_depends
+
+
+@pytest.mark.parametrize('special', ['/dev/zero', 'fifo', 'directory'])
+def test_the_params_file_is_read_with_the_core_reader(params_file, tmp_path, special):
+    """Issue 24, case 3: the params file was read whole with open(); /dev/zero exhausted memory
+    and a FIFO named as params_file blocked the launch. Now one capped reader for every path."""
+    import os
+    path = {'/dev/zero': '/dev/zero', 'fifo': str(tmp_path / 'pipe.yaml'), 'directory': str(tmp_path)}[special]
+    if special == 'fifo':
+        os.mkfifo(path)
+    (problem,) = problems(values(path))
+    assert problem.startswith(f"params_file '{path}': cannot read it: ")
