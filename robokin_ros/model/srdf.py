@@ -132,15 +132,6 @@ def _name(element: ET.Element, key: str = "name") -> str | None:
     return None if value is None else value.strip()
 
 
-def summarise_warnings(warnings, limit: int = 20) -> list[str]:
-    """Lines for a log: the first ``limit`` warnings, then ``"... and N more"`` when there are more
-    (one SRDF may hold thousands of bad elements; the log gets a bounded number of lines)."""
-    lines = [str(w) for w in list(warnings)[:limit]]
-    if len(warnings) > limit:
-        lines.append(f"... and {len(warnings) - limit} more warnings")
-    return lines
-
-
 def _virtual_joint(doc, warnings, root: ET.Element, model: RobotModel) -> VirtualJoint | None:
     """The virtual joint MoveIt makes the model's root joint: of the ``<virtual_joint>`` elements
     srdfdom accepts (name, a child link of the robot, parent frame and type; an unknown type read

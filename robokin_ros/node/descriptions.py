@@ -23,13 +23,11 @@ from ..errors import RobokinError, URDFError
 from ..model import RobotModel
 from ..model.description import read_description
 from ..model.groups import ALL_GROUP, IKGroup, default_group_name, derive_groups
-from ..model.srdf import SemanticDescription, parse_srdf, summarise_warnings
+from ..model.srdf import SemanticDescription, parse_srdf
 from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, NodeSettings
 
 #: A line for the node's log: (level: 'info', 'warning' or 'error', text).
 Note = tuple[str, str]
-#: SRDF warnings logged for one description (the rest counted in one line).
-MAX_SRDF_WARNINGS = 20
 #: Groups named in the log line of the groups in use (a robot with 1,100 groups wrote 44 kB).
 MAX_LISTED_GROUPS = 30
 
@@ -205,9 +203,9 @@ def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescri
         model: the robot.
         settings: the node's settings (``ik.groups``, ``ik.default_group``).
         srdf: the SRDF in force, with ``semantic`` read against ``model`` (else it is not used).
-        notes: gets the SRDF's warnings (when its groups are used; the first
-            :data:`MAX_SRDF_WARNINGS` and a count of the rest), a default group that is not one of
-            the groups, and the groups chosen with the default one and why.
+        notes: gets the SRDF's warnings (when its groups are used; the node logs the first
+            :data:`~robokin_ros.node.log_limits.MAX_LINES` and a count of the rest), a default
+            group that is not one of the groups, and the groups chosen with the default one and why.
     """
     semantic = srdf.semantic if srdf is not None and srdf.semantic is not None \
         and srdf.semantic.model is model else None
@@ -217,7 +215,7 @@ def choose_ik_groups(model: RobotModel, settings: NodeSettings, srdf: SRDFDescri
     elif semantic is not None and semantic.groups:
         groups, origin = dict(semantic.groups), f'the SRDF ({srdf.source})'
         groups.setdefault(ALL_GROUP, IKGroup(ALL_GROUP))
-        notes += [('warning', f'SRDF: {line}') for line in summarise_warnings(semantic.warnings, MAX_SRDF_WARNINGS)]
+        notes += [('warning', f'SRDF: {warning}') for warning in semantic.warnings]   # capped by the node's log_limits
     else:
         derived = derive_groups(model)
         groups, origin = derived.groups, 'the kinematic tree (no SRDF, no ik_groups parameters)'

@@ -20,7 +20,8 @@ from std_msgs.msg import String
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.model.srdf import parse_srdf
 from robokin_ros.node.conversions import matrix_to_pose
-from robokin_ros.node.descriptions import MAX_LISTED_GROUPS, MAX_SRDF_WARNINGS, SRDFDescription, choose_ik_groups
+from robokin_ros.node.descriptions import MAX_LISTED_GROUPS, SRDFDescription, choose_ik_groups
+from robokin_ros.node.log_limits import MAX_LINES, cap_notes
 from robokin_ros.node.parameters import IKSettings
 
 CORPUS = ROOT.parent / 'shared' / 'urdf-corpus'
@@ -94,8 +95,8 @@ def test_semantic_file_groups_then_topic_and_bad_srdf(tmp_path, ros_context):
 
 
 def test_the_srdf_warnings_of_one_description_are_capped_in_the_log():
-    """Issue 24, case 2 (log volume): an SRDF with 1,000 bad members gave 1,000 log lines; now
-    the first MAX_SRDF_WARNINGS and a count of the rest."""
+    """Issue 24, case 2 (log volume): an SRDF with 1,000 bad members gave 1,000 log lines; the
+    node logs its notes through log_limits.cap_notes: the first MAX_LINES and a count."""
     model = RobotModel.from_urdf(robot_xml('panda'))
     text = ('<robot name="panda"><group name="arm">' + ''.join(f'<joint name="missing_{i}"/>' for i in range(1000))
             + '<joint name="panda_joint1"/></group></robot>')
@@ -103,9 +104,10 @@ def test_the_srdf_warnings_of_one_description_are_capped_in_the_log():
     semantics = choose_ik_groups(model, SimpleNamespace(ik=IKSettings(groups={})),
                                  SRDFDescription(text, 'test', parse_srdf(text, model)), notes)
     assert 'arm' in semantics.groups
-    warnings = [text for level, text in notes if level == 'warning']
-    assert len(warnings) == MAX_SRDF_WARNINGS + 1
-    assert 'missing_0' in warnings[0] and warnings[-1] == f'SRDF: ... and {1000 - MAX_SRDF_WARNINGS} more warnings'
+    warnings = [text for level, text in cap_notes(notes) if level == 'warning']
+    assert len(warnings) == MAX_LINES + 1
+    assert 'missing_0' in warnings[0]
+    assert warnings[-1] == f'... and {1000 - MAX_LINES} more warnings about this description (not logged)'
 
 
 def test_the_log_line_of_the_groups_in_use_names_at_most_max_listed_groups():

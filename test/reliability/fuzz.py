@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import robokin_ros as rk  # noqa: E402
-from robokin_ros.model.srdf import parse_srdf, summarise_warnings  # noqa: E402
+from robokin_ros.model.srdf import parse_srdf  # noqa: E402
 
 NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 NAME = re.compile(r'(name|link|joint)="([^"]*)"')
@@ -222,7 +222,7 @@ def check_srdf(model: rk.RobotModel, text: str) -> str | None:
             for name in states:
                 if not np.all(np.isfinite(semantic.named_configuration(name, group))):
                     return f"group state {name!r} is not finite"
-        for line in summarise_warnings(semantic.warnings):
+        for line in map(str, semantic.warnings):
             if not isinstance(line, str):
                 return f"a warning formats as {type(line).__name__}"
     except rk.RobokinError:

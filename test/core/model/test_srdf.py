@@ -12,7 +12,7 @@ import pytest
 
 from robokin_ros import RobotModel, frame_transform, solve_ik
 from robokin_ros.model.groups import IKGroup
-from robokin_ros.model.srdf import SRDFError, UnknownStateError, parse_srdf, summarise_warnings
+from robokin_ros.model.srdf import SRDFError, UnknownStateError, parse_srdf
 
 ROOT = Path(__file__).resolve().parents[3]
 SRDF = ROOT / "test" / "fixtures" / "srdf"
@@ -344,16 +344,6 @@ print(len(chain.groups), chain.groups["g1099"].joints, len(dag.groups), dag.grou
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[0] == "1100 ('panda_joint1',) 40 ('panda_joint1',) 80 ('panda_joint1',) 0"
-
-
-def test_summarise_warnings_caps_the_lines_of_one_description():
-    """Issue 24, case 2 (log volume): 1,000 bad members give 20 lines and a count."""
-    srdf = '<robot name="panda"><group name="arm">' + "".join(
-        f'<joint name="missing_{i}"/>' for i in range(1000)) + '<joint name="panda_joint1"/></group></robot>'
-    semantic = parse_srdf(srdf, PANDA)
-    lines = summarise_warnings(semantic.warnings, 20)
-    assert len(semantic.warnings) == 1000 and len(lines) == 21
-    assert lines[-1] == "... and 980 more warnings" and "missing_0" in lines[0]
 
 
 def corpus_model(name: str) -> RobotModel:
