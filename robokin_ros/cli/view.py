@@ -22,21 +22,29 @@ def add_commands(commands) -> None:
     view.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
                       "0.0.0.0 for other machines)")
     view.add_argument("--no-collisions", action="store_true", help="do not colour self-colliding links")
+    view.add_argument("--reach", metavar="MAP.npz", help="a reachability map of `robokin reach` to show as a layer "
+                      "(voxels coloured by their index, hung from the map's base link)")
     view.set_defaults(run=run_view)
 
 
 def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-               collisions: bool = True):
+               collisions: bool = True, reach: str | None = None):
     """Load ``file`` and serve its view; returns ``(server, view)`` (the server runs in the background).
 
     Raises:
         WebViewUnavailableError: viser is not installed.
         URDFError, SRDFError: unreadable description.
+        ArgumentError: ``reach`` is not a reachability map; UnknownLinkError: its tip or base is
+            not a link of the robot.
     """
     from ..web import RobotView, import_viser
 
     viser = import_viser()
-    model, _ = common.load(file)
+    model, text = common.load(file)
+    reach_map = None
+    if reach:
+        from ..reach import load_reach_map
+        reach_map = load_reach_map(reach)
     semantics = None
     if srdf:
         from ..model.srdf import parse_srdf
@@ -48,6 +56,11 @@ def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str =
     try:
         view = RobotView(server, model, urdf_dir=Path(file).resolve().parent, semantics=semantics,
                          collisions=collisions)
+        if reach_map is not None:
+            from ..web.reach_layer import ReachLayer
+            view.reach_layer = ReachLayer(view, reach_map, text)
+            if view.reach_layer.made_for_another_robot:
+                print(f"warning: {reach} was made for another robot description", file=sys.stderr)
     except BaseException:
         server.stop()
         raise
@@ -56,7 +69,7 @@ def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str =
 
 def run_view(args) -> int:
     started = time.perf_counter()
-    server, view = start_view(args.file, args.srdf, args.port, args.host, not args.no_collisions)
+    server, view = start_view(args.file, args.srdf, args.port, args.host, not args.no_collisions, args.reach)
     host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0") else args.host
     print(f"robokin view: {view.model.name} at http://{host}:{server.get_port()} "
           f"(ready in {time.perf_counter() - started:.2f} s; Ctrl-C to stop)", flush=True)

@@ -109,6 +109,7 @@ class RobotView:
         self.last_ik: IKOutcome | None = None
         self.colliding: set = set()
         self.collision = self.collision_builder = None
+        self.reach_layer = None   # a robokin_ros.web.reach_layer.ReachLayer, when a map is shown
         self.handles = []
         gui = server.gui
         self._add(gui.add_markdown(f"**{model.name}**: {model.n_links} links, {model.n_q} coordinates"))
