@@ -32,26 +32,30 @@ DEFAULT_MAX_ELEMENTS = 1_000_000
 MAX_DEPTH = 256
 
 
+def limit_in_force(given: int | None, variable: str, default: int) -> int:
+    """A size limit: ``given`` if not None, else the environment ``variable``'s whole number, else
+    ``default``.
+
+    Raises:
+        URDFError: the variable is set to something that is not a whole number.
+    """
+    if given is not None:
+        return int(given)
+    text = os.environ.get(variable, "").strip()
+    try:
+        return int(text) if text else default
+    except ValueError:
+        raise URDFError(f"{variable} = {shorten(text)} is not a whole number") from None
+
+
 def max_description_bytes(max_bytes: int | None = None) -> int:
     """The size cap in force: ``max_bytes`` if given, else the environment's, else 64 MiB."""
-    if max_bytes is not None:
-        return int(max_bytes)
-    text = os.environ.get("ROBOKIN_MAX_DESCRIPTION_BYTES", "").strip()
-    try:
-        return int(text) if text else DEFAULT_MAX_BYTES
-    except ValueError:
-        raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_BYTES = {shorten(text)} is not a whole number") from None
+    return limit_in_force(max_bytes, "ROBOKIN_MAX_DESCRIPTION_BYTES", DEFAULT_MAX_BYTES)
 
 
 def max_description_elements(max_elements: int | None = None) -> int:
     """The element cap in force: ``max_elements`` if given, else the environment's, else 1,000,000."""
-    if max_elements is not None:
-        return int(max_elements)
-    text = os.environ.get("ROBOKIN_MAX_DESCRIPTION_ELEMENTS", "").strip()
-    try:
-        return int(text) if text else DEFAULT_MAX_ELEMENTS
-    except ValueError:
-        raise URDFError(f"ROBOKIN_MAX_DESCRIPTION_ELEMENTS = {shorten(text)} is not a whole number") from None
+    return limit_in_force(max_elements, "ROBOKIN_MAX_DESCRIPTION_ELEMENTS", DEFAULT_MAX_ELEMENTS)
 
 
 class _DTDRefused(Exception):
