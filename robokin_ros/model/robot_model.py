@@ -168,7 +168,7 @@ class RobotModel:
             raise ModelError("links are not in topological order (parent after child)")
         types = np.asarray(joint_types, dtype=np.int64).reshape(n_j)
         fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
-        lower, upper = fill(joint_lower, -np.inf), fill(joint_upper, np.inf)
+        lower, upper = fill(joint_lower, -np.inf) + 0.0, fill(joint_upper, np.inf) + 0.0   # + 0.0: no -0.0 bounds
         src = np.full(n_j, -1, np.int64) if mimic_source is None else np.asarray(mimic_source, np.int64).reshape(n_j)
         model = cls(
             name=name, link_names=tuple(link_names), link_parents=_frozen(parents),

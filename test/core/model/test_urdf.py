@@ -379,3 +379,14 @@ def test_absurd_collision_geometry_is_ignored_with_a_warning(shape):
     model = RobotModel.from_urdf(text)
     assert model.link_collisions[model.link_index("base")] == ()
     assert any("base" in str(w) and ("negative" in str(w) or "above" in str(w)) for w in model.load_warnings)
+
+
+def test_limits_written_as_minus_zero_are_plain_zero():
+    """Found by make fuzz: upper="-0" with lower="0" made random_configuration raise numpy's
+    'high - low < 0' (-0.0 - 0.0 has its sign bit set)."""
+    text = (FIXTURES / "planar_2link.urdf").read_text()
+    model = RobotModel.from_urdf(text.replace('lower="-3.14159" upper="3.14159"', 'lower="0" upper="-0"', 1))
+    j = model.joint_index("joint1")
+    assert model.joint_upper[j] == 0.0 and not np.signbit(model.joint_upper[j])
+    q = model.random_configuration(5, rng=0)
+    assert np.all(q[:, model.joint_q_index[j]] == 0.0)
