@@ -67,6 +67,14 @@ class Region:
         height, radius = self.dimensions
         return math.hypot(max(math.hypot(local[0], local[1]) - radius, 0.0), max(abs(local[2]) - 0.5 * height, 0.0))
 
+    def outer_radius(self) -> float:
+        """[m] radius of the smallest sphere about the region's centre that holds it."""
+        if self.shape == BOX:
+            return 0.5 * float(np.linalg.norm(self.dimensions))
+        if self.shape == SPHERE:
+            return self.dimensions[0]
+        return math.hypot(self.dimensions[1], 0.5 * self.dimensions[0])
+
     def inscribed_box(self) -> Array:
         """``(3,)`` [m] half sizes of a box about the region's axes that lies inside it (the
         solver's dead band: a point in the box is in the region)."""
