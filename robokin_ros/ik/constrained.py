@@ -17,18 +17,21 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
 
 from .. import model_cache
 from ..errors import IKOptionError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..spatial import transform
+from ..spatial import exp_so3, transform
 from .constraints import OrientationConstraint, PositionConstraint, Residual
 from .result import IKResult
 from .solve import solve_ik
 
 Array = NDArray[np.float64]
 
+#: [m] distance of the point that holds the approach axis of a constraint with one free axis.
+AXIS_LENGTH = 0.1
 #: Retries with halved rotation bands when the solver's rotation-vector band admits an answer
 #: the constraint's XYZ Euler angles refuse.
 EULER_RETRIES = 3
@@ -96,12 +99,26 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
         else:
             point_tips.append(f"_robokin_point{len(points)}")
             points.append((c.link, tuple(float(x) for x in c.offset)))
+    # One free axis on a link with a pose target: the approach is held by a point AXIS_LENGTH along
+    # that axis (position rows: no rotation logarithm, singular at π about the free axis).
+    axis_tips = {}
+    for c in orientations:
+        free = _free_axis(c)
+        if free is not None and c.link in poses and all(p.link != c.link for p in positions):
+            axis_tips[c.link] = (f"_robokin_point{len(points)}", free)
+            offset = [0.0, 0.0, 0.0]
+            offset[free] = AXIS_LENGTH
+            points.append((c.link, tuple(offset)))
     solve_model = _with_points(model, tuple(points)) if points else model
+    start = model.home_configuration() if seed is None else model.check_q(seed, "seed")
+    T_start = forward_kinematics(model, start)
+    T_start = np.linalg.inv(T_start[model.link_index(base) if base else 0]) @ T_start
+    orientations = [_aligned(c, T_start[model.link_index(c.link), :3, :3]) for c in orientations]
     result, found = None, ()
     for region in range(max((len(c.regions) for c in positions), default=1)):
         shrink = 1.0
         for _ in range(EULER_RETRIES + 1):
-            tips, targets, bands = _tips(poses, orientations, positions, point_tips, region, shrink,
+            tips, targets, bands = _tips(poses, orientations, positions, point_tips, axis_tips, region, shrink,
                                          position_tolerance, rotation_tolerance)
             seed_now = seed if result is None or not bool(result.success) else result.q
             result = solve_ik(solve_model, np.stack(targets), tips, seed_now, base=base,
@@ -117,12 +134,46 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
     return ConstrainedResult(dataclasses.replace(result, success=np.asarray(ok)), found)
 
 
-def _tips(poses, orientations, positions, point_tips, region: int, shrink: float, position_tolerance: float,
-          rotation_tolerance: float):
+def _aligned(c: OrientationConstraint, R_base_link: Array) -> OrientationConstraint:
+    """``c`` with its desired orientation turned about its one free axis (if it has exactly one) to
+    where the link is at the seed: the same constraint, but the solver's rotation-vector error then
+    starts small instead of near π about that axis (where its logarithm is singular)."""
+    free = _free_axis(c)
+    if free is None:
+        return c
+    axis = np.zeros(3)
+    axis[free] = 1.0
+    x, y, z, w = Rotation.from_matrix(c.R_base_desired.T @ R_base_link).as_quat()
+    twist = 2.0 * math.atan2(float(np.array([x, y, z]) @ axis), float(w))
+    return dataclasses.replace(c, R_base_desired=c.R_base_desired @ exp_so3(twist * axis))
+
+
+def _free_axis(c: OrientationConstraint) -> int | None:
+    """The axis (0-2) of ``c`` with a tolerance >= π when it is the only one, else None."""
+    free = [i for i, t in enumerate(c.tolerances) if t >= math.pi]
+    return free[0] if len(free) == 1 else None
+
+
+def _tips(poses, orientations, positions, point_tips, axis_tips, region: int, shrink: float,
+          position_tolerance: float, rotation_tolerance: float):
     """Tip names, targets ``(4, 4)`` and dead bands ``(6,)`` of one attempt."""
     entries: dict[str, list] = {link: [np.array(T, float), np.zeros(6)] for link, T in poses.items()}
     for c in orientations:
         band = np.maximum(shrink * c.dead_band() - rotation_tolerance, 0.0)
+        if c.link in axis_tips:  # the point on the free axis: turning by a about axis j moves it L sin a
+            tip, free = axis_tips[c.link]
+            T = np.array(entries[c.link][0])
+            T[:3, :3] = c.R_base_desired
+            T[:3, 3] += c.R_base_desired[:, free] * AXIS_LENGTH
+            turn = np.minimum(band, 0.5 * math.pi)
+            point_band = np.zeros(3)
+            for j in range(3):
+                if j != free:
+                    point_band[3 - j - free] = AXIS_LENGTH * math.sin(turn[j])
+            point_band[free] = AXIS_LENGTH * (1.0 - math.cos(float(turn[[j for j in range(3) if j != free]].max())))
+            entries[c.link][1][3:] = math.inf
+            entries[tip] = [T, np.concatenate([np.maximum(point_band - position_tolerance, 0.0), [math.inf] * 3])]
+            continue
         if c.link not in entries:
             entries[c.link] = [np.eye(4), np.array([math.inf] * 3 + [0.0] * 3)]
         entries[c.link][0][:3, :3] = c.R_base_desired
