@@ -36,6 +36,8 @@ OBJECTIVES = ("closest", "center", "manipulability")
 MAX_STEPS = 24
 #: [rad or m] longest step in the free coordinates.
 MAX_STEP = 0.2
+#: [rad or m] a null-space direction shorter than this ends the refinement (nothing left to gain).
+MIN_STEP = 1e-4
 #: Step for the finite-difference gradient of ``manipulability``.
 GRADIENT_STEP = 1e-6
 
@@ -138,9 +140,10 @@ def refine(task: Task, q: Array, correct, deadline: float | None) -> Array:
     for _ in range(MAX_STEPS):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        step = alpha * task.direction(q)
-        if float(np.abs(step).max(initial=0.0)) < 1e-9:
+        direction = task.direction(q)
+        if float(np.linalg.norm(direction)) < MIN_STEP:
             break
+        step = alpha * direction
         moved = q.copy()
         moved[task.free_q] = np.clip(q[task.free_q] + step, task.lo, task.hi)
         candidate, success = correct(moved)
