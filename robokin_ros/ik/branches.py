@@ -117,6 +117,8 @@ def distinct_solutions(solve: Callable[..., IKResult], model: RobotModel, target
             break
         seeds = np.repeat(seed_q[None], ROUND_SEEDS, axis=0)
         seeds[:, task.free_q] = rng.uniform(lo, hi, (ROUND_SEEDS, len(task.free_q)))
+        if deadline is not None:  # (a batch's timeout is per problem, pooled over the batch)
+            options = dict(options, timeout=max(deadline - time.perf_counter(), 1e-6) / ROUND_SEEDS)
         keep(solve(model, np.broadcast_to(T, (ROUND_SEEDS,) + T.shape), tips, seeds, **options))
     if not found:
         return IKResult(*(np.asarray(getattr(primary, f))[None] for f in
