@@ -322,7 +322,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
         options = dict(position_tolerance=settings.position_tolerance, rotation_tolerance=settings.rotation_tolerance,
                        active_joints=joints, lower=lower, upper=upper, timeout=timeout,
                        max_iterations=settings.max_iterations or NO_ITERATION_BUDGET, restarts=settings.restarts,
-                       avoid_collisions=False if moves_virtual else avoid)
+                       avoid_collisions=False if moves_virtual else avoid,
+                       objective=settings.objectives.get(group.name) or None)
         checked_constraints = ''
         try:
             if constraints:

@@ -25,9 +25,10 @@ from shape_msgs.msg import SolidPrimitive
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.ik.reach import chain_reach
+from robokin_ros.model.groups import IKGroup
 from robokin_ros.node import services
 from robokin_ros.node.conversions import matrix_to_pose
-from robokin_ros.node.parameters import IKSettings
+from robokin_ros.node.parameters import IKSettings, LiveState, check_value
 from robokin_ros.spatial import exp_so3
 
 SO101 = RobotModel.from_urdf(robot_xml('so101_arm'))
@@ -234,3 +235,46 @@ def test_4_dof_arm_yaw_free_pick_solves_and_full_pose_does_not():
         assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) < 1e-4
         a, b, _ = Rotation.from_matrix(target[:3, :3].T @ reached[:3, :3]).as_euler('XYZ')
         assert abs(a) <= 0.01 + 1e-9 and abs(b) <= 0.01 + 1e-9
+
+
+# ------------------------------------------------------------------ the per-group objective
+PANDA = RobotModel.from_urdf(robot_xml('panda'))
+PANDA_ARM = [f'panda_joint{i}' for i in range(1, 8)]
+
+
+def test_group_objective_parameter_is_checked_by_name():
+    assert check_value('ik_groups.arm.objective', 'center', LiveState()) == ''
+    assert check_value('ik_groups.arm.objective', '', LiveState()) == ''
+    reason = check_value('ik_groups.arm.objective', 'nearest', LiveState())
+    assert "ik_groups.arm.objective must be empty or one of ['closest', 'center', 'manipulability']" in reason
+    assert "'nearest'" in reason
+
+
+def test_group_objective_center_moves_the_answer_away_from_the_limits():
+    """The same requests with ik_groups.arm.objective 'center' and without: every target still
+    solved, FK the same pose, and the joint-limit centering cost never higher (lower on most)."""
+    groups = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand', tuple(PANDA_ARM))}
+    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=groups)
+    index = [PANDA.q_names.index(j) for j in PANDA_ARM]
+    lo, hi = PANDA.q_lower[index], PANDA.q_upper[index]
+
+    def cost(q):
+        return float(np.sum(((q[index] - 0.5 * (lo + hi)) / (hi - lo)) ** 2))
+
+    lower = 0
+    for q_true in PANDA.random_configuration(4, np.random.default_rng(45)):
+        target = frame_transform(PANDA, q_true, 'panda_link0', 'panda_hand')
+        answers = []
+        for objectives in ({}, {'arm': 'center'}):
+            req = request(PANDA, target, seed=PANDA.home_configuration(), frame='panda_link0')
+            req.ik_request.group_name = 'arm'
+            settings = IKSettings(groups=groups, timeout=0.5, objectives=objectives)
+            res = services.compute_ik(req, GetPositionIK.Response(), robot, settings)
+            assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
+            q = solution(PANDA, res)
+            reached = frame_transform(PANDA, q, 'panda_link0', 'panda_hand')
+            np.testing.assert_allclose(reached, target, atol=1e-4)
+            answers.append(cost(q))
+        assert answers[1] <= answers[0] + 1e-9
+        lower += answers[1] < answers[0] - 1e-6
+    assert lower >= 2
