@@ -25,7 +25,8 @@ from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..spatial import exp_so3, transform
 from .constraints import OrientationConstraint, PositionConstraint, Residual
-from .result import IKResult
+from .options import effective_bounds
+from .result import CONVERGED, IKResult
 from .solve import solve_ik
 
 Array = NDArray[np.float64]
@@ -121,6 +122,10 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
             tips, targets, bands = _tips(poses, orientations, positions, point_tips, axis_tips, region, shrink,
                                          position_tolerance, rotation_tolerance)
             seed_now = seed if result is None or not bool(result.success) else result.q
+            if not tips:  # every axis of every target free: the seed is an answer
+                result = _unmoved(model, start, options)
+                found = residuals(model, result.q, base, constraints)
+                break
             result = solve_ik(solve_model, np.stack(targets), tips, seed_now, base=base,
                               position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
                               axis_tolerances=np.stack(bands), **options)
@@ -132,6 +137,13 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
             break
     ok = bool(result.success) and all(r.satisfied for r in found)
     return ConstrainedResult(dataclasses.replace(result, success=np.asarray(ok)), found)
+
+
+def _unmoved(model: RobotModel, start: Array, options: dict) -> IKResult:
+    """The seed (clamped into the bounds) as a converged result: nothing is asked of any axis."""
+    lo, hi = effective_bounds(model, options.get("lower"), options.get("upper"))
+    return IKResult(np.minimum(np.maximum(start, lo), hi), np.asarray(True), np.asarray(0.0), np.asarray(0.0),
+                    np.asarray(0), np.asarray(CONVERGED))
 
 
 def _aligned(c: OrientationConstraint, R_base_link: Array) -> OrientationConstraint:

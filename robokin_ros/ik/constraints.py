@@ -56,6 +56,8 @@ class Region:
         T = numbers(self.T_base_region, "T_base_region")
         if T.shape != (4, 4):
             raise ShapeError("T_base_region", "(4, 4)", T.shape)
+        object.__setattr__(self, "T_base_region", T)
+        object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
 
     def excess(self, p: Array) -> float:
         """[m] distance of the point ``p (3,)`` (base frame) outside the region (0 inside)."""

@@ -174,3 +174,13 @@ def test_reach_bounds_every_configuration_and_is_the_sum_of_offsets():
     planar = RobotModel.from_dh([[0.3, 0.0, 0.0, 0.0], [0.2, 0.0, 0.0, 0.0]])
     assert chain_reach(planar, planar.root_link, "tool") == pytest.approx(0.5)
     assert chain_reach(PANDA, "panda_hand", PANDA.root_link) == math.inf
+
+
+def test_every_axis_free_answers_the_seed():
+    """An orientation constraint freeing all three axes and nothing else: no axis is asked for, so
+    the seed is the answer (not a solver call with no tips)."""
+    seed = OMX.random_configuration(rng=3)
+    free = OrientationConstraint("tool", np.eye(3), (math.pi, math.pi, math.pi))
+    result = solve_constrained(OMX, [free], seed, poses={})
+    assert bool(result.result.success)
+    np.testing.assert_array_equal(result.result.q, seed)
