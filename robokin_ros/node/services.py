@@ -22,6 +22,7 @@ from std_msgs.msg import Header
 from .. import ik
 from ..collision import in_collision, self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from ..ik.constrained import residuals as constraint_residuals
 from ..ik.constrained import solve_constrained
 from ..ik.constraints import PositionConstraint
 from ..ik.reach import chain_reach
@@ -427,17 +428,39 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
     return results
 
 
+def _pose_constraint_results(view: RobotSnapshot, q: np.ndarray, c, model_frame: str) -> list:
+    """``ConstraintEvalResult`` of each position, then orientation constraint at ``q (n_q,)`` of
+    ``view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
+    root = view.model.root_link
+
+    def frame_pose(frame_id: str, what: str) -> np.ndarray:
+        frame = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True, model_frame)
+        return frame_transform(view.model, q, root, frame)
+
+    try:
+        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
+    except (InvalidMessageError, ik.IKOptionError) as e:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
+    for link in {k.link for k in constraints}:
+        if link not in view.model.link_names:
+            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {view.model.name!r}')
+    return [ConstraintEvalResult(result=r.satisfied, distance=r.excess)
+            for r in constraint_residuals(view.model, q, root, constraints)]
+
+
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
                          on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
     """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
     (``robot_state`` over the latest joint states) is valid when no checked link pair is in
-    self-collision (only pairs with a link of ``group_name`` when one is given) and every joint
-    constraint holds. Contacts are listed (bodies ``ROBOT_LINK``, point and normal in the root
-    frame, normal from body 1 towards body 2); joint constraints get one ``constraint_result``
-    each. Position, orientation and visibility constraints are not evaluated: such a request is
-    answered ``valid=false`` (the service has no error code) and ``on_problem`` says why, as for
-    an unknown group or joint or a robot without a model. Joint limits are not checked (move_group
+    self-collision (only pairs with a link of ``group_name`` when one is given) and every joint,
+    position and orientation constraint holds (their meaning: :mod:`robokin_ros.ik.constraints`).
+    Contacts are listed (bodies ``ROBOT_LINK``, point and normal in the root frame, normal from
+    body 1 towards body 2); constraints get one ``constraint_result`` each, joint constraints
+    first, then position, then orientation ones (``distance``: how far outside, 0 when met).
+    Visibility constraints are not evaluated: such a request is answered ``valid=false`` (the
+    service has no error code) and ``on_problem`` says why, as for an unknown group or joint or a
+    robot without a model. Joint limits are not checked (move_group
     does not either).
 
     A robot without collision geometry is never in self-collision. One whose geometry cannot be
@@ -453,10 +476,11 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         q = snap.semantic.model_configuration(q_view) if view is not snap else q_view
         links = _group_links(view, request.group_name)
         c = request.constraints
-        if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are evaluated '
-                                                           '(position, orientation and visibility constraints are not)')
-        constraint_results = _joint_constraint_results(model, c.joint_constraints, q)
+        if c.visibility_constraints:
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not evaluated (joint, '
+                                                           'position and orientation constraints are)')
+        constraint_results = (_joint_constraint_results(model, c.joint_constraints, q)
+                              + _pose_constraint_results(view, q_view, c, snap.model_frame))
         collision = snap.collision()
         contacts = []
         if isinstance(collision, str) and any(model.link_collisions):

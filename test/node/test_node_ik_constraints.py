@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from builtin_interfaces.msg import Duration
+from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import PoseStamped, Quaternion, Vector3
 from moveit_msgs.msg import (
     BoundingVolume,
@@ -17,7 +17,7 @@ from moveit_msgs.msg import (
     RobotState,
     VisibilityConstraint,
 )
-from moveit_msgs.srv import GetPositionIK
+from moveit_msgs.srv import GetPositionIK, GetStateValidity
 from node_harness import KinNode, Probe, robot_xml
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
@@ -278,3 +278,33 @@ def test_group_objective_center_moves_the_answer_away_from_the_limits():
         assert answers[1] <= answers[0] + 1e-9
         lower += answers[1] < answers[0] - 1e-6
     assert lower >= 2
+
+
+# ------------------------------------------------------------------ /check_state_validity
+def test_state_validity_evaluates_position_and_orientation_constraints():
+    """At a state: a box around the tool point and the tool's own orientation hold; the same box
+    moved 5 cm away and an orientation turned 0.2 rad about x (tolerance 0.1) do not, with their
+    distance outside."""
+    q = SO101.random_configuration(rng=46)
+    T = tool(SO101, q)
+    robot = services.RobotSnapshot(SO101, q)
+    problems = []
+
+    def ask(box_shift, turn):
+        box = np.eye(4)
+        box[:3, 3] = T[:3, 3] + box_shift
+        R = T[:3, :3] @ exp_so3(np.array([turn, 0.0, 0.0]))
+        req = GetStateValidity.Request()
+        req.robot_state = RobotState(joint_state=JointState(name=list(SO101.q_names), position=[float(v) for v in q]))
+        req.constraints.position_constraints = [box_constraint(box, (0.02, 0.02, 0.02), (0.0, 0.0, 0.0))]
+        req.constraints.orientation_constraints = [orientation_constraint(R, (0.1, 0.1, 0.1))]
+        return services.check_state_validity(req, GetStateValidity.Response(), robot, Time(), problems.append,
+                                             policy='solve_unchecked')
+
+    res = ask(np.zeros(3), 0.0)
+    assert res.valid and [r.result for r in res.constraint_result] == [True, True], problems
+    res = ask(np.array([0.05, 0.0, 0.0]), 0.2)
+    assert not res.valid
+    assert [r.result for r in res.constraint_result] == [False, False]
+    assert res.constraint_result[0].distance == pytest.approx(0.04, abs=1e-9)
+    assert res.constraint_result[1].distance == pytest.approx(0.1, abs=1e-6)
