@@ -244,6 +244,26 @@ def _solve_space(snap: RobotSnapshot, view: RobotSnapshot, q_view: np.ndarray, b
     return model, snap.semantic.model_configuration(q_view), base, targets, joints
 
 
+def _pose_constraints(view: RobotSnapshot, q_view: np.ndarray, c, model_frame: str, frame: str,
+                      T_base_frame: np.ndarray, model: RobotModel) -> list:
+    """A request's ``moveit_msgs/Constraints`` position and orientation constraints as
+    :mod:`robokin_ros.ik.constraints` objects with poses in ``base``: header frames resolved in
+    ``view`` at ``q_view`` relative to ``frame``, then mapped by ``T_base_frame (4, 4)``; their
+    links must be links of ``model``."""
+    def frame_pose(frame_id: str, what: str) -> np.ndarray:
+        link = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True, model_frame)
+        return T_base_frame @ frame_transform(view.model, q_view, frame, link)
+
+    try:
+        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
+    except (InvalidMessageError, ik.IKOptionError) as e:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
+    for link in sorted({k.link for k in constraints}):
+        if link not in model.link_names:
+            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {model.name!r}')
+    return constraints
+
+
 def _check_reach(model: RobotModel, base: str, tips: list[str], targets: list, constraints: list) -> None:
     """NO_IK_SOLUTION at once for a pose target (or a whole position region) beyond the chain's reach
     (:func:`robokin_ros.ik.reach.chain_reach`: the sum of its link offsets)."""
@@ -304,19 +324,7 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
         except (UnknownJointError, InvalidMessageError) as e:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint_constraints: {e}') from None
         T_base_view = frame_transform(view.model, q_view, base, view_base) if base != view_base else np.eye(4)
-
-        def frame_pose(frame_id: str, what: str) -> np.ndarray:
-            frame = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True,
-                          snap.model_frame)
-            return T_base_view @ frame_transform(view.model, q_view, view_base, frame)
-
-        try:
-            constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
-        except (InvalidMessageError, ik.IKOptionError) as e:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
-        for link in {k.link for k in constraints}:
-            if link not in model.link_names:
-                raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {model.name!r}')
+        constraints = _pose_constraints(view, q_view, c, snap.model_frame, view_base, T_base_view, model)
         _check_reach(model, base, tips, targets, constraints)
         timeout = duration_to_seconds(req.timeout)
         timeout = timeout if timeout > 0 else settings.timeout
@@ -432,18 +440,7 @@ def _pose_constraint_results(view: RobotSnapshot, q: np.ndarray, c, model_frame:
     """``ConstraintEvalResult`` of each position, then orientation constraint at ``q (n_q,)`` of
     ``view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
     root = view.model.root_link
-
-    def frame_pose(frame_id: str, what: str) -> np.ndarray:
-        frame = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True, model_frame)
-        return frame_transform(view.model, q, root, frame)
-
-    try:
-        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
-    except (InvalidMessageError, ik.IKOptionError) as e:
-        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
-    for link in {k.link for k in constraints}:
-        if link not in view.model.link_names:
-            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {view.model.name!r}')
+    constraints = _pose_constraints(view, q, c, model_frame, root, np.eye(4), view.model)
     return [ConstraintEvalResult(result=r.satisfied, distance=r.excess)
             for r in constraint_residuals(view.model, q, root, constraints)]
 
