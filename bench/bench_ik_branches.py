@@ -7,6 +7,13 @@ UR5e (its published DH table, continuous joints) against the closed form (Hawkin
 (a solution matches a branch within 1e-3 rad, modulo 2π). Panda (bundled) and xArm7
 (example-robot-data, skipped without it), redundant: the mean number of solutions found pairwise
 farther apart than 0.5 rad (of at most 16 asked). Targets are FK of random configurations.
+
+A second table, the arms under 6 DOF (bundled SO-101 and Open-Manipulator-X classes): FK-made
+targets turned about the tool's approach axis by a random yaw, solved with that axis free
+(``solve_constrained``, an orientation constraint ``(0.01, 0.01, π)``): solved share and time;
+the same targets also turned 0.3 rad about the tool's x axis (out of the arm's plane), as full
+poses: how many answered success (a success is a pose within 1e-5 of the target: only a
+near-singular target could give one) and the smallest remaining error.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from peers import ERD_ROBOTS, example_robot_data_dir  # noqa: E402
 from ur_closed_form import UR5E_DH, closed_form, fk  # noqa: E402
 
 from robokin_ros import RobotModel, frame_transform  # noqa: E402
-from robokin_ros.ik import solve_ik  # noqa: E402
+from robokin_ros.ik import OrientationConstraint, solve_constrained, solve_ik  # noqa: E402
+from robokin_ros.spatial import exp_so3  # noqa: E402
 
 BUDGETS = (0.01, 0.05, 0.2)   # [s] per target, the whole search
 ASKED, APART = 16, 0.5
@@ -75,6 +83,24 @@ def redundant(label: str, model: RobotModel, tip: str, joints: list[str], n: int
               f"{min(counts)} | {1e3 * elapsed / n:.1f} |")
 
 
+def small_arm(label: str, model: RobotModel, n: int) -> None:
+    rng = np.random.default_rng(2)
+    solved, elapsed, successes, smallest = 0, 0.0, 0, np.inf
+    for q in model.random_configuration(n, rng):
+        T = frame_transform(model, q, model.root_link, "tool")
+        T[:3, :3] = T[:3, :3] @ exp_so3(np.array([0.0, 0.0, rng.uniform(-np.pi, np.pi)]))
+        free = OrientationConstraint("tool", T[:3, :3], (0.01, 0.01, np.pi))
+        start = time.perf_counter()
+        r = solve_constrained(model, [free], poses={"tool": T}, timeout=0.5, max_iterations=10 ** 6)
+        elapsed += time.perf_counter() - start
+        solved += bool(r.result.success)
+        T[:3, :3] = T[:3, :3] @ exp_so3(np.array([0.3, 0.0, 0.0]))
+        full = solve_ik(model, T, "tool", timeout=0.02, max_iterations=10 ** 6)
+        successes += bool(full.success)
+        smallest = min(smallest, float(full.position_error) + float(full.rotation_error))
+    print(f"| {label} | {solved} / {n} | {1e3 * elapsed / n:.2f} | {successes} / {n} | {smallest:.3g} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", type=int, default=20)
@@ -88,6 +114,12 @@ def main() -> None:
     if folder is not None:
         xarm = RobotModel.from_urdf_file(os.path.join(folder, ERD_ROBOTS["xarm7"]))
         redundant("xArm7", xarm, "link_eef", [f"joint{i}" for i in range(1, 8)], args.targets)
+    print("\n| arm under 6 DOF | yaw-free pick solved | mean time [ms] | full pose turned out of the plane: "
+          "success | smallest position + rotation error [m + rad] |")
+    print("|---|---|---|---|---|")
+    for name, label in (("so101_arm", "SO-101 class (5 DOF)"), ("open_manipulator_x", "Open-Manipulator-X class (4 DOF)")):
+        model = RobotModel.from_urdf_file(os.path.join(HERE, "..", "robokin_ros", "robots", f"{name}.urdf"))
+        small_arm(label, model, 5 * args.targets)
 
 
 if __name__ == "__main__":
