@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration, Time
-from geometry_msgs.msg import PoseStamped, Quaternion, Vector3
+from geometry_msgs.msg import Pose, PoseStamped, Quaternion, Vector3
 from moveit_msgs.msg import (
     BoundingVolume,
     MoveItErrorCodes,
@@ -21,13 +21,13 @@ from moveit_msgs.srv import GetPositionIK, GetStateValidity
 from node_harness import KinNode, Probe, robot_xml
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
-from shape_msgs.msg import SolidPrimitive
+from shape_msgs.msg import Mesh, SolidPrimitive
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.ik.reach import chain_reach
 from robokin_ros.model.groups import IKGroup
 from robokin_ros.node import services
-from robokin_ros.node.conversions import matrix_to_pose
+from robokin_ros.node.conversions import InvalidMessageError, constraints_from_msg, matrix_to_pose
 from robokin_ros.node.parameters import IKSettings, LiveState, check_value
 from robokin_ros.spatial import exp_so3
 
@@ -310,3 +310,57 @@ def test_state_validity_evaluates_position_and_orientation_constraints():
     assert [r.result for r in res.constraint_result] == [False, False]
     assert res.constraint_result[0].distance == pytest.approx(0.04, abs=1e-9)
     assert res.constraint_result[1].distance == pytest.approx(0.1, abs=1e-6)
+
+
+# ------------------------------------------------------------------ message conversion
+def _identity_frame(frame_id, what):
+    return np.eye(4)
+
+
+def _bad_position(change):
+    c = box_constraint(np.eye(4), (0.1, 0.1, 0.1), (0.0, 0.0, 0.0))
+    change(c)
+    return [c], []
+
+
+def _bad_orientation(change):
+    c = orientation_constraint(np.eye(3), (0.1, 0.1, 0.1))
+    change(c)
+    return [], [c]
+
+
+@pytest.mark.parametrize('make, pattern', [
+    (lambda: _bad_position(lambda c: c.constraint_region.meshes.append(Mesh())), 'mesh regions are not supported'),
+    (lambda: _bad_position(lambda c: c.constraint_region.primitive_poses.append(Pose())),
+     '1 primitives but 2 primitive_poses'),
+    (lambda: _bad_position(lambda c: setattr(c.constraint_region.primitives[0], 'dimensions', [0.1, 0.1])),
+     r'a box needs 3 finite dimensions >= 0, got \[0.1, 0.1\]'),
+    (lambda: _bad_position(lambda c: setattr(c.target_point_offset, 'x', math.nan)), 'target_point_offset is not finite'),
+    (lambda: _bad_orientation(lambda c: setattr(c, 'absolute_y_axis_tolerance', -0.1)),
+     r'axis tolerances must be >= 0, got \[0.1, -0.1, 0.1\]'),
+    (lambda: _bad_orientation(lambda c: setattr(c, 'parameterization', 3)),
+     'parameterization 3 is neither XYZ_EULER_ANGLES'),
+    (lambda: _bad_orientation(lambda c: setattr(c, 'orientation', Quaternion(x=0.0, y=0.0, z=0.0, w=0.0))),
+     'orientation'),
+])
+def test_bad_constraint_messages_are_named(make, pattern):
+    positions, orientations = make()
+    with pytest.raises(InvalidMessageError, match=pattern):
+        constraints_from_msg(positions, orientations, _identity_frame)
+
+
+def test_constraint_poses_are_mapped_into_the_base_frame():
+    """A region and an orientation given in a frame 1 m up and turned 90° about z land there."""
+    T_base_frame = np.eye(4)
+    T_base_frame[:3, :3] = exp_so3(np.array([0.0, 0.0, math.pi / 2]))
+    T_base_frame[2, 3] = 1.0
+    region = np.eye(4)
+    region[:3, 3] = [0.1, 0.0, 0.0]
+    position, orientation = constraints_from_msg(
+        [box_constraint(region, (0.1, 0.2, 0.3), (0.0, 0.0, 0.01))], [orientation_constraint(np.eye(3), (0.1, 0.2, 4.0))],
+        lambda frame_id, what: T_base_frame)
+    np.testing.assert_allclose(position.regions[0].T_base_region, T_base_frame @ region, atol=1e-12)
+    assert position.regions[0].shape == 'box' and position.regions[0].dimensions == (0.1, 0.2, 0.3)
+    assert position.offset == (0.0, 0.0, 0.01)
+    np.testing.assert_allclose(orientation.R_base_desired, T_base_frame[:3, :3], atol=1e-12)
+    assert orientation.tolerances == (0.1, 0.2, 4.0)
