@@ -34,6 +34,8 @@ XYZ_EULER_ANGLES, ROTATION_VECTOR = 0, 1
 #: cylinder ``[height, radius]`` about its z axis; centred on their pose).
 BOX, SPHERE, CYLINDER = "box", "sphere", "cylinder"
 _DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
+#: ``cos(pitch)`` at or below this is the XYZ Euler angles' singularity (MoveIt: 4 ε).
+GIMBAL_LOCK = 4 * np.finfo(float).eps
 #: Slack of the check [m, rad] (floating-point rounding at a region's face).
 CHECK_SLACK = 1e-9
 
@@ -131,7 +133,11 @@ class OrientationConstraint:
         R = self.R_base_desired.T @ R_base_link
         if self.parameterization == ROTATION_VECTOR:
             return log_so3(R)
-        return xyz_euler_angles(R)
+        angles, regular = xyz_euler_angles(R)
+        if not regular and abs(angles[0]) > self.tolerances[2]:
+            # MoveIt: at the singularity the combined angle counts as yaw when it breaks the yaw tolerance
+            angles = np.array([0.0, angles[1], angles[0]])
+        return angles
 
     def excess(self, T_base_link: Array) -> float:
         """[rad] the largest amount by which an error component exceeds its tolerance (0: satisfied)."""
@@ -143,13 +149,19 @@ class OrientationConstraint:
         return np.array([math.inf if t >= math.pi else t for t in self.tolerances])
 
 
-def xyz_euler_angles(R: Array) -> Array:
-    """``(3,)`` intrinsic XYZ Euler angles ``(a, b, c)`` with ``R = Rx(a) Ry(b) Rz(c)``, ``b`` in
-    [-π/2, π/2] (MoveIt's ``calcEulerAngles``); at the singularity ``|b| = π/2`` the angle goes to ``a``."""
-    b = math.asin(max(-1.0, min(1.0, float(R[0, 2]))))
-    if abs(abs(R[0, 2]) - 1.0) < 1e-12:
-        return np.array([math.atan2(float(R[2, 1]), float(R[1, 1])), b, 0.0])
-    return np.array([math.atan2(-float(R[1, 2]), float(R[2, 2])), b, math.atan2(-float(R[0, 1]), float(R[0, 0]))])
+def xyz_euler_angles(R: Array) -> tuple[Array, bool]:
+    """Intrinsic XYZ Euler angles ``(a, b, c) (3,)`` with ``R = Rx(a) Ry(b) Rz(c)``, ``b`` in
+    [-π/2, π/2], and whether ``R`` is away from the singularity ``cos b = 0`` (MoveIt's
+    ``calcEulerAngles``, from Eigen's EulerSystem: at the singularity ``a`` takes the combined
+    angle and ``c`` is 0)."""
+    rsum = math.sqrt((R[0, 0] ** 2 + R[0, 1] ** 2 + R[1, 2] ** 2 + R[2, 2] ** 2) / 2.0)
+    b = math.atan2(float(R[0, 2]), rsum)
+    if rsum > GIMBAL_LOCK:
+        return np.array([math.atan2(-float(R[1, 2]), float(R[2, 2])), b,
+                         math.atan2(-float(R[0, 1]), float(R[0, 0]))]), True
+    if R[0, 2] > 0:
+        return np.array([math.atan2(float(R[1, 0] + R[2, 1]), float(R[1, 1] - R[2, 0])), b, 0.0]), False
+    return np.array([math.atan2(float(R[2, 1] - R[1, 0]), float(R[1, 1] + R[2, 0])), b, 0.0]), False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -78,7 +78,7 @@ def test_yaw_free_pick_solves_and_keeps_the_approach_axis(model):
         assert bool(result.result.success), [r.describe() for r in result.residuals]
         reached = _tool(model, result.result.q)
         assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) < 1e-4
-        angles = xyz_euler_angles(target[:3, :3].T @ reached[:3, :3])
+        angles = Rotation.from_matrix(target[:3, :3].T @ reached[:3, :3]).as_euler("XYZ")
         assert abs(angles[0]) <= 0.01 + 1e-9 and abs(angles[1]) <= 0.01 + 1e-9
 
 
@@ -136,7 +136,8 @@ def test_constraints_on_two_links_combine():
 
 def test_xyz_euler_angles_match_scipy_intrinsic_xyz():
     for R in Rotation.random(50, random_state=3).as_matrix():
-        assert np.allclose(xyz_euler_angles(R), Rotation.from_matrix(R).as_euler("XYZ"), atol=1e-9)
+        angles, regular = xyz_euler_angles(R)
+        assert regular and np.allclose(angles, Rotation.from_matrix(R).as_euler("XYZ"), atol=1e-9)
 
 
 def test_orientation_check_uses_the_desired_frames_axes():
@@ -184,3 +185,18 @@ def test_every_axis_free_answers_the_seed():
     result = solve_constrained(OMX, [free], seed, poses={})
     assert bool(result.result.success)
     np.testing.assert_array_equal(result.result.q, seed)
+
+
+def test_euler_singularity_counts_the_combined_angle_as_yaw_when_it_breaks_the_yaw_tolerance():
+    """Pitch π/2 (gimbal lock): roll and yaw merge into one angle (0.6 rad here), reported as
+    roll; MoveIt moves it to yaw when it exceeds the yaw tolerance. So a roll tolerance of 0.7 is
+    met when the yaw tolerance is 0.7 too, and not when the yaw tolerance is 0.01."""
+    for pitch in (math.pi / 2, -math.pi / 2):
+        R = Rotation.from_euler("XYZ", [0.0, pitch, 0.6]).as_matrix()
+        R[np.abs(R) < 1e-15] = 0.0   # (exactly singular)
+        angles, regular = xyz_euler_angles(R)
+        assert not regular and abs(angles[0]) == pytest.approx(0.6) and angles[2] == 0.0
+        T = np.eye(4)
+        T[:3, :3] = R
+        assert OrientationConstraint("tool", np.eye(3), (0.7, 2.0, 0.7)).excess(T) == 0.0
+        assert OrientationConstraint("tool", np.eye(3), (0.7, 2.0, 0.01)).excess(T) == pytest.approx(0.59)
