@@ -17,13 +17,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial.transform import Rotation
 
 from .. import model_cache
 from ..errors import IKOptionError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..spatial import exp_so3, transform
+from ..spatial import transform
 from .constraints import OrientationConstraint, PositionConstraint, Residual
 from .options import effective_bounds
 from .result import CONVERGED, IKResult
@@ -112,9 +111,6 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
             points.append((c.link, tuple(offset)))
     solve_model = _with_points(model, tuple(points)) if points else model
     start = model.home_configuration() if seed is None else model.check_q(seed, "seed")
-    T_start = forward_kinematics(model, start)
-    T_start = np.linalg.inv(T_start[model.link_index(base) if base else 0]) @ T_start
-    orientations = [_aligned(c, T_start[model.link_index(c.link), :3, :3]) for c in orientations]
     result, found = None, ()
     for region in range(max((len(c.regions) for c in positions), default=1)):
         shrink = 1.0
@@ -144,20 +140,6 @@ def _unmoved(model: RobotModel, start: Array, options: dict) -> IKResult:
     lo, hi = effective_bounds(model, options.get("lower"), options.get("upper"))
     return IKResult(np.minimum(np.maximum(start, lo), hi), np.asarray(True), np.asarray(0.0), np.asarray(0.0),
                     np.asarray(0), np.asarray(CONVERGED))
-
-
-def _aligned(c: OrientationConstraint, R_base_link: Array) -> OrientationConstraint:
-    """``c`` with its desired orientation turned about its one free axis (if it has exactly one) to
-    where the link is at the seed: the same constraint, but the solver's rotation-vector error then
-    starts small instead of near π about that axis (where its logarithm is singular)."""
-    free = _free_axis(c)
-    if free is None:
-        return c
-    axis = np.zeros(3)
-    axis[free] = 1.0
-    x, y, z, w = Rotation.from_matrix(c.R_base_desired.T @ R_base_link).as_quat()
-    twist = 2.0 * math.atan2(float(np.array([x, y, z]) @ axis), float(w))
-    return dataclasses.replace(c, R_base_desired=c.R_base_desired @ exp_so3(twist * axis))
 
 
 def _free_axis(c: OrientationConstraint) -> int | None:

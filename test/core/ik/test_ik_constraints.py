@@ -200,3 +200,21 @@ def test_euler_singularity_counts_the_combined_angle_as_yaw_when_it_breaks_the_y
         T[:3, :3] = R
         assert OrientationConstraint("tool", np.eye(3), (0.7, 2.0, 0.7)).excess(T) == 0.0
         assert OrientationConstraint("tool", np.eye(3), (0.7, 2.0, 0.01)).excess(T) == pytest.approx(0.59)
+
+
+def test_one_free_axis_without_a_pose_target_solves_near_a_half_turn():
+    """The hand's orientation with its z free (desired = reachable turned 3 rad about z, near the
+    rotation logarithm's singularity) and its origin in a small sphere, no pose target: solved,
+    the approach axis within the band."""
+    rng = np.random.default_rng(12)
+    for q_goal in PANDA.random_configuration(4, rng):
+        T = frame_transform(PANDA, q_goal, PANDA.root_link, "panda_hand")
+        R = T[:3, :3] @ exp_so3(np.array([0.0, 0.0, 3.0]))
+        constraints = [OrientationConstraint("panda_hand", R, (0.02, 0.02, math.pi), ROTATION_VECTOR),
+                       PositionConstraint("panda_hand", (0.0, 0.0, 0.0), (Region("sphere", (0.003,), T),))]
+        result = solve_constrained(PANDA, constraints, timeout=1.0, rng=0, max_iterations=10 ** 6)
+        assert bool(result.result.success), [r.describe() for r in result.residuals]
+        reached = frame_transform(PANDA, result.result.q, PANDA.root_link, "panda_hand")
+        assert np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 0.003
+        z_error = math.acos(min(1.0, float(reached[:3, 2] @ R[:3, 2])))
+        assert z_error <= 0.02 * math.sqrt(2) + 1e-9
