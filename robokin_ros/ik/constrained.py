@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -32,6 +33,8 @@ Array = NDArray[np.float64]
 
 #: [m] distance of the point that holds the approach axis of a constraint with one free axis.
 AXIS_LENGTH = 0.1
+#: [s] least time an attempt gets once the call's timeout is spent (one more short try).
+MIN_ATTEMPT = 1e-3
 #: Retries with halved rotation bands when the solver's rotation-vector band admits an answer
 #: the constraint's XYZ Euler angles refuse.
 EULER_RETRIES = 3
@@ -111,6 +114,8 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
             points.append((c.link, tuple(offset)))
     solve_model = _with_points(model, tuple(points)) if points else model
     start = model.home_configuration() if seed is None else model.check_q(seed, "seed")
+    timeout = options.pop("timeout", None)
+    deadline = None if timeout is None else time.perf_counter() + timeout
     result, found = None, ()
     for region in range(max((len(c.regions) for c in positions), default=1)):
         shrink = 1.0
@@ -122,14 +127,17 @@ def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, ba
                 result = _unmoved(model, start, options)
                 found = residuals(model, result.q, base, constraints)
                 break
+            # (the attempts share the call's timeout; each gets what is left)
+            left = None if deadline is None else max(deadline - time.perf_counter(), MIN_ATTEMPT)
             result = solve_ik(solve_model, np.stack(targets), tips, seed_now, base=base,
                               position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
-                              axis_tolerances=np.stack(bands), **options)
+                              axis_tolerances=np.stack(bands), timeout=left, **options)
             found = residuals(model, result.q, base, constraints)
             if not bool(result.success) or all(r.satisfied for r in found):
                 break
             shrink *= 0.5
-        if bool(result.success) and all(r.satisfied for r in found):
+        if bool(result.success) and all(r.satisfied for r in found) or (
+                deadline is not None and time.perf_counter() > deadline):
             break
     ok = bool(result.success) and all(r.satisfied for r in found)
     return ConstrainedResult(dataclasses.replace(result, success=np.asarray(ok)), found)

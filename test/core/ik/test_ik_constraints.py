@@ -218,3 +218,19 @@ def test_one_free_axis_without_a_pose_target_solves_near_a_half_turn():
         assert np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 0.003
         z_error = math.acos(min(1.0, float(reached[:3, 2] @ R[:3, 2])))
         assert z_error <= 0.02 * math.sqrt(2) + 1e-9
+
+
+def test_position_regions_are_a_union():
+    """Two regions: one the tool cannot reach (behind and below the base), one it can: solved, the
+    point in the second; the first alone: not solved, its residual reported."""
+    q_goal = OMX.random_configuration(rng=13)
+    T = _tool(OMX, q_goal)
+    away = np.eye(4)
+    away[:3, 3] = [-0.1, 0.0, -0.2]
+    regions = (Region("sphere", (0.005,), away), Region("sphere", (0.005,), T))
+    result = solve_constrained(OMX, [PositionConstraint("tool", (0.0, 0.0, 0.0), regions)], timeout=0.5, rng=0)
+    assert bool(result.result.success)
+    assert np.linalg.norm(_tool(OMX, result.result.q)[:3, 3] - T[:3, 3]) <= 0.005
+    alone = solve_constrained(OMX, [PositionConstraint("tool", (0.0, 0.0, 0.0), regions[:1])], timeout=0.1, rng=0)
+    assert not bool(alone.result.success)
+    assert alone.residuals[0].excess > 0.01 and "m outside" in alone.residuals[0].describe()
