@@ -28,6 +28,9 @@ Array = NDArray[np.float64]
 
 #: Configurations solved together per round of :func:`distinct_solutions`.
 ROUND_SEEDS = 64
+#: Iterations of a correction back onto the task after a null-space step (it starts next to a
+#: solution: 1-3 iterations usually).
+CORRECTION_ITERATIONS = 20
 #: Rounds of :func:`distinct_solutions` without a timeout.
 MAX_ROUNDS = 16
 
@@ -48,6 +51,7 @@ def _seed(model: RobotModel, seed) -> Array:
 def solve_with_objective(solve: Callable[..., IKResult], model: RobotModel, targets, tips, seed, objective: str,
                          options: dict) -> IKResult:
     """``solve(model, targets, tips, seed, **options)``, each solution then refined for ``objective``."""
+    began = time.perf_counter()
     result = solve(model, targets, tips, seed, **options)
     batch = result.success.shape
     n_tips = 1 if isinstance(tips, str) else len(tips)
@@ -55,7 +59,9 @@ def solve_with_objective(solve: Callable[..., IKResult], model: RobotModel, targ
     T = np.broadcast_to(numbers(targets, "targets"), batch + tail)
     seeds = np.broadcast_to(_seed(model, seed), batch + (model.n_q,))
     timeout = options.get("timeout")
-    deadline = None if timeout is None else time.perf_counter() + timeout * max(1, math.prod(batch))
+    deadline = None if timeout is None else began + timeout * max(1, math.prod(batch))
+    # Corrections start next to a solution: a few iterations, no parallel restarts.
+    short = dict(options, max_iterations=CORRECTION_ITERATIONS, restarts=None)
     fields = {name: np.array(getattr(result, name)) for name in ("q", "success", "position_error", "rotation_error",
                                                                  "iterations", "status")}
     for index in np.ndindex(batch):
@@ -64,11 +70,11 @@ def solve_with_objective(solve: Callable[..., IKResult], model: RobotModel, targ
         task = _task(model, T[index], tips, seeds[index], objective, options)
 
         def correct(start: Array, target=T[index]) -> tuple[Array, bool]:
-            r = solve(model, target, tips, start, **options)
+            r = solve(model, target, tips, start, **short)
             return r.q, bool(r.success)
 
         q = refine(task, fields["q"][index], correct, deadline)
-        final = solve(model, T[index], tips, q, **options)  # (0 iterations: q is a solution) its errors
+        final = solve(model, T[index], tips, q, **short)  # (0 iterations: q is a solution) its errors
         for name in ("q", "position_error", "rotation_error"):
             fields[name][index] = getattr(final, name)
     return IKResult(**fields)
