@@ -4,13 +4,21 @@
 :mod:`.requests` (what a call's names and options make, kept per model), :mod:`.problem` (free
 coordinates), :mod:`.options` (tolerances, bounds), :mod:`.solver` (the iterations), :mod:`.lm`
 and :mod:`.float_source` (the step, stacked and in floats), :mod:`.chain` (a problem on part of
-the robot as a model of its own), :mod:`.collision_gate` (``avoid_collisions``).
+the robot as a model of its own), :mod:`.collision_gate` (``avoid_collisions``),
+:mod:`.objectives` and :mod:`.branches` (null-space objectives, several distinct solutions),
+:mod:`.constraints` and :mod:`.constrained` (MoveIt's position and orientation constraints),
+:mod:`.reach` (how far a chain reaches).
 """
 
 from ..errors import IKOptionError, InvalidTargetError
 from ..model.configuration import integrate
+from .constrained import ConstrainedResult, solve_constrained
+from .constraints import OrientationConstraint, PositionConstraint, Region, Residual
+from .objectives import OBJECTIVES
+from .reach import chain_reach
 from .result import CONVERGED, IN_COLLISION, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
 from .solve import solve_ik
 
-__all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "TIMEOUT", "IKOptionError", "IKResult",
-           "InvalidTargetError", "integrate", "solve_ik"]
+__all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES", "TIMEOUT",
+           "ConstrainedResult", "IKOptionError", "IKResult", "InvalidTargetError", "OrientationConstraint",
+           "PositionConstraint", "Region", "Residual", "chain_reach", "integrate", "solve_constrained", "solve_ik"]

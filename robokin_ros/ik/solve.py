@@ -35,8 +35,10 @@ from ..errors import IKOptionError, NonFiniteError, ShapeError
 from ..kernels.fk_codegen import compiled_frames
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
+from .branches import distinct_solutions, solve_with_objective
 from .chain import Chain, chain_of
 from .collision_gate import collision_test, refuse_collisions
+from .objectives import check_objective
 from .options import effective_bounds
 from .requests import request, solver_for
 from .result import IKResult
@@ -47,7 +49,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
              position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5,
              axis_tolerances=None, weights=None, active_joints: Sequence[str] | None = None,
              lower=None, upper=None, timeout: float | None = None, max_iterations: int = 500,
-             restarts: int | None = None, rng=None, avoid_collisions=False) -> IKResult:
+             restarts: int | None = None, rng=None, avoid_collisions=False, objective: str | None = None,
+             solutions: int | None = None, solution_distance: float = 0.1) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
@@ -102,9 +105,23 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             is in self-collision is not a solution (its row restarts elsewhere); a problem that
             finds no other ends ``success=False``, status ``"in_collision"`` if its best
             configuration meets the tolerances.
+        objective: None, or a secondary objective followed in the task's null space once a
+            problem is solved (see :mod:`robokin_ros.ik.objectives`): ``"closest"`` (least motion
+            from the seed), ``"center"`` (away from the joint limits), ``"manipulability"``
+            (largest smallest singular value of the first tip's Jacobian). It never turns a
+            solved problem into a failure.
+        solutions: None, or ``k >= 1``: one target (no batch) solved from the seed and from
+            configurations spread over the bounds until ``k`` solutions pairwise farther apart
+            than ``solution_distance`` are found or ``timeout`` (here the whole search's budget)
+            runs out; sorted by ``objective`` (None: closest to the seed) (see
+            :func:`robokin_ros.ik.branches.distinct_solutions`).
+        solution_distance: [rad or m] least Euclidean distance between two of the ``solutions``
+            over the free coordinates (continuous joints wrapped).
 
     Returns:
-        :class:`IKResult` with batch shape ``...`` (the broadcast of the targets' and seed's).
+        :class:`IKResult` with batch shape ``...`` (the broadcast of the targets' and seed's);
+        with ``solutions``, batch shape ``(m,)``, ``1 <= m <= k`` (the failed primary result when
+        nothing solves).
 
     Raises:
         ShapeError: targets, seed, bounds, weights or tolerances of the wrong shape.
@@ -117,6 +134,16 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             (text, None, complex); an ``rng`` of another kind.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
+    if objective is not None or solutions is not None:
+        check_objective(objective)
+        options = dict(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
+                       axis_tolerances=axis_tolerances, weights=weights, active_joints=active_joints, lower=lower,
+                       upper=upper, timeout=timeout, max_iterations=max_iterations, restarts=restarts, rng=rng,
+                       avoid_collisions=avoid_collisions)
+        if solutions is not None:
+            return distinct_solutions(solve_ik, model, targets, tips, seed, solutions, solution_distance, objective,
+                                      options)
+        return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
     single = isinstance(tips, str)
     check_rng(rng)
     if active_joints is not None:

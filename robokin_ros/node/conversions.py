@@ -10,7 +10,7 @@ import array
 import math
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +21,16 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from ..ik.constraints import (
+    BOX,
+    CYLINDER,
+    ROTATION_VECTOR,
+    SPHERE,
+    XYZ_EULER_ANGLES,
+    OrientationConstraint,
+    PositionConstraint,
+    Region,
+)
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 
@@ -456,3 +466,61 @@ def parse_jacobian_msg(msg: Float64MultiArray) -> JacobianMessage:
     if J.size != len(rows) * len(columns):
         raise InvalidMessageError(f'Jacobian data has {J.size} entries, layout says {len(rows)} x {len(columns)}')
     return JacobianMessage(frame, reference, rows, columns, J.reshape(len(rows), len(columns)))
+
+
+#: ``shape_msgs/SolidPrimitive`` types a position constraint region may use, by their constant.
+_PRIMITIVES = {1: (BOX, 3), 2: (SPHERE, 1), 3: (CYLINDER, 2)}
+
+
+def constraints_from_msg(position_constraints: Sequence, orientation_constraints: Sequence,
+                         frame_pose: Callable[[str, str], np.ndarray]) -> list:
+    """``moveit_msgs/PositionConstraint`` s and ``OrientationConstraint`` s as
+    :mod:`robokin_ros.ik.constraints` objects with poses in the IK base frame;
+    ``frame_pose(frame_id, what)`` is ``T_base_frame (4, 4)`` of a header's frame.
+
+    Raises:
+        InvalidMessageError: a mesh region, an unsupported primitive, sizes that do not fit it,
+            a region without a pose, non-finite values or an unknown parameterization.
+    """
+    out = []
+    for c in position_constraints:
+        what = f'position constraint on {c.link_name!r}'
+        region = c.constraint_region
+        if region.meshes:
+            raise InvalidMessageError(f'{what}: mesh regions are not supported '
+                                      '(use box, sphere or cylinder primitives)')
+        if len(region.primitive_poses) != len(region.primitives):
+            raise InvalidMessageError(f'{what}: {len(region.primitives)} primitives but '
+                                      f'{len(region.primitive_poses)} primitive_poses')
+        if not region.primitives:
+            raise InvalidMessageError(f'{what}: constraint_region has no primitive')
+        T_base_frame = frame_pose(c.header.frame_id, what)
+        regions = []
+        for k, (shape, pose) in enumerate(zip(region.primitives, region.primitive_poses)):
+            kind = _PRIMITIVES.get(shape.type)
+            dims = [float(d) for d in shape.dimensions]
+            if kind is None:
+                raise InvalidMessageError(f'{what}: primitive {k} has type {shape.type}; supported: box (1), '
+                                          'sphere (2), cylinder (3)')
+            if len(dims) != kind[1] or not all(math.isfinite(d) and d >= 0 for d in dims):
+                raise InvalidMessageError(f'{what}: a {kind[0]} needs {kind[1]} finite dimensions >= 0, got {dims}')
+            regions.append(Region(kind[0], tuple(dims), T_base_frame @ pose_to_matrix(pose, f'{what}: primitive {k}')))
+        offset = c.target_point_offset
+        point = (float(offset.x), float(offset.y), float(offset.z))
+        if not all(map(math.isfinite, point)):
+            raise InvalidMessageError(f'{what}: target_point_offset is not finite: {point}')
+        out.append(PositionConstraint(c.link_name, point, tuple(regions)))
+    for c in orientation_constraints:
+        what = f'orientation constraint on {c.link_name!r}'
+        tolerances = (float(c.absolute_x_axis_tolerance), float(c.absolute_y_axis_tolerance),
+                      float(c.absolute_z_axis_tolerance))
+        if not all(t >= 0 for t in tolerances):
+            raise InvalidMessageError(f'{what}: axis tolerances must be >= 0, got {list(tolerances)}')
+        if c.parameterization not in (XYZ_EULER_ANGLES, ROTATION_VECTOR):
+            raise InvalidMessageError(f'{what}: parameterization {c.parameterization} is neither XYZ_EULER_ANGLES (0) '
+                                      'nor ROTATION_VECTOR (1)')
+        o = c.orientation
+        R = _matrix(np.array([0.0, 0.0, 0.0, o.x, o.y, o.z, o.w]), f'{what}: orientation')[:3, :3]
+        R_base = frame_pose(c.header.frame_id, what)[:3, :3] @ R
+        out.append(OrientationConstraint(c.link_name, R_base, tolerances, int(c.parameterization)))
+    return out

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Collection, Mapping
 
 from ..errors import RobokinError
+from ..ik.objectives import OBJECTIVES
 from ..kinematics import Reference
 from ..model.groups import IKGroup
 
@@ -147,6 +148,11 @@ GROUP_KEYS = {
     'tip': ParameterSpec('', 'Default IK link of the group (empty: requests must name one).', read_only=True),
     'joints': ParameterSpec(STRING_LIST, 'Joints that may move (empty: those between base and tip).',
                             read_only=True),
+    'objective': ParameterSpec('', (
+        "Secondary IK objective, followed in the null space once a target is solved (never at the cost of "
+        "a solution): 'closest' (least motion from the seed), 'center' (away from the joint limits), "
+        "'manipulability' (away from singularities); empty: none."), read_only=True,
+        constraints="'', closest, center or manipulability"),
 }
 
 
@@ -167,6 +173,7 @@ class IKSettings:
     max_timeout: float = 5.0  # [s] a longer request timeout is clamped to it
     restarts: int = 0
     avoid_collisions_policy: str = REJECT
+    objectives: Mapping[str, str] = dataclasses.field(default_factory=dict)  # group -> objective ('': none)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,17 +224,18 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         get: parameter name -> value, a list for the :data:`STRING_LIST` parameters (empty when
             unset), including ``ik_groups.<group>.<key>`` for every name in ``ik_group_names``.
     """
-    groups = {}
+    groups, objectives = {}, {}
     for name in get('ik_group_names'):
         prefix = f'ik_groups.{name}.'
         groups[name] = IKGroup(name, get(prefix + 'base'), get(prefix + 'tip'), tuple(get(prefix + 'joints')))
+        objectives[name] = get(prefix + 'objective')
     ik = IKSettings(
         groups=groups, default_group=get('default_ik_group'), timeout=float(get('ik_timeout')),
         position_tolerance=float(get('ik_position_tolerance')),
         rotation_tolerance=float(get('ik_rotation_tolerance')),
         max_iterations=int(get('ik_max_iterations')), restarts=int(get('ik_restarts')),
         max_timeout=float(get('ik_max_timeout')),
-        avoid_collisions_policy=get('avoid_collisions_policy'))
+        avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives)
     return NodeSettings(
         interval_ns=int(1e9 / get('publish_frequency')), ignore_timestamp=bool(get('ignore_timestamp')),
         frame_prefix=get('frame_prefix'), publish_jacobians=bool(get('publish_jacobians')),
@@ -308,6 +316,8 @@ def check_value(name: str, value, state: LiveState) -> str:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
     if name == 'ik_restarts' and value < 0:
         return f'ik_restarts must be >= 0, got {value!r}'
+    if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in OBJECTIVES:
+        return f'{name} must be empty or one of {list(OBJECTIVES)}, got {str(value)[:60]!r}'
     if name == 'avoid_collisions_policy' and value not in (REJECT, SOLVE_UNCHECKED):
         return f'avoid_collisions_policy must be {REJECT!r} or {SOLVE_UNCHECKED!r}, got {value!r}'
     if name == 'jacobian_reference':

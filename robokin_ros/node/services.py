@@ -22,12 +22,17 @@ from std_msgs.msg import Header
 from .. import ik
 from ..collision import in_collision, self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
+from ..ik.constrained import residuals as constraint_residuals
+from ..ik.constrained import solve_constrained
+from ..ik.constraints import PositionConstraint
+from ..ik.reach import chain_reach
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..model.groups import ALL_GROUP, IKGroup
 from ..model.srdf import SemanticDescription
 from .conversions import (
     InvalidMessageError,
+    constraints_from_msg,
     duration_to_seconds,
     joint_bounds,
     matrix_to_pose,
@@ -239,6 +244,40 @@ def _solve_space(snap: RobotSnapshot, view: RobotSnapshot, q_view: np.ndarray, b
     return model, snap.semantic.model_configuration(q_view), base, targets, joints
 
 
+def _pose_constraints(view: RobotSnapshot, q_view: np.ndarray, c, model_frame: str, frame: str,
+                      T_base_frame: np.ndarray, model: RobotModel) -> list:
+    """A request's ``moveit_msgs/Constraints`` position and orientation constraints as
+    :mod:`robokin_ros.ik.constraints` objects with poses in ``base``: header frames resolved in
+    ``view`` at ``q_view`` relative to ``frame``, then mapped by ``T_base_frame (4, 4)``; their
+    links must be links of ``model``."""
+    def frame_pose(frame_id: str, what: str) -> np.ndarray:
+        link = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True, model_frame)
+        return T_base_frame @ frame_transform(view.model, q_view, frame, link)
+
+    try:
+        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
+    except (InvalidMessageError, ik.IKOptionError) as e:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
+    for link in sorted({k.link for k in constraints}):
+        if link not in model.link_names:
+            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {model.name!r}')
+    return constraints
+
+
+def _check_reach(model: RobotModel, base: str, tips: list[str], targets: list, constraints: list) -> None:
+    """NO_IK_SOLUTION at once for a pose target (or a whole position region) beyond the chain's reach
+    (:func:`robokin_ros.ik.reach.chain_reach`: the sum of its link offsets)."""
+    points = [(tip, float(np.linalg.norm(T[:3, 3])), 0.0) for tip, T in zip(tips, targets)
+              if not any(isinstance(k, PositionConstraint) and k.link == tip for k in constraints)]
+    points += [(k.link, min(float(np.linalg.norm(r.T_base_region[:3, 3])) - r.outer_radius() for r in k.regions),
+                float(np.linalg.norm(k.offset))) for k in constraints if isinstance(k, PositionConstraint)]
+    for link, distance, offset in points:
+        reach = chain_reach(model, base, link) + offset
+        if distance > reach:
+            raise RequestError('NO_IK_SOLUTION', f'the target of {link!r} is {distance:.4g} m from {base!r}, beyond '
+                                                 f'the reach of the chain ({reach:.4g} m, the sum of its link offsets)')
+
+
 # ---------------------------------------------------------------------------------- services
 def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSettings,
                on_crash: Callable[[BaseException], None] = lambda e: None):
@@ -273,26 +312,36 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
             except InvalidMessageError as e:
                 raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
             targets.append(frame_transform(view.model, q_view, base, frame) @ T_frame_tip)
+        view_base = base
         model, q_seed, base, targets, joints = _solve_space(snap, view, q_view, base, targets, joints, tips)
         moves_virtual = model is not snap.model
         c = req.constraints
-        if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are supported '
-                                                           '(position, orientation and visibility constraints are not)')
+        if c.visibility_constraints:
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not supported by /compute_ik '
+                                                           '(position, orientation and joint constraints are)')
         try:
             lower, upper = joint_bounds(model, c.joint_constraints)
         except (UnknownJointError, InvalidMessageError) as e:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint_constraints: {e}') from None
+        T_base_view = frame_transform(view.model, q_view, base, view_base) if base != view_base else np.eye(4)
+        constraints = _pose_constraints(view, q_view, c, snap.model_frame, view_base, T_base_view, model)
+        _check_reach(model, base, tips, targets, constraints)
         timeout = duration_to_seconds(req.timeout)
         timeout = timeout if timeout > 0 else settings.timeout
+        options = dict(position_tolerance=settings.position_tolerance, rotation_tolerance=settings.rotation_tolerance,
+                       active_joints=joints, lower=lower, upper=upper, timeout=timeout,
+                       max_iterations=settings.max_iterations or NO_ITERATION_BUDGET, restarts=settings.restarts,
+                       avoid_collisions=False if moves_virtual else avoid,
+                       objective=settings.objectives.get(group.name) or None)
+        checked_constraints = ''
         try:
-            result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base,
-                                 position_tolerance=settings.position_tolerance,
-                                 rotation_tolerance=settings.rotation_tolerance, active_joints=joints,
-                                 lower=lower, upper=upper, timeout=timeout,
-                                 max_iterations=settings.max_iterations or NO_ITERATION_BUDGET,
-                                 restarts=settings.restarts,
-                                 avoid_collisions=False if moves_virtual else avoid)
+            if constraints:
+                solved = solve_constrained(model, constraints, q_seed, base=base, poses=dict(zip(tips, targets)),
+                                           **options)
+                result = solved.result
+                checked_constraints = 'constraints: ' + ', '.join(r.describe() for r in solved.residuals)
+            else:
+                result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base, **options)
         except ik.InvalidTargetError as e:
             raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
         if avoid and moves_virtual and bool(result.success) \
@@ -302,6 +351,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
                                                  'solving, without retries)')
         residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
                     f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
+        if checked_constraints:
+            residual += f'; {checked_constraints}'
         checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs' if avoid else ''
         if avoid:   # a mesh that could not be loaded is a part of the robot the check did not see
             checked += (f'; {len(avoid.warnings)} collision meshes could not be loaded and are NOT checked)'
@@ -315,6 +366,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
             if status == ik.TIMEOUT:
                 raise RequestError('TIMED_OUT', f'no IK solution for {tips} within the {timeout:.3g} s '
                                                 f'timeout{rejected}; {residual}')
+            if status == ik.CONVERGED:   # converged on the solver's bands, refused by the constraint check
+                status = 'constraints not satisfied'
             raise RequestError('NO_IK_SOLUTION', f'no IK solution for {tips} ({status}){rejected}; {residual}')
         response.solution = q_to_robot_state(model, result.q)
         return '; '.join(m for m in (unchecked, f'solved {tips} in group {group.name!r}: {residual}', checked) if m)
@@ -383,17 +436,28 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
     return results
 
 
+def _pose_constraint_results(view: RobotSnapshot, q: np.ndarray, c, model_frame: str) -> list:
+    """``ConstraintEvalResult`` of each position, then orientation constraint at ``q (n_q,)`` of
+    ``view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
+    root = view.model.root_link
+    constraints = _pose_constraints(view, q, c, model_frame, root, np.eye(4), view.model)
+    return [ConstraintEvalResult(result=r.satisfied, distance=r.excess)
+            for r in constraint_residuals(view.model, q, root, constraints)]
+
+
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
                          on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
     """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
     (``robot_state`` over the latest joint states) is valid when no checked link pair is in
-    self-collision (only pairs with a link of ``group_name`` when one is given) and every joint
-    constraint holds. Contacts are listed (bodies ``ROBOT_LINK``, point and normal in the root
-    frame, normal from body 1 towards body 2); joint constraints get one ``constraint_result``
-    each. Position, orientation and visibility constraints are not evaluated: such a request is
-    answered ``valid=false`` (the service has no error code) and ``on_problem`` says why, as for
-    an unknown group or joint or a robot without a model. Joint limits are not checked (move_group
+    self-collision (only pairs with a link of ``group_name`` when one is given) and every joint,
+    position and orientation constraint holds (their meaning: :mod:`robokin_ros.ik.constraints`).
+    Contacts are listed (bodies ``ROBOT_LINK``, point and normal in the root frame, normal from
+    body 1 towards body 2); constraints get one ``constraint_result`` each, joint constraints
+    first, then position, then orientation ones (``distance``: how far outside, 0 when met).
+    Visibility constraints are not evaluated: such a request is answered ``valid=false`` (the
+    service has no error code) and ``on_problem`` says why, as for an unknown group or joint or a
+    robot without a model. Joint limits are not checked (move_group
     does not either).
 
     A robot without collision geometry is never in self-collision. One whose geometry cannot be
@@ -409,10 +473,11 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         q = snap.semantic.model_configuration(q_view) if view is not snap else q_view
         links = _group_links(view, request.group_name)
         c = request.constraints
-        if c.position_constraints or c.orientation_constraints or c.visibility_constraints:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'only constraints.joint_constraints are evaluated '
-                                                           '(position, orientation and visibility constraints are not)')
-        constraint_results = _joint_constraint_results(model, c.joint_constraints, q)
+        if c.visibility_constraints:
+            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not evaluated (joint, '
+                                                           'position and orientation constraints are)')
+        constraint_results = (_joint_constraint_results(model, c.joint_constraints, q)
+                              + _pose_constraint_results(view, q_view, c, snap.model_frame))
         collision = snap.collision()
         contacts = []
         if isinstance(collision, str) and any(model.link_collisions):

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
-from moveit_msgs.msg import ContactInformation, JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState
+from moveit_msgs.msg import (
+    ContactInformation,
+    JointConstraint,
+    MoveItErrorCodes,
+    PositionConstraint,
+    RobotState,
+    VisibilityConstraint,
+)
 from moveit_msgs.srv import GetPositionIK, GetStateValidity
 from node_harness import KinNode, Probe, robot_xml
 from sensor_msgs.msg import JointState
@@ -224,7 +231,9 @@ def test_validity_evaluates_joint_constraints():
 
 @pytest.mark.parametrize('change, pattern', [
     (lambda r: setattr(r.constraints, 'position_constraints', [PositionConstraint(link_name='panda_hand')]),
-     r'position, orientation and visibility constraints are not'),
+     r"position constraint on 'panda_hand': constraint_region has no primitive"),
+    (lambda r: setattr(r.constraints, 'visibility_constraints', [VisibilityConstraint()]),
+     r'visibility constraints are not evaluated'),
     (lambda r: setattr(r, 'group_name', 'legs'), r"unknown group 'legs'"),
     (lambda r: setattr(r.constraints, 'joint_constraints', [JointConstraint(joint_name='nope')]),
      r"joint constraint on 'nope'"),

@@ -108,12 +108,13 @@ def test_read_settings_from_the_defaults():
 def test_read_settings_with_ik_groups():
     values = defaults(ik_group_names=['arm'], publish_frequency=100.0, **{
         'ik_groups.arm.base': 'panda_link0', 'ik_groups.arm.tip': 'panda_hand',
-        'ik_groups.arm.joints': ['panda_joint1']})
+        'ik_groups.arm.joints': ['panda_joint1'], 'ik_groups.arm.objective': 'closest'})
     settings = read_settings(values.__getitem__)
     assert settings.interval_ns == 10_000_000
     group = settings.ik.groups['arm']
     assert (group.base, group.tip, group.joints) == ('panda_link0', 'panda_hand', ('panda_joint1',))
-    assert set(GROUP_KEYS) == {'base', 'tip', 'joints'}
+    assert settings.ik.objectives == {'arm': 'closest'}
+    assert set(GROUP_KEYS) == {'base', 'tip', 'joints', 'objective'}
 
 
 # ---------------------------------------------------------------------------- descriptions

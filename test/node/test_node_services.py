@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
-from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState
+from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState, VisibilityConstraint
 from moveit_msgs.srv import GetPositionFK, GetPositionIK
 from node_harness import KinNode, Probe, joint_state, robot_xml
 from sensor_msgs.msg import JointState
@@ -176,7 +176,7 @@ def test_ik_timeout_is_honoured(probe):
     """No iteration budget (ik_max_iterations 0, the default): an unreachable target searches
     until the timeout, on a machine of any speed."""
     far = np.eye(4)
-    far[:3, 3] = [5.0, 0.0, 0.0]  # out of reach
+    far[:3, 3] = [2.0, 0.0, 0.0]  # out of reach (1.2 m away at best), within the reach bound (2.355 m)
     start = time.monotonic()
     res = probe.call(probe.ik, ik_request(target=far, timeout=0.3))
     assert_code(res, 'TIMED_OUT', r'within the 0.3 s timeout; best position error')
@@ -187,7 +187,7 @@ def test_spent_iteration_budget_is_no_ik_solution():
     """ik_max_iterations > 0: the budget ends the search first whatever the machine's speed
     (50 iterations take milliseconds; the timeout is 60 s)."""
     far = np.eye(4)
-    far[:3, 3] = [5.0, 0.0, 0.0]
+    far[:3, 3] = [1.0, 0.0, 0.0]  # out of reach (0.26 m away at best), within the reach bound (1.32 m)
     settings = dataclasses.replace(ARM, max_iterations=50, timeout=60.0)
     res = call_ik(panda_request(far), settings=settings)
     assert_code(res, 'NO_IK_SOLUTION', r'\(max_iterations\); best position error .* after 50 iterations')
@@ -275,8 +275,11 @@ def test_request_shape_errors(fields, code, pattern):
 def test_unsupported_constraints_and_bad_joint_constraints_are_refused():
     T = frame_transform(PANDA, PANDA.home_configuration(), 'panda_link0', 'panda_hand_tcp')
     req = panda_request(T)
+    req.ik_request.constraints.visibility_constraints = [VisibilityConstraint()]
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r'visibility constraints are not supported')
+    req = panda_request(T)
     req.ik_request.constraints.position_constraints = [PositionConstraint()]
-    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r'only constraints.joint_constraints are supported')
+    assert_code(call_ik(req), 'INVALID_GOAL_CONSTRAINTS', r'constraint_region has no primitive')
     req = panda_request(T)
     req.ik_request.constraints.joint_constraints = [JointConstraint(joint_name='panda_joint4', position=1.0,
                                                                     tolerance_above=0.1, tolerance_below=0.1)]

@@ -1,0 +1,157 @@
+"""Secondary objectives of IK, followed in the null space of the task after the primary solve.
+
+A solve with an objective first runs as without one; a solution (within tolerance) is then moved
+step by step along ``-N ∇h`` (``N = I - J⁺J``, ``J`` the rows of the task that count, in the
+targets' axes, over the free coordinates), each step corrected back onto the task by a short solve
+from the moved configuration and kept only if it is still a solution and lowers ``h``. So an
+objective never costs a solvable target: at worst the primary solution comes back.
+
+Objectives (``h`` of the free coordinates ``x``):
+
+- ``closest``: ``½‖x - x_seed‖²`` (continuous joints wrapped): least motion from the seed, the one
+  to use along a path;
+- ``center``: ``½ Σ ((x - x_mid) / (x_hi - x_lo))²`` over bounded coordinates: away from the limits;
+- ``manipulability``: ``-σ_min(J_tip)``, the smallest singular value of the first tip's Jacobian
+  (TRAC-IK's ``Manip1``-like mode, as a secondary objective): away from singularities.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import IKOptionError
+from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
+from ..model import RobotModel
+from ..model.configuration import wrap_angle
+from .problem import IKProblem, ik_problem
+
+Array = NDArray[np.float64]
+
+OBJECTIVES = ("closest", "center", "manipulability")
+#: Null-space steps tried per solution (each one a short corrective solve).
+MAX_STEPS = 24
+#: [rad or m] longest step in the free coordinates.
+MAX_STEP = 0.2
+#: [rad or m] a null-space direction shorter than this ends the refinement (nothing left to gain).
+MIN_STEP = 1e-4
+#: Step for the finite-difference gradient of ``manipulability``.
+GRADIENT_STEP = 1e-6
+
+
+def check_objective(objective) -> None:
+    """Raises IKOptionError: ``objective`` is not None nor one of :data:`OBJECTIVES`."""
+    if objective is not None and objective not in OBJECTIVES:
+        raise IKOptionError(f"objective must be one of {list(OBJECTIVES)} or None, got {objective!r}")
+
+
+class Task:
+    """What the null space of one call needs: free coordinates, the task's rows and the objective.
+
+    Args:
+        model: the robot. tips: tip names. base: base name or None. targets: ``(n_tips, 4, 4)``
+        ``T_base_tip``. axis_tolerances: ``(n_tips, 6)`` (inf: a free axis) or None.
+        active_joints: names or None. lower, upper: ``(n_q,)`` bounds. seed: ``(n_q,)``.
+        objective: one of :data:`OBJECTIVES`.
+    """
+
+    def __init__(self, model: RobotModel, tips: tuple[str, ...], base: str | None, targets: Array,
+                 axis_tolerances, active_joints, lower: Array, upper: Array, seed: Array, objective: str):
+        self.model, self.tips, self.objective = model, tips, objective
+        self.base = model.link_index(base) if base is not None else 0
+        active = (tuple(int(j) for j in model.active_joints) if active_joints is None
+                  else tuple(sorted({model.joint_index(n) for n in active_joints})))
+        problem: IKProblem = ik_problem(model, tuple(model.link_index(t) for t in tips), self.base, active)
+        self.free_q, self.free_v = problem.free_q, problem.free_v
+        self.periodic = problem.periodic
+        self.usable = problem.scalar and len(self.free_q) > 0
+        self.lo, self.hi = lower[self.free_q], upper[self.free_q]
+        self.R_base_target = targets[:, :3, :3]
+        box = np.zeros((len(tips), 6)) if axis_tolerances is None else np.broadcast_to(axis_tolerances, (len(tips), 6))
+        self.rows = np.isfinite(box)
+        self.seed = seed[self.free_q]
+
+    def value(self, q: Array) -> float:
+        """``h(q)`` for ``q (n_q,)``."""
+        x = q[self.free_q]
+        if self.objective == "closest":
+            d = x - self.seed
+            d[self.periodic] = wrap_angle(d[self.periodic])
+            return 0.5 * float(d @ d)
+        if self.objective == "center":
+            finite = np.isfinite(self.lo) & np.isfinite(self.hi) & (self.hi > self.lo)
+            r = (x[finite] - 0.5 * (self.lo[finite] + self.hi[finite])) / (self.hi[finite] - self.lo[finite])
+            return 0.5 * float(r @ r)
+        J = jacobian(self.model, q, self.model.link_names[self.model.link_index(self.tips[0])],
+                     LOCAL_WORLD_ALIGNED)[:, self.free_v]
+        return -float(np.linalg.svd(J, compute_uv=False)[-1])
+
+    def gradient(self, q: Array) -> Array:
+        """``∇h`` over the free coordinates ``(n_free,)``."""
+        x = q[self.free_q]
+        if self.objective == "closest":
+            d = x - self.seed
+            d[self.periodic] = wrap_angle(d[self.periodic])
+            return d
+        if self.objective == "center":
+            finite = np.isfinite(self.lo) & np.isfinite(self.hi) & (self.hi > self.lo)
+            g = np.zeros_like(x)
+            width = self.hi[finite] - self.lo[finite]
+            g[finite] = (x[finite] - 0.5 * (self.lo[finite] + self.hi[finite])) / width ** 2
+            return g
+        h0, g = self.value(q), np.zeros(len(self.free_q))
+        for c, i in enumerate(self.free_q.tolist()):
+            moved = q.copy()
+            moved[i] += GRADIENT_STEP
+            g[c] = (self.value(moved) - h0) / GRADIENT_STEP
+        return g
+
+    def task_jacobian(self, q: Array) -> Array:
+        """The task's rows that count ``(n_rows, n_free)``, each tip's in its target's axes."""
+        T = forward_kinematics(self.model, q)
+        R_world_base = T[self.base, :3, :3]
+        blocks = []
+        for k, tip in enumerate(self.tips):
+            J = jacobian(self.model, q, tip, LOCAL_WORLD_ALIGNED, poses=T)[:, self.free_v]
+            Rt = (R_world_base @ self.R_base_target[k]).T
+            blocks.append(np.concatenate([Rt @ J[:3], Rt @ J[3:]])[self.rows[k]])
+        return np.concatenate(blocks)
+
+    def direction(self, q: Array) -> Array:
+        """``-N ∇h`` ``(n_free,)``, no longer than :data:`MAX_STEP`."""
+        J = self.task_jacobian(q)
+        g = self.gradient(q)
+        step = -(g - np.linalg.pinv(J, rcond=1e-8) @ (J @ g)) if J.size else -g
+        if self.objective == "manipulability":  # (its gradient has no natural scale)
+            return MAX_STEP * step / max(float(np.linalg.norm(step)), 1e-300)
+        length = float(np.linalg.norm(step))
+        return step if length <= MAX_STEP else step * (MAX_STEP / length)
+
+
+def refine(task: Task, q: Array, correct, deadline: float | None) -> Array:
+    """``q (n_q,)`` (a solution) moved along the objective's null-space direction while it stays
+    a solution and ``h`` drops; ``correct(q_start) -> (q, success)`` is the corrective solve."""
+    if not task.usable:
+        return q
+    h, alpha = task.value(q), 1.0
+    for _ in range(MAX_STEPS):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        direction = task.direction(q)
+        if float(np.linalg.norm(direction)) < MIN_STEP:
+            break
+        step = alpha * direction
+        moved = q.copy()
+        moved[task.free_q] = np.clip(q[task.free_q] + step, task.lo, task.hi)
+        candidate, success = correct(moved)
+        value = task.value(candidate) if success else math.inf
+        if value < h - 1e-12:
+            q, h, alpha = candidate, value, min(1.0, 2.0 * alpha)
+        else:
+            alpha *= 0.5
+            if alpha < 1.0 / 32:
+                break
+    return q
