@@ -51,9 +51,10 @@ IKCallable = Callable[[str, np.ndarray, np.ndarray], IKOutcome]
 
 def core_ik(model: RobotModel, timeout: float = IK_TIMEOUT) -> IKCallable:
     """An ``ik(tip, T_root_tip (4, 4), seed (n_q,)) -> IKOutcome`` solving with :func:`solve_ik`
-    from the seed (the configuration shown)."""
+    from the seed (the configuration shown), with the ``closest`` objective: a redundant arm
+    follows the gizmo with the least motion."""
     def ik(tip: str, target: np.ndarray, seed: np.ndarray) -> IKOutcome:
-        result = solve_ik(model, target, tip, seed=seed, timeout=timeout)
+        result = solve_ik(model, target, tip, seed=seed, timeout=timeout, objective="closest")
         return IKOutcome(np.asarray(result.q, float), bool(result.success), float(result.position_error),
                          float(result.rotation_error))
     return ik

@@ -170,3 +170,21 @@ def test_live_view_keeps_the_users_target_and_shows_the_answer_as_a_marker(serve
     view.set_configuration(q1)
     np.testing.assert_allclose(view.gizmo_target(), forward_kinematics(PANDA, q1)[PANDA.link_index(other)], atol=1e-6)
     view.remove()
+
+
+def test_the_gizmo_solves_with_the_closest_objective():
+    """Issue 21: the gizmo's IK uses `closest` now that it exists: never more motion from the
+    configuration shown than the plain solve of the same target."""
+    from robokin_ros import frame_transform, solve_ik
+    from robokin_ros.web.panel import core_ik
+
+    rng = np.random.default_rng(3)
+    ik = core_ik(PANDA, timeout=0.5)
+    for _ in range(5):
+        seed = PANDA.random_configuration(rng=rng)
+        target = frame_transform(PANDA, PANDA.clamp(seed + 0.3 * rng.standard_normal(PANDA.n_q)),
+                                 PANDA.root_link, "panda_hand_tcp")
+        outcome = ik("panda_hand_tcp", target, seed)
+        plain = solve_ik(PANDA, target, "panda_hand_tcp", seed=seed, timeout=0.5)
+        assert outcome.success and bool(plain.success)
+        assert np.linalg.norm(outcome.q - seed) <= np.linalg.norm(plain.q - seed) + 1e-9
