@@ -21,6 +21,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 ROBOTS = ROOT / 'robokin_ros' / 'robots'
 FIXTURES = ROOT / 'test' / 'fixtures'
 NODE_NAME = 'robokin'
+# A point no Panda pose reaches (even position-only: the arm's horizontal reach from the shoulder
+# is about 1 m) but within its chain's length (1.423 m from panda_link0), so the node's quick
+# reach check passes and the solver works until its timeout.
+PANDA_UNREACHABLE_XYZ = (1.3, 0.0, 0.333)
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -8,7 +8,7 @@ import pytest
 from builtin_interfaces.msg import Duration, Time
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionIK
-from node_harness import KinNode, Probe, TFListener, joint_state, robot_xml, transform_matrix
+from node_harness import PANDA_UNREACHABLE_XYZ, KinNode, Probe, TFListener, joint_state, robot_xml, transform_matrix
 from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel, frame_transform
@@ -69,8 +69,9 @@ def test_a_5_khz_flood_does_not_crash_the_node(probe, node):
 def test_a_long_ik_call_does_not_stop_tf(probe, node):
     client = probe.client(GetPositionIK, '/compute_ik')
     req = GetPositionIK.Request()
-    target = req.ik_request.pose_stamped
-    target.pose.position.x, target.pose.orientation.w = 5.0, 1.0    # out of reach: runs to the timeout
+    target = req.ik_request.pose_stamped   # out of reach: runs to the timeout
+    (target.pose.position.x, target.pose.position.y, target.pose.position.z), target.pose.orientation.w = \
+        PANDA_UNREACHABLE_XYZ, 1.0
     req.ik_request.ik_link_name = 'panda_hand_tcp'
     req.ik_request.timeout = Duration(sec=2)
     future = client.call_async(req)
@@ -96,7 +97,8 @@ def test_fk_does_not_queue_behind_ik_calls(probe, node):
     ik = probe.client(GetPositionIK, '/compute_ik')
     fk = probe.client(GetPositionFK, '/compute_fk')
     req = GetPositionIK.Request()
-    req.ik_request.pose_stamped.pose.position.x, req.ik_request.pose_stamped.pose.orientation.w = 5.0, 1.0
+    pose = req.ik_request.pose_stamped.pose
+    (pose.position.x, pose.position.y, pose.position.z), pose.orientation.w = PANDA_UNREACHABLE_XYZ, 1.0
     req.ik_request.ik_link_name = 'panda_hand_tcp'
     req.ik_request.timeout = Duration(sec=2)
     calls = [ik.call_async(req) for _ in range(4)]

@@ -22,7 +22,7 @@ import yaml
 from builtin_interfaces.msg import Duration
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, LATCHED_QOS, NODE_NAME, KinNode, Probe, TFListener, joint_state, robot_xml
+from node_harness import FIXTURES, LATCHED_QOS, NODE_NAME, PANDA_UNREACHABLE_XYZ, KinNode, Probe, TFListener, joint_state, robot_xml
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
@@ -51,7 +51,8 @@ def unreachable_ik(seconds, link='panda_hand_tcp'):
     """An IK request the solver works on for its whole ``seconds`` budget."""
     req = GetPositionIK.Request()
     req.ik_request.ik_link_name = link
-    req.ik_request.pose_stamped.pose.position.x = 5.0   # out of reach
+    position = req.ik_request.pose_stamped.pose.position   # out of reach, within the chain's length
+    position.x, position.y, position.z = PANDA_UNREACHABLE_XYZ
     req.ik_request.pose_stamped.pose.orientation.w = 1.0
     req.ik_request.timeout = Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9))
     return req

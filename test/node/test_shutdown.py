@@ -15,7 +15,7 @@ import time
 
 from builtin_interfaces.msg import Duration
 from moveit_msgs.srv import GetPositionIK
-from node_harness import NODE_NAME, ROOT, robot_xml, write_params
+from node_harness import NODE_NAME, PANDA_UNREACHABLE_XYZ, ROOT, robot_xml, write_params
 
 TRIALS = 20
 IK_TIMEOUT = 0.6   # [s] each trial's IK call runs this long unless the signals cut it short
@@ -28,7 +28,8 @@ def unreachable_ik_request():
     """An IK request the solver keeps working on for ``IK_TIMEOUT`` seconds."""
     req = GetPositionIK.Request()
     req.ik_request.ik_link_name = 'panda_hand_tcp'
-    req.ik_request.pose_stamped.pose.position.x = 5.0  # 5 m away: out of reach
+    position = req.ik_request.pose_stamped.pose.position   # out of reach, within the chain's length
+    position.x, position.y, position.z = PANDA_UNREACHABLE_XYZ
     req.ik_request.pose_stamped.pose.orientation.w = 1.0
     req.ik_request.timeout = Duration(sec=0, nanosec=int(IK_TIMEOUT * 1e9))
     return req
