@@ -407,8 +407,9 @@ def _prune(folder: str, keep: str) -> None:
             _purge(folder, name)
 
 
-def _import_kernel(folder: str, name: str, source: str, n_q: int, size: int):
-    """Write (if absent or different) and run a generated module; compile or load its kernel."""
+def _import_function(folder: str, name: str, source: str, entry: str, warm_up):
+    """Write (if absent or different) and run a generated module; compile or load its function
+    ``entry`` by calling ``warm_up`` on it."""
     path = os.path.join(folder, name + ".py")
     data = source.encode()
     on_disk = read_entry(path, len(data))
@@ -425,12 +426,11 @@ def _import_kernel(folder: str, name: str, source: str, n_q: int, size: int):
     sys.modules[name] = module   # numba's disk cache resolves the function's module by name ...
     try:
         exec(code, module.__dict__)  # noqa: S102 - our own generated source, checked above
-        import numpy as np
-
-        module.kernel(np.zeros((1, n_q)), np.empty((1, size)))   # compile (or load) and cache now
+        function = getattr(module, entry)
+        warm_up(function)   # compile (or load) and cache now
     finally:
         del sys.modules[name]    # ... only while compiling: nothing accumulates per model
-    return module.kernel
+    return function
 
 
 def _check_numba_cache_dir() -> None:
@@ -460,22 +460,49 @@ def load(source: str, n_q: int, size: int, reference=None):
         OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
         KernelCheckError: the kernel disagrees with ``reference`` after a rebuild.
     """
+    import numpy as np
+
+    def warm_up(kernel):
+        kernel(np.zeros((1, n_q)), np.empty((1, size)))
+
+    check = None if reference is None else (lambda kernel: _agrees(kernel, reference, n_q, size))
+    return load_function(source, "kernel", warm_up, check)
+
+
+def load_function(source: str, entry: str, warm_up, check=None):
+    """The compiled function ``entry`` of a generated numba module ``source`` (any module of
+    ``@numba.njit(cache=True)`` functions; compiled now unless the disk cache has it), or None
+    when the accelerator is not :func:`active`. Loaded functions are shared by every caller
+    with the same source (one entry per source) and freed with the last reference.
+
+    Args:
+        source: the module's text; its sha256 names the cache entry.
+        entry: the name of the function to return.
+        warm_up: called with the function once, with arguments of the types it will be called
+            with: compiles (or loads) it.
+        check: optional; called with the function, False when it computes a wrong answer (the
+            entry is then purged and rebuilt once).
+
+    Raises:
+        OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
+        KernelCheckError: ``check`` fails after a rebuild.
+    """
     if not active():
         return None
     name = "robokin_kernel_" + hashlib.sha256(source.encode()).hexdigest()[:24]
     with _lock:
-        kernel = _KERNELS.get(name)
-    if kernel is not None:
-        return kernel
+        function = _KERNELS.get(name)
+    if function is not None:
+        return function
     folder = cache_dir()
     _check_numba_cache_dir()
     with _lock:
-        kernel = _KERNELS.get(name)
-        if kernel is not None:
-            return kernel
+        function = _KERNELS.get(name)
+        if function is not None:
+            return function
         for attempt in range(2):
             try:
-                kernel = _import_kernel(folder, name, source, n_q, size)
+                function = _import_function(folder, name, source, entry, warm_up)
             except OSError:
                 raise
             except Exception as error:  # noqa: BLE001 - e.g. numba unpickling garbage compiled code
@@ -485,16 +512,16 @@ def load(source: str, n_q: int, size: int, reference=None):
                               RuntimeWarning, stacklevel=2)
                 _purge(folder, name)
                 continue
-            if reference is None or _agrees(kernel, reference, n_q, size):
+            if check is None or check(function):
                 break
             _purge(folder, name)
             if attempt == 1:
-                raise KernelCheckError(f"the compiled kernel {name} disagrees with the numpy kernel after a rebuild")
-            warnings.warn(f"robokin_ros.accel: compiled kernel {name} disagreed with numpy; rebuilt",
+                raise KernelCheckError(f"the compiled function {name} disagrees with its reference after a rebuild")
+            warnings.warn(f"robokin_ros.accel: compiled function {name} disagreed with its reference; rebuilt",
                           RuntimeWarning, stacklevel=2)
-        _KERNELS[name] = kernel
+        _KERNELS[name] = function
         _prune(folder, keep=name)
-    return kernel
+    return function
 
 
 def _agrees(kernel, reference, n_q: int, size: int) -> bool:
