@@ -22,7 +22,17 @@ import yaml
 from builtin_interfaces.msg import Duration
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, LATCHED_QOS, NODE_NAME, PANDA_UNREACHABLE_XYZ, KinNode, Probe, TFListener, joint_state, robot_xml
+from node_harness import (
+    FIXTURES,
+    LATCHED_QOS,
+    NODE_NAME,
+    PANDA_UNREACHABLE_XYZ,
+    KinNode,
+    Probe,
+    TFListener,
+    joint_state,
+    robot_xml,
+)
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
