@@ -42,6 +42,7 @@ from .objectives import check_objective
 from .options import effective_bounds
 from .requests import request, solver_for
 from .result import IKResult
+from .single import solve_single
 from .solver import Budget, Outcome
 
 
@@ -145,6 +146,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                       options)
         return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
     single = isinstance(tips, str)
+    if (single and avoid_collisions is False and lower is None and upper is None and axis_tolerances is None
+            and weights is None and not restarts):
+        result = solve_single(model, targets, tips, seed, base, active_joints, position_tolerance,
+                              rotation_tolerance, max_iterations, timeout, rng)
+        if result is not None:
+            return result
     check_rng(rng)
     if active_joints is not None:
         active_joints = sequence(active_joints, "active_joints", one=True)

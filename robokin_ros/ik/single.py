@@ -1,0 +1,164 @@
+"""One IK request (the ``/compute_ik`` case) checked and solved with as few numpy calls as possible.
+
+:func:`solve_single` is :func:`~robokin_ros.ik.solve.solve_ik` for one target and one seed
+given as float64 arrays, without a bound override, collision test, objective, per-axis
+tolerance, weight or parallel restart. What depends only on the call's names and options (the
+chain of the tips below the base, its solver, the q index of the chain's coordinates) is a
+:class:`SinglePlan` kept per model; per call it checks the target and seed in Python floats and
+leaves every case it does not prove fine to the general path (which raises the named error), so
+both paths accept and refuse the same inputs and give the same answers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import model_cache
+from ..checks import ROTATION_TOLERANCE, check_rng, finite_configuration, sequence
+from ..model import RobotModel
+from .chain import chain_of
+from .requests import request
+from .result import IKResult
+from .solver import Budget, Solver
+
+#: The float check of a target's rotation accepts only what is this far inside the tolerance of
+#: :func:`robokin_ros.checks.check_rigid_targets`: rounding differences never decide here.
+_STRICT = 0.5 * ROTATION_TOLERANCE
+
+
+class SinglePlan:
+    """What single requests of one (model, tips, base, active joints, options) need.
+
+    Attributes:
+        solver: the solver on the chain's model (or the model's, when the model is that chain).
+        index: ``(solver n_q,)`` list, the model's q index of each coordinate the solver sees.
+        lower, upper, home: the model's bounds and home configuration, lists of ``n_q`` floats.
+    """
+
+    def __init__(self, model: RobotModel, solver: Solver, index: list):
+        self.solver, self.index = solver, index
+        self.lower, self.upper = model.q_lower.tolist(), model.q_upper.tolist()
+        self.home = model.home_configuration().tolist()
+        self.whole = index == list(range(model.n_q))
+
+
+def single_plan(model: RobotModel, tips: tuple, base, active: tuple | None, position_tolerance,
+                rotation_tolerance, max_iterations) -> SinglePlan | None:
+    """The :class:`SinglePlan` of these names and options (kept per model), or None when they
+    need the general path (no generated kernel, a base that moves, a floating joint).
+
+    Raises:
+        RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for these names or options.
+    """
+    key = (tips, base, active, position_tolerance, rotation_tolerance, max_iterations,
+           type(position_tolerance), type(rotation_tolerance), type(max_iterations))
+    return model_cache.cached(model, "ik single plans", key, _build, model, tips, base, active,
+                              position_tolerance, rotation_tolerance, max_iterations)
+
+
+def _build(model: RobotModel, tips: tuple, base, active: tuple | None, position_tolerance, rotation_tolerance,
+           max_iterations) -> SinglePlan | None:
+    if model.quaternion_slices:
+        return None
+    chain = chain_of(model, tips, base)
+    if active is not None:
+        for name in active:
+            model.joint_index(name)   # unknown names are errors of the whole robot's
+    if chain is None:
+        solved, index = model, list(range(model.n_q))
+    else:
+        solved, index = chain.chain, chain.q_index.tolist()
+        base = None
+        if active is not None:
+            active = tuple(name for name in active if name in chain.joint_names)
+    call = request(solved, tips, base, active, position_tolerance, rotation_tolerance, None, None,
+                   max_iterations, None)
+    if call.compiled is None or call.base != 0 or call.problem.base_moves:
+        return None
+    return SinglePlan(model, call.solver, index)
+
+
+def _rigid(r0: list, r1: list, r2: list, r3: list) -> bool:
+    """True when the rows of a finite ``(4, 4)`` are a rigid transform well within the tolerance."""
+    if r3 != [0.0, 0.0, 0.0, 1.0]:
+        return False
+    a, b, c = r0[:3], r1[:3], r2[:3]
+    columns = list(zip(a, b, c))
+    for i in range(3):
+        for j in range(i, 3):
+            dot = sum(x * y for x, y in zip(columns[i], columns[j]))
+            if abs(dot - (i == j)) > _STRICT:
+                return False
+    det = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+           + a[2] * (b[0] * c[1] - b[1] * c[0]))
+    return abs(det - 1.0) <= _STRICT
+
+
+def solve_single(model: RobotModel, targets, tips: str, seed, base, active_joints, position_tolerance,
+                 rotation_tolerance, max_iterations, timeout, rng) -> IKResult | None:
+    """:func:`~robokin_ros.ik.solve.solve_ik` of one target ``(4, 4)`` (a float64 array) for the
+    tip ``tips`` from ``seed`` (None or a float64 ``(n_q,)`` array), or None when the general path
+    must take the call (another kind of argument, an input that fails a check, a plan that does
+    not apply).
+
+    Raises:
+        RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for the names and options
+            (unknown tip, base or joint; an invalid tolerance, iteration count or ``rng``).
+    """
+    if not (type(targets) is np.ndarray and targets.shape == (4, 4) and targets.dtype == np.float64):
+        return None
+    if timeout is not None and not (type(timeout) is float and timeout > 0.0):  # (NaN fails too)
+        return None
+    if active_joints is not None:
+        if not isinstance(active_joints, (list, tuple)) or not all(type(a) is str for a in active_joints):
+            return None
+        active_joints = tuple(active_joints)
+    check_rng(rng)
+    try:
+        plan = single_plan(model, (tips,), base, active_joints, position_tolerance, rotation_tolerance,
+                           max_iterations)
+    except TypeError:   # an unhashable option: the general path refuses it
+        return None
+    if plan is None:
+        return None
+    r0, r1, r2, r3 = targets.tolist()
+    if not math.isfinite(sum(r0) + sum(r1) + sum(r2)) or not _rigid(r0, r1, r2, r3):
+        return None
+    full = plan.home if seed is None else finite_configuration(model, seed)
+    if full is None:
+        return None
+    full = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(full, plan.lower, plan.upper)]
+    target = r0[:3] + r1[:3] + r2[:3] + [r0[3], r1[3], r2[3]]
+    index = plan.index
+    q, status, it, position, rotation, success = plan.solver.solve_floats(
+        full if plan.whole else [full[i] for i in index], target, Budget(timeout, 1, rng))
+    if not plan.whole:
+        q, chain_q = full[:], q
+        for i, x in zip(index, chain_q):
+            q[i] = x
+    return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
+                    np.array(it, np.int64), np.array(status, "<U14"))
+
+
+
+def prepare_ik(model: RobotModel, tips: str, *, base: str | None = None, active_joints=None,
+               position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5, max_iterations: int = 500) -> bool:
+    """Load (compile, or read from the disk cache) the compiled loop of single requests with
+    these names and options now (e.g. at start-up), instead of in the background once the float
+    path has done :data:`robokin_ros.kernels.accel.MIN_BATCH` iterations. Compiling takes
+    seconds (6-10 s for a 6-7-DOF arm), once per machine (then < 1 s per process). A request with
+    other options, bounds, or per-axis tolerances has a loop of its own (not loaded by this).
+
+    Returns:
+        True when single requests of these names and options will run the compiled loop; False
+        when the accelerator is not active (:func:`robokin_ros.kernels.accel.active`) or these
+        requests take the general path.
+
+    Raises:
+        RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for these names or options.
+    """
+    active = None if active_joints is None else tuple(sequence(active_joints, "active_joints", one=True))
+    plan = single_plan(model, (tips,), base, active, position_tolerance, rotation_tolerance, max_iterations)
+    return plan is not None and plan.solver.loop is not None and plan.solver.loop.accelerate()
