@@ -96,18 +96,23 @@ def _rigid(r0: list, r1: list, r2: list, r3: list) -> bool:
     return abs(det - 1.0) <= _STRICT
 
 
-def solve_single(model: RobotModel, targets, tips: str, seed, base, active_joints, position_tolerance,
+def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, position_tolerance,
                  rotation_tolerance, max_iterations, timeout, rng) -> IKResult | None:
-    """:func:`~robokin_ros.ik.solve.solve_ik` of one target ``(4, 4)`` (a float64 array) for the
-    tip ``tips`` from ``seed`` (None or a float64 ``(n_q,)`` array), or None when the general path
-    must take the call (another kind of argument, an input that fails a check, a plan that does
-    not apply).
+    """:func:`~robokin_ros.ik.solve.solve_ik` of one target (a float64 array ``(4, 4)`` for the tip
+    ``tips``, a link name; ``(1, 4, 4)`` for ``tips`` a list or tuple of one name) from ``seed``
+    (None or a float64 ``(n_q,)`` array), or None when the general path must take the call
+    (anything else, an input that fails a check, a plan that does not apply).
 
     Raises:
         RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for the names and options
             (unknown tip, base or joint; an invalid tolerance, iteration count or ``rng``).
     """
-    if not (type(targets) is np.ndarray and targets.shape == (4, 4) and targets.dtype == np.float64):
+    if isinstance(tips, (list, tuple)) and len(tips) == 1:
+        tips, shape = tips[0], (1, 4, 4)
+    else:
+        shape = (4, 4)
+    if not (type(tips) is str and type(targets) is np.ndarray and targets.shape == shape
+            and targets.dtype == np.float64):
         return None
     if timeout is not None and not (type(timeout) is float and timeout > 0.0):  # (NaN fails too)
         return None
@@ -123,7 +128,7 @@ def solve_single(model: RobotModel, targets, tips: str, seed, base, active_joint
         return None
     if plan is None:
         return None
-    r0, r1, r2, r3 = targets.tolist()
+    r0, r1, r2, r3 = targets.reshape(4, 4).tolist()
     if not math.isfinite(sum(r0) + sum(r1) + sum(r2)) or not _rigid(r0, r1, r2, r3):
         return None
     full = plan.home if seed is None else finite_configuration(model, seed)

@@ -146,8 +146,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                       options)
         return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
     single = isinstance(tips, str)
-    if (single and avoid_collisions is False and lower is None and upper is None and axis_tolerances is None
-            and weights is None and not restarts):
+    if (avoid_collisions is False and lower is None and upper is None and axis_tolerances is None
+            and weights is None and not restarts):   # maybe one request of one tip: checked in floats
         result = solve_single(model, targets, tips, seed, base, active_joints, position_tolerance,
                               rotation_tolerance, max_iterations, timeout, rng)
         if result is not None:
