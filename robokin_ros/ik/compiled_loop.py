@@ -35,6 +35,8 @@ from ..kernels import accel
 from ..kernels.lazy_accel import LazyAccelerated
 from .float_source import float_source
 from .lm import DAMPING_COST
+from .result import CONVERGED as CONVERGED_STATUS
+from .result import MAX_ITERATIONS, TIMEOUT
 
 #: Iterations ``run`` does between returns to Python (its time-budget checks): ~15-40 µs on the
 #: benchmark arms, against budgets of milliseconds.
@@ -173,9 +175,6 @@ class CompiledLoop(LazyAccelerated):
               best_q: list | None) -> tuple:
         """:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` on ``run``: the same
         arguments and result."""
-        from .result import CONVERGED as CONVERGED_STATUS
-        from .result import MAX_ITERATIONS, TIMEOUT
-
         solver, n, S = self._solver(), self._n_q, self._state
         x = np.array(q + target + (q if best_q is None else best_q)
                      + [float(it), float(stall), best_cost, reference, -1.0, 0.0, 0.0])

@@ -81,19 +81,17 @@ def _build(model: RobotModel, tips: tuple, base, active: tuple | None, position_
 
 
 def _rigid(r0: list, r1: list, r2: list, r3: list) -> bool:
-    """True when the rows of a finite ``(4, 4)`` are a rigid transform well within the tolerance."""
+    """True when the rows of a finite ``(4, 4)`` are a rigid transform well within the tolerance:
+    every entry of ``RᵀR - I`` and ``det R - 1`` within :data:`_STRICT`, last row ``0 0 0 1``."""
     if r3 != [0.0, 0.0, 0.0, 1.0]:
         return False
-    a, b, c = r0[:3], r1[:3], r2[:3]
-    columns = list(zip(a, b, c))
-    for i in range(3):
-        for j in range(i, 3):
-            dot = sum(x * y for x, y in zip(columns[i], columns[j]))
-            if abs(dot - (i == j)) > _STRICT:
-                return False
-    det = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
-           + a[2] * (b[0] * c[1] - b[1] * c[0]))
-    return abs(det - 1.0) <= _STRICT
+    a0, a1, a2, _ = r0
+    b0, b1, b2, _ = r1
+    c0, c1, c2, _ = r2
+    defects = (a0 * a0 + b0 * b0 + c0 * c0 - 1.0, a1 * a1 + b1 * b1 + c1 * c1 - 1.0, a2 * a2 + b2 * b2 + c2 * c2 - 1.0,
+               a0 * a1 + b0 * b1 + c0 * c1, a0 * a2 + b0 * b2 + c0 * c2, a1 * a2 + b1 * b2 + c1 * c2,
+               a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0) - 1.0)
+    return max(defects) <= _STRICT and min(defects) >= -_STRICT
 
 
 def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, position_tolerance,
