@@ -112,29 +112,52 @@ def test_compiled_loop_gives_the_float_paths_answers(monkeypatch, source, tip, o
 
 
 @needs_numba
-@pytest.mark.parametrize("n, tail", [(30, None), (150, 40)])
-def test_compiled_loop_in_batches(monkeypatch, n, tail):
-    """A small batch solves its problems one by one, a large one finishes its last problems one
-    by one (Solver.finish_in_floats, continuing each row's iterations, stall count and best
-    iterate; ``tail``: how many, raised from TAIL_PROBLEMS so that some are left): on the
-    compiled loop, the same answers as on the float path."""
+@pytest.mark.parametrize("n", [30, 150])
+def test_compiled_loop_solves_batches_one_problem_at_a_time(monkeypatch, n):
+    """Once loaded, the loop takes every problem of a batch in turn (a large batch too): the
+    same answers as the float path one problem at a time (restarts drawn from one sequence)."""
     model = arm("panda.urdf")
     seeds, T = problems(model, "panda_hand_tcp", n - 8, 5)
     kw = dict(max_iterations=100, timeout=None, rng=3)
-    if tail is not None:
-        monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", tail)
-    monkeypatch.setattr(accel, "enabled", False)
-    floats = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
-    monkeypatch.setattr(accel, "enabled", True)
+    with monkeypatch.context() as m:
+        m.setattr(accel, "enabled", False)
+        m.setattr(ik_solver, "SCALAR_ROWS", 10**6)   # the float path, one problem at a time
+        floats = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
     loaded_loop(model, "panda_hand_tcp", 100)
     calls = count_compiled_solves(monkeypatch)
     compiled = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
-    assert len(calls) == n if tail is None else 0 < len(calls) <= tail
+    assert len(calls) == n
     np.testing.assert_array_equal(compiled.success, floats.success)
     np.testing.assert_array_equal(compiled.status, floats.status)
     np.testing.assert_array_equal(compiled.iterations, floats.iterations)
     np.testing.assert_allclose(compiled.q, floats.q, rtol=0.0, atol=1e-12)
-    assert compiled.success[:n - 8].mean() >= 0.9
+    assert compiled.success[:n - 8].mean() >= 0.9 and not compiled.success[n - 8:n - 4].any()
+
+
+@needs_numba
+def test_compiled_loop_continues_a_rows_state(monkeypatch):
+    """Solver.scalar continuing a row of a vectorised pass (iterations, stall count, best and
+    reference costs, best iterate; what Solver.finish_in_floats passes): the same on both paths."""
+    robot = arm("panda.urdf")   # (holds the solver: solvers are kept per model)
+    s = loaded_loop(robot, "panda_hand_tcp", 100)._solver()
+    model = s.model   # the arm's chain
+    seeds, T = problems(model, "panda_hand_tcp", 24, 8)
+    rng = np.random.default_rng(1)
+    calls = count_compiled_solves(monkeypatch)
+    for i in range(len(T)):
+        target = np.concatenate([T[i, :3, :3].reshape(9), T[i, :3, 3]]).tolist()
+        q = seeds[i].tolist()
+        state = dict(it=int(rng.integers(0, 60)), stall=int(rng.integers(0, 3)), best_cost=float(rng.uniform(0.1, 2)),
+                     reference=float(rng.uniform(0.1, 2)), best_q=model.random_configuration(1, rng)[0].tolist())
+        results = []
+        for enabled in (False, True):
+            monkeypatch.setattr(accel, "enabled", enabled)
+            results.append(s.scalar(q[:], target, ik_solver.Budget(None, 1, i), **state))
+        (qf, *rest_f), (qc, *rest_c) = results
+        assert rest_c[:2] == rest_f[:2] and rest_c[4] == rest_f[4]   # status, iterations, success
+        np.testing.assert_allclose(qc, qf, rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(rest_c[2:4], rest_f[2:4], rtol=1e-9, atol=1e-15)
+    assert len(calls) == len(T)
 
 
 @needs_numba
