@@ -1,8 +1,8 @@
 """One IK request (the ``/compute_ik`` case) checked and solved with as few numpy calls as possible.
 
 :func:`solve_single` is :func:`~robokin_ros.ik.solve.solve_ik` for one target and one seed
-given as float64 arrays, without a bound override, collision test, objective, per-axis
-tolerance, weight or parallel restart. What depends only on the call's names and options (the
+given as float64 arrays, without a collision test, objective, per-axis tolerance, weight or
+parallel restart (bound overrides are fine). What depends only on the call's names and options (the
 chain of the tips below the base, its solver, the q index of the chain's coordinates) is a
 :class:`SinglePlan` kept per model; per call it checks the target and seed in Python floats and
 leaves every case it does not prove fine to the general path (which raises the named error), so
@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .. import model_cache
 from ..checks import ROTATION_TOLERANCE, check_rng, finite_configuration, sequence
 from ..model import RobotModel
-from .chain import chain_of
-from .requests import request
+from ..model_cache import cached
+from .chain import Chain, chain_of
+from .options import effective_bounds
+from .requests import request, solver_for
 from .result import IKResult
 from .solver import Budget, Solver
 
@@ -27,21 +29,33 @@ from .solver import Budget, Solver
 #: :func:`robokin_ros.checks.check_rigid_targets`: rounding differences never decide here.
 _STRICT = 0.5 * ROTATION_TOLERANCE
 
+Array = NDArray[np.float64]
+
 
 class SinglePlan:
     """What single requests of one (model, tips, base, active joints, options) need.
 
     Attributes:
-        solver: the solver on the chain's model (or the model's, when the model is that chain).
+        solver: the solver on the chain's model (or the model's, when the model is that chain),
+            within the model's limits.
         index: ``(solver n_q,)`` list, the model's q index of each coordinate the solver sees.
         lower, upper, home: the model's bounds and home configuration, lists of ``n_q`` floats.
     """
 
-    def __init__(self, model: RobotModel, solver: Solver, index: list):
+    def __init__(self, model: RobotModel, chain: Chain | None, solver: Solver, index: list):
         self.solver, self.index = solver, index
+        self._chain = chain   # holds the chain's model, which the solver refers to weakly
+        self._q_lower, self._q_upper = model.q_lower.copy(), model.q_upper.copy()
         self.lower, self.upper = model.q_lower.tolist(), model.q_upper.tolist()
         self.home = model.home_configuration().tolist()
         self.whole = index == list(range(model.n_q))
+
+    def solver_within(self, lo: Array, hi: Array) -> Solver:
+        """The solver of the plan's problem within the model's bounds ``lo, hi (n_q,)``."""
+        if np.array_equal(lo, self._q_lower) and np.array_equal(hi, self._q_upper):
+            return self.solver
+        s = self.solver
+        return solver_for(s.model, s.problem, lo[self.index], hi[self.index], s.tol, s.compiled)
 
 
 def single_plan(model: RobotModel, tips: tuple, base, active: tuple | None, position_tolerance,
@@ -54,7 +68,7 @@ def single_plan(model: RobotModel, tips: tuple, base, active: tuple | None, posi
     """
     key = (tips, base, active, position_tolerance, rotation_tolerance, max_iterations,
            type(position_tolerance), type(rotation_tolerance), type(max_iterations))
-    return model_cache.cached(model, "ik single plans", key, _build, model, tips, base, active,
+    return cached(model, "ik single plans", key, _build, model, tips, base, active,
                               position_tolerance, rotation_tolerance, max_iterations)
 
 
@@ -77,7 +91,7 @@ def _build(model: RobotModel, tips: tuple, base, active: tuple | None, position_
                    max_iterations, None)
     if call.compiled is None or call.base != 0 or call.problem.base_moves:
         return None
-    return SinglePlan(model, call.solver, index)
+    return SinglePlan(model, chain, call.solver, index)
 
 
 def _rigid(r0: list, r1: list, r2: list, r3: list) -> bool:
@@ -94,7 +108,7 @@ def _rigid(r0: list, r1: list, r2: list, r3: list) -> bool:
     return max(defects) <= _STRICT and min(defects) >= -_STRICT
 
 
-def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, position_tolerance,
+def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, lower, upper, position_tolerance,
                  rotation_tolerance, max_iterations, timeout, rng) -> IKResult | None:
     """:func:`~robokin_ros.ik.solve.solve_ik` of one target (a float64 array ``(4, 4)`` for the tip
     ``tips``, a link name; ``(1, 4, 4)`` for ``tips`` a list or tuple of one name) from ``seed``
@@ -102,8 +116,9 @@ def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, po
     (anything else, an input that fails a check, a plan that does not apply).
 
     Raises:
-        RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for the names and options
-            (unknown tip, base or joint; an invalid tolerance, iteration count or ``rng``).
+        RobokinError: what :func:`~robokin_ros.ik.solve.solve_ik` raises for the names, bounds
+            and options (unknown tip, base or joint; bad bounds; an invalid tolerance, iteration
+            count or ``rng``).
     """
     if isinstance(tips, (list, tuple)) and len(tips) == 1:
         tips, shape = tips[0], (1, 4, 4)
@@ -132,10 +147,15 @@ def solve_single(model: RobotModel, targets, tips, seed, base, active_joints, po
     full = plan.home if seed is None else finite_configuration(model, seed)
     if full is None:
         return None
-    full = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(full, plan.lower, plan.upper)]
+    if lower is None and upper is None:
+        solver, q_lower, q_upper = plan.solver, plan.lower, plan.upper
+    else:
+        lo, hi = effective_bounds(model, lower, upper)
+        solver, q_lower, q_upper = plan.solver_within(lo, hi), lo.tolist(), hi.tolist()
+    full = [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(full, q_lower, q_upper)]
     target = r0[:3] + r1[:3] + r2[:3] + [r0[3], r1[3], r2[3]]
     index = plan.index
-    q, status, it, position, rotation, success = plan.solver.solve_floats(
+    q, status, it, position, rotation, success = solver.solve_floats(
         full if plan.whole else [full[i] for i in index], target, Budget(timeout, 1, rng))
     if not plan.whole:
         q, chain_q = full[:], q

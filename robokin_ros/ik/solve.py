@@ -157,9 +157,9 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                       options)
         return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
     single = isinstance(tips, str)
-    if (avoid_collisions is False and lower is None and upper is None and axis_tolerances is None
-            and weights is None and not restarts):   # maybe one request of one tip: checked in floats
-        result = solve_single(model, targets, tips, seed, base, active_joints, position_tolerance,
+    if avoid_collisions is False and axis_tolerances is None and weights is None and not restarts:
+        # maybe one request of one tip: checked in floats
+        result = solve_single(model, targets, tips, seed, base, active_joints, lower, upper, position_tolerance,
                               rotation_tolerance, max_iterations, timeout, rng)
         if result is not None:
             return result

@@ -12,8 +12,17 @@ import time
 import numpy as np
 import pytest
 
-from robokin_ros import InvalidTargetError, NonFiniteError, RobotModel, UnknownLinkError, frame_transform
+from robokin_ros import (
+    InvalidTargetError,
+    JointLimitError,
+    NonFiniteError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+    frame_transform,
+)
 from robokin_ros.ik import TIMEOUT, IKOptionError, prepare_ik, requests, solve_ik
+from robokin_ros.ik import solve as ik_solve
 from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.chain import chain_of
 from robokin_ros.ik.compiled_loop import CompiledLoop
@@ -208,28 +217,44 @@ def test_without_numba_single_requests_run_the_float_path(monkeypatch):
                     assert np.linalg.norm(log_so3(Tk[:3, :3].T @ Tq[:3, :3])) < 1e-5
 
 
-@pytest.mark.parametrize("source, tip, base, active", [
-    ("panda.urdf", "panda_hand_tcp", None, None),                    # a chain of the robot (fingers left out)
+@pytest.mark.parametrize("source, tip, base, active, bounds", [
+    ("panda.urdf", "panda_hand_tcp", None, None, None),              # a chain of the robot (fingers left out)
     ("ur5e.urdf", "tool0", "base_link", ["shoulder_pan_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-                                         "wrist_3_joint", "shoulder_lift_joint"]),
+                                         "wrist_3_joint", "shoulder_lift_joint"], None),
     ("panda.urdf", "panda_hand_tcp", None, ["panda_joint1", "panda_joint2", "panda_joint4", "panda_joint6",
-                                            "panda_finger_joint1"]),  # 4 of 7 joints (J^T J), a finger ignored
+                                            "panda_finger_joint1"], None),  # 4 of 7 joints (J^T J), a finger ignored
+    ("panda.urdf", "panda_hand_tcp", None, None, "limits"),          # the model's limits passed (the node does)
+    ("ur5e.urdf", "tool0", None, None, "narrowed"),                  # MoveIt joint constraints
 ])
-def test_single_request_path_equals_the_general_path(source, tip, base, active):
+def test_single_request_path_equals_the_general_path(monkeypatch, source, tip, base, active, bounds):
     """One target as a float64 (4, 4) array (the single-request path) and the same target as a
-    nested list (the general path): identical results; a one-tip list with (1, 4, 4) too."""
+    nested list (the general path): identical results; a one-tip list with a (1, 4, 4) array
+    (what the node sends) takes the single-request path too."""
+    taken = []
+    single_path = ik_solve.solve_single
+    monkeypatch.setattr(ik_solve, "solve_single", lambda *args: taken.append(single_path(*args)) or taken[-1])
     model = arm(source)
     seeds, T = problems(model, tip, 12, 9)
+    lower, upper = None, None
+    if bounds is not None:
+        lower, upper = model.q_lower.copy(), model.q_upper.copy()
+        if bounds == "narrowed":
+            lower[1], upper[2] = -1.0, 0.5
     for i in range(len(T)):
-        kw = dict(base=base, active_joints=active, max_iterations=150, rng=i)
+        kw = dict(base=base, active_joints=active, lower=lower, upper=upper, max_iterations=150, rng=i)
         fast = solve_ik(model, T[i], tip, seeds[i], **kw)
-        listed = solve_ik(model, [T[i]], [tip], seeds[i], **kw)
+        listed = solve_ik(model, T[i][None], [tip], seeds[i], **kw)
         general = solve_ik(model, T[i].tolist(), tip, seeds[i].tolist(), **kw)
+        if bounds == "narrowed":
+            assert -1.0 <= fast.q[1] and fast.q[2] <= 0.5
         for r in (listed, general):
             assert r.q.shape == fast.q.shape == (model.n_q,) and r.success.shape == ()
             np.testing.assert_array_equal(r.q, fast.q)
             assert (bool(r.success), str(r.status), int(r.iterations)) == \
                 (bool(fast.success), str(fast.status), int(fast.iterations))
+        assert taken[0] is not None and taken[1] is not None   # the single path took the arrays ...
+        assert all(r is None for r in taken[2:])                   # ... and not the nested lists
+        taken.clear()
         if active is not None:   # joints not listed stay at the (clamped) seed
             still = [k for k, name in enumerate(model.q_names) if name not in active]
             np.testing.assert_array_equal(fast.q[still], np.clip(seeds[i], model.q_lower, model.q_upper)[still])
@@ -261,6 +286,10 @@ def test_single_request_path_refuses_what_the_general_path_refuses():
             solve_ik(model, T, "panda_hand_tcp", timeout=timeout)
     with pytest.raises(IKOptionError):
         solve_ik(model, T, "panda_hand_tcp", position_tolerance=-1.0)
+    with pytest.raises(ShapeError):
+        solve_ik(model, T, "panda_hand_tcp", lower=np.zeros(3))
+    with pytest.raises(JointLimitError):
+        solve_ik(model, T, "panda_hand_tcp", lower=model.q_upper + 1.0)
     # a rotation off by less than the check's tolerance is still accepted (by the general path)
     tilted = T.copy()
     tilted[:3, :3] *= 1.0 + 2e-7   # det 1 + 6e-7: beyond the float check, within the tolerance
