@@ -294,3 +294,24 @@ def test_single_request_path_refuses_what_the_general_path_refuses():
     tilted = T.copy()
     tilted[:3, :3] *= 1.0 + 2e-7   # det 1 + 6e-7: beyond the float check, within the tolerance
     assert solve_ik(model, tilted, "panda_hand_tcp").success
+
+
+@needs_numba
+def test_compiled_log_near_pi_equals_log_so3():
+    """The numba port of the near-π rotation log (the compiled loop's) against log_so3, near π
+    (where the axis comes from the symmetric part), at π exactly, and at generic angles."""
+    import numba
+
+    from robokin_ros.ik import compiled_loop
+
+    namespace = {"numba": numba}
+    source = compiled_loop._LOG_SO3.replace("cache=True", "cache=False")   # (no file to cache it by)
+    exec("from math import atan2, cos, pi, sin, sqrt\n" + source, namespace)  # noqa: S102
+    log_near_pi = namespace["log_near_pi"]
+    rng = np.random.default_rng(6)
+    axes = rng.normal(size=(60, 3))
+    axes /= np.linalg.norm(axes, axis=1)[:, None]
+    angles = np.concatenate([np.pi - rng.uniform(0, 1e-3, 40), [np.pi] * 5, rng.uniform(1e-8, 3.0, 15)])
+    for axis, angle in zip(axes, angles):
+        R = exp_so3(angle * axis)
+        np.testing.assert_allclose(log_near_pi(*R.reshape(9).tolist()), log_so3(R), rtol=0.0, atol=1e-12)
