@@ -8,7 +8,8 @@ step — with the tips, tolerances, weights, free joints and bounds folded in as
 where a numpy call would cost more than the arithmetic it does; the same loop compiled by numba
 (:mod:`robokin_ros.ik.compiled_loop`: the same iterates, ~0.5 µs an iteration) takes over once
 loaded, in the background once the float path has been busy, or at once by :func:`prepare_ik
-<robokin_ros.ik.single.prepare_ik>`; then batches iterate one problem at a time on it too. A
+<robokin_ros.ik.single.prepare_ik>` (for the few problems solved one at a time, and the last
+few of a batch: the same iterates, so the answers do not depend on whether it is loaded). A
 single request of one tip skips most numpy calls of the checks (:mod:`robokin_ros.ik.single`).
 Many problems iterate together,
 stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
@@ -66,11 +67,10 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     :data:`~robokin_ros.ik.solver.SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
     larger batch iterates vectorised (stalled problems get :data:`~robokin_ros.ik.solver.EXTRA_ROWS` extra restarted
     rows once every problem is under way, so results of a batch and of single calls agree
-    exactly only for problems that need no restart). Once the call's compiled loop is loaded
-    (:func:`~robokin_ros.ik.single.prepare_ik`, or in the background after
-    :data:`~robokin_ros.kernels.accel.MIN_BATCH` iterations), every problem of a call without
-    ``restarts`` or ``avoid_collisions`` iterates one by one on it, with the same iterates as
-    in floats (the time budget is then checked every
+    exactly only for problems that need no restart). What iterates one by one runs on the
+    call's compiled loop once it is loaded (:func:`~robokin_ros.ik.single.prepare_ik`, or in
+    the background after :data:`~robokin_ros.kernels.accel.MIN_BATCH` float iterations), with
+    the same iterates as in floats (the time budget is then checked every
     :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations).
 
     Args:

@@ -49,10 +49,11 @@ BATCH_ROWS = 2048
 #: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
 #: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
 #: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
-#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256). Once the
-#: solver's compiled loop is loaded (0.4-0.6 µs per iteration, against 1-10 µs per
-#: problem-iteration vectorised), every call without parallel restarts or a collision test
-#: solves its problems one by one on it.
+#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256). They run on the
+#: compiled loop once it is loaded (the same iterates). Larger batches stay vectorised even
+#: then (one by one on the compiled loop would be 5-6x faster, measured: 85-115k solves/s on the
+#: arms against 13-18k, but its answers differ for problems that restart, and a batch's answers
+#: must not depend on whether a background compile has finished).
 SCALAR_ROWS = 64
 #: A batch's last problems (this many) finish one by one in floats too.
 TAIL_PROBLEMS = 4
@@ -212,8 +213,7 @@ class Solver:
     def solve(self, target: Array, seeds: Array, out: Outcome):
         """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``."""
         n = len(seeds)
-        if self.compiled is not None and self.tol.restarts == 0 and (
-                n <= SCALAR_ROWS or out.budget.accept is None and self.loop is not None and self.loop.function()):
+        if self.compiled is not None and self.tol.restarts == 0 and n <= SCALAR_ROWS:
             for p in range(n):
                 (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
                  out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget)
@@ -373,10 +373,7 @@ class Solver:
         loaded = min(n, max(1, BATCH_ROWS // R))
         rows = self.load(out, target, seeds, 0, loaded)
         several = R > 1  # some problem has several rows
-        counts = self.loop is not None and R == 1 and out.budget.accept is None   # calls the loop would take
         while rows.problem.size:
-            if counts:   # problem-iterations count towards compiling the loop
-                self.loop.function(rows.problem.size)
             if (loaded == n and R == 1 and self.compiled is not None  # (a problem has at most 1 + EXTRA_ROWS rows)
                     and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS)
                     and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):

@@ -27,7 +27,7 @@ from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, twist_lines
 from robokin_ros.ik.options import parse_options
 from robokin_ros.ik.problem import ik_problem
 from robokin_ros.ik.solver import Budget, Solver
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import selection
 from robokin_ros.kernels.fk_codegen import compiled_frames
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
 
@@ -74,13 +74,6 @@ def solver(model, tips, active=None, **options):
                 max_iterations=200, restarts=None)
     args.update(options)
     return Solver(model, problem, model.q_lower, model.q_upper, parse_options(len(tips), **args), compiled_frames(model, tips))
-
-
-def vectorised_batches(monkeypatch) -> None:
-    """Batches iterate vectorised: SCALAR_ROWS 0 and the compiled loop off (once loaded, it
-    takes the problems of a batch one at a time)."""
-    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
-    monkeypatch.setattr(accel, "enabled", False)
 
 
 def flat_target(T):
@@ -235,7 +228,7 @@ def near_seed_problems(model, tip, n, seed):
 def test_float_path_equals_vectorised_path(monkeypatch, options):
     model = robot("panda")
     seeds, T = near_seed_problems(model, "panda_hand_tcp", 12, 5)
-    vectorised_batches(monkeypatch)
+    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     vectorised = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 5)  # the batch's last problems finish in floats
@@ -519,8 +512,6 @@ def test_batched_equals_looped(monkeypatch, scalar_rows):
     rng = np.random.default_rng(20)
     seeds = model.random_configuration(8, rng)
     T = frame_transform(model, seeds + rng.normal(scale=0.05, size=seeds.shape), model.root_link, "tool0")
-    if scalar_rows == 0:
-        vectorised_batches(monkeypatch)
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", scalar_rows)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     batched = solve_ik(model, T.reshape(2, 4, 4, 4), "tool0", seeds.reshape(2, 4, -1), rng=0)
@@ -538,7 +529,7 @@ def test_vectorised_batch_with_restarts_and_company_rows(monkeypatch):
     """Far targets stall and restart; once every problem is loaded a stalled problem gets extra
     rows (several rows per problem). Answers stay exact, within limits, and honest."""
     model = robot("panda")
-    vectorised_batches(monkeypatch)
+    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     monkeypatch.setattr(ik_solver, "BATCH_ROWS", 64)  # problems wait for room, then rows get company
     q_true, T = targets_of(model, "panda_hand_tcp", 120, np.random.default_rng(24))
@@ -613,7 +604,7 @@ def test_float_and_vectorised_restarts_agree(monkeypatch):
     floats = solve_ik(model, T, tip, seed, rng=5, max_iterations=300)
     restarted = np.flatnonzero(floats.success & (floats.iterations > 3 * ik_solver.STALL_ITERATIONS))[:3]
     assert restarted.size
-    vectorised_batches(monkeypatch)
+    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     monkeypatch.setattr(ik_solver, "BATCH_ROWS", 1)
     for i in restarted:
