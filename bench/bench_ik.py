@@ -160,32 +160,48 @@ def rtb_verified(ets, T, solution) -> bool:
     return bool(solution.success) and dp < CHECK_POSITION and dr < CHECK_ROTATION and within
 
 
+def prepare_ours(model, tip, joints, base=None) -> bool:
+    """Load the compiled IK loop of the protocol's single requests (else loaded in the background
+    once some requests have run on the float path, competing with what is timed)."""
+    return prepare_ik(model, tip, base=base, active_joints=joints, position_tolerance=TOLERANCE,
+                      rotation_tolerance=TOLERANCE, max_iterations=10**6)
+
+
+def solve_ours(model, tip, joints, seed, T, base, i: int):
+    """One single request of the protocol: its wall time [s] and :class:`IKResult`."""
+    t = time.perf_counter()
+    result = solve_ik(model, T, tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
+                      rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=i)
+    return time.perf_counter() - t, result
+
+
+def solve_rtb(ets, T) -> tuple:
+    """One ``ik_LM`` request from the middle of rtb's limits: its wall time [s] and whether its
+    answer is right (:func:`rtb_verified`)."""
+    qlim = ets.qlim
+    seed = np.where(np.isfinite(qlim).all(axis=0), qlim.mean(axis=0), 0.0)
+    t = time.perf_counter()
+    solution = ets.ik_LM(T, q0=seed, tol=0.5 * TOLERANCE**2, joint_limits=True, ilimit=30, slimit=100)
+    return time.perf_counter() - t, rtb_verified(ets, T, solution)
+
+
 def bench_single(model, tip, joints, seed, T, base, ets, rounds: int):
     """Single requests, ours and rtb ``ik_LM`` (when ``ets`` is given) interleaved: every round
     solves each target once with ours, then with rtb. Answers of the first round are verified.
-    Returns per side the mean time of each round ``(rounds,)``, the solve rate and more."""
+    Returns per side the mean over the targets of each one's best round, the rounds' means
+    ``(rounds,)``, the solve rate and more (rtb: None without ``ets``)."""
     n = len(T)
     times, answers = np.empty((rounds, n)), np.empty((n, model.n_q))
     success, iterations = np.zeros(n, bool), np.zeros(n, np.int64)
     peer_times, peer_ok = np.empty((rounds, n)), np.zeros(n, bool)
-    if ets is not None:
-        qlim = ets.qlim
-        peer_seed = np.where(np.isfinite(qlim).all(axis=0), qlim.mean(axis=0), 0.0)
     for r in range(rounds):
         for i in range(n):
-            t = time.perf_counter()
-            result = solve_ik(model, T[i], tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
-                              rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=i)
-            times[r, i] = time.perf_counter() - t
+            times[r, i], result = solve_ours(model, tip, joints, seed, T[i], base, i)
             if r == 0:
                 answers[i], success[i], iterations[i] = result.q, result.success, result.iterations
-            if ets is None:
-                continue
-            t = time.perf_counter()
-            solution = ets.ik_LM(T[i], q0=peer_seed, tol=0.5 * TOLERANCE**2, joint_limits=True, ilimit=30, slimit=100)
-            peer_times[r, i] = time.perf_counter() - t
-            if r == 0:
-                peer_ok[i] = rtb_verified(ets, T[i], solution)
+            if ets is not None:
+                peer_times[r, i], ok = solve_rtb(ets, T[i])
+                peer_ok[i] = ok if r == 0 else peer_ok[i]
     single_ok = verify(model, tip, answers, T, base)
     best = times.min(axis=0)   # per target, its best round
     ours = dict(rate=single_ok.mean(), mean=best.mean(), round_means=times.mean(axis=1), median=np.median(best),
@@ -197,6 +213,22 @@ def bench_single(model, tip, joints, seed, T, base, ets, rounds: int):
     peer = dict(rate=peer_ok.mean(), mean=peer_best.mean(), round_means=peer_times.mean(axis=1),
                 median=np.median(peer_best), dof=ets.n)
     return ours, peer
+
+
+def bench_ours(model, tip, joints, seed, T, base=None) -> dict:
+    """One round of our single requests (compiled loop loaded first): solve rate, mean, wrong
+    answers (what ``bench/bench_single.py`` reads)."""
+    prepare_ours(model, tip, joints, base)
+    return bench_single(model, tip, joints, seed, T, base, None, 1)[0]
+
+
+def bench_rtb(path, tip, joints, model, T, base=None) -> dict | None:
+    """One round of rtb's ``ik_LM`` single requests: solve rate, mean (None without rtb)."""
+    ets = rtb_chain(path, model, tip, base)
+    if ets is None:
+        return None
+    times, ok = np.array([solve_rtb(ets, Tk) for Tk in T]).T
+    return dict(rate=ok.mean(), mean=times.mean(), median=np.median(times), dof=ets.n)
 
 
 def bench_batch(model, tip, joints, seed, T, base=None):
@@ -247,9 +279,7 @@ def main() -> None:
         joints = joints or chain_joints(model, base, tip)
         seed, _, T = problems(model, tip, joints, n, np.random.default_rng(12345), base)
         solve_ik(model, T, tip, seed, base=base, active_joints=joints)  # build the kernels and caches (batched ones too)
-        # the compiled loop of these single requests (else loaded in the background after some requests)
-        prepare_ik(model, tip, base=base, active_joints=joints, position_tolerance=TOLERANCE,
-                   rotation_tolerance=TOLERANCE, max_iterations=10**6)
+        prepare_ours(model, tip, joints, base)
         wait_for_kernels()
         ets = None
         if not args.no_peers:
