@@ -10,7 +10,10 @@ as a failure. Prints, per robot: solve rate, mean / median time of single reques
 problem) and their time per LM iteration (per evaluation: iterations + 1), the throughput of one
 batched call with all N targets and its time per problem-iteration; then the same for
 roboticstoolbox-python ``ik_LM`` (C++, Chan's LM, 30 iterations x 100 random searches; verified with its own
-FK and limits) when it is installed. KDL is not run here (it needs Debian's python3.11 and numpy 1).
+FK and limits) when it is installed. Single requests run in ``--rounds`` rounds (3), ours and rtb
+interleaved target by target (the machine's load hits both alike); the mean is over the targets
+of each target's best round (a shared machine's preemptions removed alike on both sides), with
+the range of the rounds' plain means. The compiled IK loop is loaded (``prepare_ik``) before timing. KDL is not run here (it needs Debian's python3.11 and numpy 1).
 
 Targets (issue 4): solve rate >= 99.9 % on the arms, >= 99.5 % on the Talos arm, single-request
 mean <= 0.5 ms, batched >= 20,000 solves/s. Issue 13, set ``humanoids`` (every arm of the
@@ -38,7 +41,7 @@ from peers import ERD_ROBOTS, example_robot_data_dir  # noqa: E402
 from timing import wait_for_kernels  # noqa: E402
 
 from robokin_ros import RobotModel, frame_transform  # noqa: E402
-from robokin_ros.ik import solve_ik  # noqa: E402
+from robokin_ros.ik import prepare_ik, solve_ik  # noqa: E402
 from robokin_ros.spatial import log_so3  # noqa: E402
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")
@@ -123,31 +126,9 @@ def verify(model, tip, q, T, base=None) -> np.ndarray:
     return (dp < CHECK_POSITION) & (dr < CHECK_ROTATION) & model.within_limits(q, 1e-12)
 
 
-def bench_ours(model, tip, joints, seed, T, base=None):
-    n = len(T)
-    times, answers = np.empty(n), np.empty((n, model.n_q))
-    success, iterations = np.zeros(n, bool), np.zeros(n, np.int64)
-    for i in range(n):
-        t = time.perf_counter()
-        r = solve_ik(model, T[i], tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
-                     rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=i)
-        times[i] = time.perf_counter() - t
-        answers[i], success[i], iterations[i] = r.q, r.success, r.iterations
-    single_ok = verify(model, tip, answers, T, base)
-    t = time.perf_counter()
-    r = solve_ik(model, T, tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
-                 rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=0)
-    batch_time = time.perf_counter() - t
-    batch_ok = verify(model, tip, r.q, T, base)
-    return dict(rate=single_ok.mean(), mean=times.mean(), median=np.median(times), max=times.max(),
-                per_iteration=times.sum() / max(1, (iterations + 1).sum()),
-                batch_rate=batch_ok.mean(), throughput=n / batch_time,
-                batch_per_iteration=batch_time / max(1, (r.iterations + 1).sum()),
-                wrong=int(np.sum(success & ~single_ok)) + int(np.sum(r.success & ~batch_ok)))
-
-
-def bench_rtb(path, tip, joints, model, T, base=None):
-    """roboticstoolbox ``ik_LM`` on the same chain and targets (its own FK checks its answers)."""
+def rtb_chain(path, model, tip, base=None):
+    """roboticstoolbox's ETS of the chain (its joint indices renumbered) and its limits, or None
+    when rtb is not installed."""
     try:
         import roboticstoolbox as rtb
     except ImportError:
@@ -166,28 +147,108 @@ def bench_rtb(path, tip, joints, model, T, base=None):
     joints = [e for e in ets if e.isjoint]
     for k, e in enumerate(joints):
         e.jindex = k
-    ets = rtb.ETS(list(ets))
+    return rtb.ETS(list(ets))
+
+
+def rtb_verified(ets, T, solution) -> bool:
+    """rtb's answer reaches ``T`` within the protocol's thresholds (by its own FK) and its limits."""
+    q, qlim = solution.q, ets.qlim
+    Tq = ets.eval(q)
+    dp = np.linalg.norm(Tq[:3, 3] - T[:3, 3])
+    dr = np.linalg.norm(log_so3(T[:3, :3].T @ Tq[:3, :3]))
+    within = np.all((q >= qlim[0] - 1e-12) & (q <= qlim[1] + 1e-12))
+    return bool(solution.success) and dp < CHECK_POSITION and dr < CHECK_ROTATION and within
+
+
+def prepare_ours(model, tip, joints, base=None) -> bool:
+    """Load the compiled IK loop of the protocol's single requests (else loaded in the background
+    once some requests have run on the float path, competing with what is timed)."""
+    return prepare_ik(model, tip, base=base, active_joints=joints, position_tolerance=TOLERANCE,
+                      rotation_tolerance=TOLERANCE, max_iterations=10**6)
+
+
+def solve_ours(model, tip, joints, seed, T, base, i: int):
+    """One single request of the protocol: its wall time [s] and :class:`IKResult`."""
+    t = time.perf_counter()
+    result = solve_ik(model, T, tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
+                      rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=i)
+    return time.perf_counter() - t, result
+
+
+def solve_rtb(ets, T) -> tuple:
+    """One ``ik_LM`` request from the middle of rtb's limits: its wall time [s] and whether its
+    answer is right (:func:`rtb_verified`)."""
     qlim = ets.qlim
     seed = np.where(np.isfinite(qlim).all(axis=0), qlim.mean(axis=0), 0.0)
+    t = time.perf_counter()
+    solution = ets.ik_LM(T, q0=seed, tol=0.5 * TOLERANCE**2, joint_limits=True, ilimit=30, slimit=100)
+    return time.perf_counter() - t, rtb_verified(ets, T, solution)
+
+
+def bench_single(model, tip, joints, seed, T, base, ets, rounds: int):
+    """Single requests, ours and rtb ``ik_LM`` (when ``ets`` is given) interleaved: every round
+    solves each target once with ours, then with rtb. Answers of the first round are verified.
+    Returns per side the mean over the targets of each one's best round, the rounds' means
+    ``(rounds,)``, the solve rate and more (rtb: None without ``ets``)."""
     n = len(T)
-    times, ok = np.empty(n), np.zeros(n, bool)
-    for i in range(n):
-        t = time.perf_counter()
-        solution = ets.ik_LM(T[i], q0=seed, tol=0.5 * TOLERANCE**2, joint_limits=True, ilimit=30, slimit=100)
-        times[i] = time.perf_counter() - t
-        q, success = solution.q, solution.success
-        Tq = ets.eval(q)
-        dp = np.linalg.norm(Tq[:3, 3] - T[i, :3, 3])
-        dr = np.linalg.norm(log_so3(T[i, :3, :3].T @ Tq[:3, :3]))
-        within = np.all((q >= qlim[0] - 1e-12) & (q <= qlim[1] + 1e-12))
-        ok[i] = bool(success) and dp < CHECK_POSITION and dr < CHECK_ROTATION and within
+    times, answers = np.empty((rounds, n)), np.empty((n, model.n_q))
+    success, iterations = np.zeros(n, bool), np.zeros(n, np.int64)
+    peer_times, peer_ok = np.empty((rounds, n)), np.zeros(n, bool)
+    for r in range(rounds):
+        for i in range(n):
+            times[r, i], result = solve_ours(model, tip, joints, seed, T[i], base, i)
+            if r == 0:
+                answers[i], success[i], iterations[i] = result.q, result.success, result.iterations
+            if ets is not None:
+                peer_times[r, i], ok = solve_rtb(ets, T[i])
+                peer_ok[i] = ok if r == 0 else peer_ok[i]
+    single_ok = verify(model, tip, answers, T, base)
+    best = times.min(axis=0)   # per target, its best round
+    ours = dict(rate=single_ok.mean(), mean=best.mean(), round_means=times.mean(axis=1), median=np.median(best),
+                max=best.max(), per_iteration=best.sum() / max(1, (iterations + 1).sum()),
+                wrong=int(np.sum(success & ~single_ok)))
+    if ets is None:
+        return ours, None
+    peer_best = peer_times.min(axis=0)
+    peer = dict(rate=peer_ok.mean(), mean=peer_best.mean(), round_means=peer_times.mean(axis=1),
+                median=np.median(peer_best), dof=ets.n)
+    return ours, peer
+
+
+def bench_ours(model, tip, joints, seed, T, base=None) -> dict:
+    """One round of our single requests (compiled loop loaded first): solve rate, mean, wrong
+    answers (what ``bench/bench_single.py`` reads)."""
+    prepare_ours(model, tip, joints, base)
+    return bench_single(model, tip, joints, seed, T, base, None, 1)[0]
+
+
+def bench_rtb(path, tip, joints, model, T, base=None) -> dict | None:
+    """One round of rtb's ``ik_LM`` single requests: solve rate, mean (None without rtb)."""
+    ets = rtb_chain(path, model, tip, base)
+    if ets is None:
+        return None
+    times, ok = np.array([solve_rtb(ets, Tk) for Tk in T]).T
     return dict(rate=ok.mean(), mean=times.mean(), median=np.median(times), dof=ets.n)
+
+
+def bench_batch(model, tip, joints, seed, T, base=None):
+    """One batched call with every target: throughput, solve rate, wrong answers."""
+    n = len(T)
+    t = time.perf_counter()
+    r = solve_ik(model, T, tip, seed, base=base, active_joints=joints, position_tolerance=TOLERANCE,
+                 rotation_tolerance=TOLERANCE, timeout=TIMEOUT, max_iterations=10**6, rng=0)
+    batch_time = time.perf_counter() - t
+    batch_ok = verify(model, tip, r.q, T, base)
+    return dict(batch_rate=batch_ok.mean(), throughput=n / batch_time,
+                batch_per_iteration=batch_time / max(1, (r.iterations + 1).sum()),
+                wrong=int(np.sum(r.success & ~batch_ok)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200 problems per robot")
     parser.add_argument("--problems", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of single requests")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--set", choices=sorted(SETS), default="all",
                         help="arms: the industrial arms; humanoids: every arm of the humanoids and legged robots")
@@ -195,11 +256,14 @@ def main() -> None:
     args = parser.parse_args()
     n = args.problems or (200 if args.quick else 2000)
     wanted = None if args.robots is None else set(args.robots.split(","))
-    print(f"IK, TRAC-IK protocol: {n} targets per robot, seed at mid-limits, tolerance {TOLERANCE:g}, "
-          f"{TIMEOUT * 1e3:g} ms per problem; answers verified by FK (<{CHECK_POSITION:g} m, <{CHECK_ROTATION:g} rad).")
-    header = (f"{'robot':22s} {'base -> tip':40s} {'dof':>3s} | {'ours %':>7s} {'mean ms':>8s} {'median':>7s} {'max':>6s} "
-              f"{'µs/it':>6s} | {'batch %':>7s} {'solves/s':>9s} {'µs/it':>6s} {'wrong':>5s} | {'rtb %':>7s} {'mean ms':>8s} "
-              f"{'median':>7s} | {'rtb/ours':>8s}")
+    print(f"IK, TRAC-IK protocol ({time.strftime('%Y-%m-%d')}): {n} targets per robot, seed at mid-limits, "
+          f"tolerance {TOLERANCE:g}, {TIMEOUT * 1e3:g} ms per problem; answers verified by FK "
+          f"(<{CHECK_POSITION:g} m, <{CHECK_ROTATION:g} rad). Single requests: {args.rounds} rounds, ours and rtb "
+          "interleaved per target; mean and median over the targets of each target's best round; range: the "
+          "rounds' means.")
+    header = (f"{'robot':22s} {'dof':>3s} | {'ours %':>7s} {'mean ms':>8s} {'range':>13s} {'median':>7s} {'max':>6s} "
+              f"{'µs/it':>6s} | {'batch %':>7s} {'solves/s':>9s} {'µs/it':>6s} {'wrong':>5s} | {'rtb %':>7s} "
+              f"{'mean ms':>8s} {'range':>13s} {'median':>7s} | {'rtb/ours':>8s} {'range':>11s}")
     print(header)
     print("-" * len(header))
     for label, source, base, tip, joints in SETS[args.set]:
@@ -215,27 +279,38 @@ def main() -> None:
         joints = joints or chain_joints(model, base, tip)
         seed, _, T = problems(model, tip, joints, n, np.random.default_rng(12345), base)
         solve_ik(model, T, tip, seed, base=base, active_joints=joints)  # build the kernels and caches (batched ones too)
-        solve_ik(model, T[0], tip, seed, base=base, active_joints=joints)
+        prepare_ours(model, tip, joints, base)
         wait_for_kernels()
-        ours = bench_ours(model, tip, joints, seed, T, base)
-        try:
-            peer = None if args.no_peers else bench_rtb(path, tip, joints, model, T, base)
-        except Exception as error:  # a peer that cannot read the robot is reported, not fatal
-            print(f"  (rtb failed on {label}: {type(error).__name__}: {str(error)[:80]})")
-            peer = None
-        line = (f"{label:22s} {(base or model.root_link) + ' -> ' + tip:40s} {len(joints):3d} | {100 * ours['rate']:6.2f}% "
-                f"{1e3 * ours['mean']:8.3f} {1e3 * ours['median']:7.3f} {1e3 * ours['max']:6.2f} "
-                f"{1e6 * ours['per_iteration']:6.1f} | {100 * ours['batch_rate']:6.2f}% "
-                f"{ours['throughput']:9.0f} {1e6 * ours['batch_per_iteration']:6.2f} {ours['wrong']:5d} | ")
+        ets = None
+        if not args.no_peers:
+            try:
+                ets = rtb_chain(path, model, tip, base)
+            except Exception as error:  # a peer that cannot read the robot is reported, not fatal
+                print(f"  (rtb failed on {label}: {type(error).__name__}: {str(error)[:80]})")
+        ours, peer = bench_single(model, tip, joints, seed, T, base, ets, args.rounds)
+        batch = bench_batch(model, tip, joints, seed, T, base)
+        mean = ours["mean"]
+        line = (f"{label:22s} {len(joints):3d} | {100 * ours['rate']:6.2f}% {1e3 * mean:8.3f} "
+                f"{_range(1e3 * ours['round_means'], 13)} {1e3 * ours['median']:7.3f} {1e3 * ours['max']:6.2f} "
+                f"{1e6 * ours['per_iteration']:6.1f} | {100 * batch['batch_rate']:6.2f}% "
+                f"{batch['throughput']:9.0f} {1e6 * batch['batch_per_iteration']:6.2f} "
+                f"{ours['wrong'] + batch['wrong']:5d} | ")
         if peer is None:
-            line += f"{'n/a':>7s} {'':8s} {'':7s} | {'':8s}"
+            line += f"{'n/a':>7s}"
         else:
-            line += (f"{100 * peer['rate']:6.2f}% {1e3 * peer['mean']:8.3f} {1e3 * peer['median']:7.3f} | "
-                     f"{peer['mean'] / ours['mean']:8.2f}")
+            peer_mean = peer["mean"]
+            line += (f"{100 * peer['rate']:6.2f}% {1e3 * peer_mean:8.3f} {_range(1e3 * peer['round_means'], 13)} "
+                     f"{1e3 * peer['median']:7.3f} | {peer_mean / mean:8.2f} "
+                     f"{_range(peer['round_means'] / ours['round_means'], 11)}")
         print(line, flush=True)
-    print("µs/it: time per LM iteration (per problem in the batch). max: the slowest single request [ms]. "
-          "rtb/ours > 1: ours is faster per single request (mean). 'wrong': reported success that FK disproves "
-          "(single and batch).")
+    print("max: the slowest target's best round [ms]. µs/it: time per "
+          "LM iteration (single: best rounds; batch: per problem). "
+          "rtb/ours > 1: ours is faster per single request (mean; range: per round). 'wrong': reported success "
+          "that FK disproves (single and batch).")
+
+
+def _range(values, width: int) -> str:
+    return f"{f'{np.min(values):.3f}-{np.max(values):.3f}':>{width}s}"
 
 
 if __name__ == "__main__":

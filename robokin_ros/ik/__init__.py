@@ -7,7 +7,8 @@ and :mod:`.float_source` (the step, stacked and in floats), :mod:`.chain` (a pro
 the robot as a model of its own), :mod:`.collision_gate` (``avoid_collisions``),
 :mod:`.objectives` and :mod:`.branches` (null-space objectives, several distinct solutions),
 :mod:`.constraints` and :mod:`.constrained` (MoveIt's position and orientation constraints),
-:mod:`.reach` (how far a chain reaches).
+:mod:`.reach` (how far a chain reaches), :mod:`.single` (one request with few numpy calls,
+:func:`prepare_ik`), :mod:`.compiled_loop` (the loop of one problem compiled by numba).
 """
 
 from ..errors import IKOptionError, InvalidTargetError
@@ -17,8 +18,10 @@ from .constraints import OrientationConstraint, PositionConstraint, Region, Resi
 from .objectives import OBJECTIVES
 from .reach import chain_reach
 from .result import CONVERGED, IN_COLLISION, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
+from .single import prepare_ik
 from .solve import solve_ik
 
 __all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES", "TIMEOUT",
            "ConstrainedResult", "IKOptionError", "IKResult", "InvalidTargetError", "OrientationConstraint",
-           "PositionConstraint", "Region", "Residual", "chain_reach", "integrate", "solve_constrained", "solve_ik"]
+           "PositionConstraint", "Region", "Residual", "chain_reach", "integrate", "prepare_ik", "solve_constrained",
+           "solve_ik"]

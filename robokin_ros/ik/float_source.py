@@ -15,7 +15,7 @@ import math
 from .lm import DAMPING_FLOOR, damped_step_lines, twist_lines
 
 
-def float_source(s) -> str:
+def float_source(s, numba: bool = False) -> str:
     """Source of ``iteration(q, t, mu)`` and ``report(q, t)`` for one problem of solver ``s`` in
     Python floats: ``q`` the configuration (list), ``t`` the targets' components (per tip its
     rotation row-major, then its position).
@@ -26,6 +26,12 @@ def float_source(s) -> str:
     unbounded continuous ones wrapped); when every tip is within tolerance, ``(None, (position
     error, rotation error))`` instead. ``report`` returns the worst tip position and rotation
     errors (raw) and whether every tip is within tolerance.
+
+    With ``numba`` (for :mod:`robokin_ros.ik.compiled_loop`; the solver must move something:
+    free joints and a weighted row), only ``iteration(q, t, mu, qn, err)`` on float64 arrays,
+    with the same arithmetic in the same order and type-stable returns: the cost, with the next
+    configuration written into ``qn (n_q,)``; or -1.0 when every tip is within tolerance, with
+    the position and rotation errors written into ``err (2,)``.
     """
     tol, w, nt, n_q = s.tol, s.width, s.n_tips, s.model.n_q
     names = [[f"b{k}_{i}{j}" for i in range(3) for j in range(3)] + [f"u{k}_{i}" for i in range(3)] for k in range(nt)]
@@ -46,9 +52,16 @@ def float_source(s) -> str:
     norm = lambda k, axes: "sqrt(" + " + ".join(f"d{k}_{i} * d{k}_{i}" for i in axes) + ")"  # noqa: E731
     errors = (f"max({', '.join(norm(k, range(3)) for k in range(nt))}, 0.0), "
               f"max({', '.join(norm(k, range(3, 6)) for k in range(nt))}, 0.0)")
-    report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
-    lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
     m, n = len(s.lm_rows), len(s.free)
+    if numba:
+        if m == 0 or n == 0:
+            raise ValueError("a compiled iteration needs free joints and a weighted row")
+        report = []
+        lines = ["def iteration(q, t, mu, qn, err):"] + head + [f"    if {ok}:", f"        err[0], err[1] = {errors}",
+                                                               "        return -1.0"]
+    else:
+        report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
+        lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
     lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}")
               for a, j in enumerate(s.lm_rows)]
     lines.append("    cost = 0.5 * (" + (" + ".join(f"rw{a} * rw{a}" for a in range(m)) or "0.0") + ")")
@@ -98,5 +111,8 @@ def float_source(s) -> str:
         if c in wrap:
             lines.append(f"    {x} = {math.pi!r} - ({math.pi!r} - {x}) % {2 * math.pi!r}")
         out[i] = x
-    lines.append(f"    return cost, [{', '.join(out)}]")
+    if numba:
+        lines += [f"    qn[{i}] = {x}" for i, x in enumerate(out)] + ["    return cost"]
+    else:
+        lines.append(f"    return cost, [{', '.join(out)}]")
     return "\n".join(report + lines) + "\n"

@@ -5,7 +5,13 @@ solver generates one straight-line function doing a whole iteration on the robot
 kernel output (:mod:`robokin_ros.kernels.fk_codegen`: ``flat`` on a list) — error twists, tolerance test,
 weighted Jacobian rows, bound handling, the normal equations' Cholesky solve and the clamped
 step — with the tips, tolerances, weights, free joints and bounds folded in as constants,
-where a numpy call would cost more than the arithmetic it does. Many problems iterate together,
+where a numpy call would cost more than the arithmetic it does; the same loop compiled by numba
+(:mod:`robokin_ros.ik.compiled_loop`: the same iterates, ~0.5 µs an iteration) takes over once
+loaded, in the background once the float path has been busy, or at once by :func:`prepare_ik
+<robokin_ros.ik.single.prepare_ik>` (for the few problems solved one at a time, and the last
+few of a batch: the same iterates, so the answers do not depend on whether it is loaded). A
+single request of one tip skips most numpy calls of the checks (:mod:`robokin_ros.ik.single`).
+Many problems iterate together,
 stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
 rows (the small normal systems are solved by a straight-line Cholesky factorisation whose
 entries are ``(B,)`` arrays). Finished problems make room for waiting ones; the last few
@@ -42,6 +48,7 @@ from .objectives import check_objective
 from .options import effective_bounds
 from .requests import request, solver_for
 from .result import IKResult
+from .single import solve_single
 from .solver import Budget, Outcome
 
 
@@ -60,7 +67,11 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
     :data:`~robokin_ros.ik.solver.SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
     larger batch iterates vectorised (stalled problems get :data:`~robokin_ros.ik.solver.EXTRA_ROWS` extra restarted
     rows once every problem is under way, so results of a batch and of single calls agree
-    exactly only for problems that need no restart).
+    exactly only for problems that need no restart). What iterates one by one runs on the
+    call's compiled loop once it is loaded (:func:`~robokin_ros.ik.single.prepare_ik`, or in
+    the background after :data:`~robokin_ros.kernels.accel.MIN_BATCH` float iterations), with
+    the same iterates as in floats (the time budget is then checked every
+    :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations).
 
     Args:
         model: the robot.
@@ -90,7 +101,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         max_iterations: iterations per problem (restarts included). The default, 500, solves
             what a 5 ms budget per problem solves (measured with the TRAC-IK protocol on the
             arms and the 18 humanoid and legged-robot arms of ``bench/bench_ik.py``: every
-            target within 500 iterations, 99.98 % within 200; one iteration costs 15-30 µs).
+            target within 500 iterations, 99.98 % within 200; one iteration costs 15-30 µs in
+            floats, ~0.5 µs on the compiled loop).
         restarts: extra rows per problem started at other configurations alongside the seed
             (all iterated together, vectorised, even for one problem); None or 0: the seed row
             only. Independently of it, a row whose cost has not dropped by ``STALL_PROGRESS``
@@ -145,6 +157,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
                                       options)
         return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
     single = isinstance(tips, str)
+    if avoid_collisions is False and axis_tolerances is None and weights is None and not restarts:
+        # maybe one request of one tip: checked in floats
+        result = solve_single(model, targets, tips, seed, base, active_joints, lower, upper, position_tolerance,
+                              rotation_tolerance, max_iterations, timeout, rng)
+        if result is not None:
+            return result
     check_rng(rng)
     if active_joints is not None:
         active_joints = sequence(active_joints, "active_joints", one=True)

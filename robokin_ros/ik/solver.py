@@ -22,6 +22,7 @@ from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
 from .collision_gate import rejected_rows
+from .compiled_loop import CompiledLoop
 from .float_source import float_source
 from .lm import DAMPING_COST, DAMPING_FLOOR, POSITION_WEIGHT, errors_stacked, lm_step_arrays, log_near_pi
 from .options import Tolerances
@@ -48,7 +49,11 @@ BATCH_ROWS = 2048
 #: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
 #: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
 #: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
-#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256).
+#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256). They run on the
+#: compiled loop once it is loaded (the same iterates). Larger batches stay vectorised even
+#: then (one by one on the compiled loop would be 5-6x faster, measured: 85-115k solves/s on the
+#: arms against 13-18k, but its answers differ for problems that restart, and a batch's answers
+#: must not depend on whether a background compile has finished).
 SCALAR_ROWS = 64
 #: A batch's last problems (this many) finish one by one in floats too.
 TAIL_PROBLEMS = 4
@@ -201,6 +206,8 @@ class Solver:
             namespace = {"flat": compiled.flat, "acos": math.acos, "sqrt": math.sqrt, "log_near_pi": log_near_pi}
             exec(compile(float_source(self), f"<robokin ik {model.name}>", "exec"), namespace)  # noqa: S102
             self.iteration, self.report = namespace["iteration"], namespace["report"]
+        # The same loop compiled by numba, loaded once the float path has been busy (see compiled_loop)
+        self.loop = CompiledLoop(self) if compiled is not None and self.free and self.lm_rows else None
 
     # ------------------------------------------------------------------ driver
     def solve(self, target: Array, seeds: Array, out: Outcome):
@@ -229,23 +236,43 @@ class Solver:
 
     def solve_one(self, seed: list, target: list, budget: Budget) -> IKResult:
         """:meth:`solve` for one problem (``seed``, ``target`` as lists), with few numpy calls."""
+        q, status, it, position, rotation, success = self.solve_floats(seed, target, budget)
+        return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
+                        np.array(it, np.int64), np.array(status, "<U14"))
+
+    def solve_floats(self, seed: list, target: list, budget: Budget) -> tuple:
+        """:meth:`scalar` from ``seed`` (not modified), continuous joints reported nearest the seed."""
         q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
         for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
             i = self.free[c][1][0]
             q[i] = seed[i] + wrap_angle(q[i] - seed[i])
-        return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
-                        np.array(it, np.int64), np.array(status, "<U14"))
+        return q, status, it, position, rotation, success
 
     # ------------------------------------------------------------------ one problem in floats
     def scalar(self, q: list, target: list, budget: Budget, it: int = 0, stall: int = 0, best_cost: float = math.inf,
                reference: float = math.inf, best_q: list | None = None) -> tuple:
         """Solve one problem alone in Python floats on the generated :meth:`iteration` (every
         free coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
-        A row of a vectorised pass continues from its state (``it`` ... ``best_q``).
+        A row of a vectorised pass continues from its state (``it`` ... ``best_q``). Runs the
+        compiled loop (:mod:`robokin_ros.ik.compiled_loop`, the same iterates) once it is loaded,
+        unless converged configurations must pass ``budget.accept``.
 
         Returns:
             ``(q, status, iterations, position error, rotation error, success)``.
         """
+        if self.loop is not None and budget.accept is None:
+            run = self.loop.function()
+            if run is not None:
+                return self.loop.solve(run, q, target, budget, it, stall, best_cost, reference, best_q)
+            start = it
+            result = self._scalar_floats(q, target, budget, it, stall, best_cost, reference, best_q)
+            self.loop.function(result[2] - start + 1)   # float iterations count towards compiling the loop
+            return result
+        return self._scalar_floats(q, target, budget, it, stall, best_cost, reference, best_q)
+
+    def _scalar_floats(self, q: list, target: list, budget: Budget, it: int, stall: int, best_cost: float,
+                       reference: float, best_q: list | None) -> tuple:
+        """:meth:`scalar` in Python floats."""
         iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
         best_q = q if best_q is None else best_q
         while True:

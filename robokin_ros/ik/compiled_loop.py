@@ -1,0 +1,197 @@
+"""The whole Levenberg–Marquardt loop of one IK problem, compiled by numba.
+
+One generated numba module per :class:`~robokin_ros.ik.solver.Solver`: the tips' poses +
+Jacobians kernel (:func:`robokin_ros.kernels.fk_codegen.generate_frames_source`, as ``flat``),
+the solver's straight-line iteration (:func:`~robokin_ros.ik.float_source.float_source` with
+``numba=True``: the float path's arithmetic in the same order) and ``run``, the loop of
+:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` — iterations, best-so-far, stall
+detection and the R2-sequence restarts — for up to ``chunk`` iterations. It returns to Python when
+the problem converges, spends its iterations, needs the call's first restart index (drawn from
+the call's ``rng`` only then, as the float path does), or after ``chunk`` iterations, so that
+Python checks the time budget and :data:`~robokin_ros.ik.solver.STOP_ALL` (numba has no clock).
+
+The same problem gives the same iterates as the float path (numba calls the same libm ``cos``,
+``sin``, ``acos``, ``sqrt``; no fast-math), hence the same answers and iteration counts, except
+that the time budget is checked every :data:`CHUNK` iterations instead of every iteration.
+
+Loading follows :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`: requests run the
+float path until the compiled loop is loaded; once :data:`robokin_ros.kernels.accel.MIN_BATCH`
+float iterations have gone through a solver, its loop compiles (or loads from the disk cache)
+in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
+
+Layout of ``run``'s state ``x (2 n_q + 12 n_tips + 7,)``: ``q``, the target components, the best
+configuration so far, then ``iterations, stall, best cost, reference cost, next restart index
+(-1: not drawn yet), position error, rotation error``.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from ..kernels import accel
+from ..kernels.lazy_accel import LazyAccelerated
+from .float_source import float_source
+from .lm import DAMPING_COST
+from .result import CONVERGED as CONVERGED_STATUS
+from .result import MAX_ITERATIONS, TIMEOUT
+
+#: Iterations ``run`` does between returns to Python (its time-budget checks): ~15-40 µs on the
+#: benchmark arms, against budgets of milliseconds.
+CHUNK = 32
+
+#: ``run``'s return values.
+CONVERGED, SPENT, PAUSED, NEEDS_RESTART_INDEX = 0, 1, 2, 3
+
+#: Offsets of the scalars after the three vectors of ``run``'s state.
+ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR = range(7)
+
+_JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
+
+#: :func:`robokin_ros.ik.lm.log_near_pi` in numba: :func:`robokin_ros.spatial.log_so3` of one
+#: matrix given row-major (the axis read from the symmetric part near π).
+_LOG_SO3 = f"""
+{_JIT}
+def log_near_pi(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
+    theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
+    f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * sin(theta))
+    if not theta > pi - 1e-3:
+        return f * v0, f * v1, f * v2
+    c = cos(theta)
+    d = 1.0 - c
+    b00, b11, b22 = (r00 - c) / d, (r11 - c) / d, (r22 - c) / d
+    b01, b02, b12 = 0.5 * (r01 + r10) / d, 0.5 * (r02 + r20) / d, 0.5 * (r12 + r21) / d
+    if b00 >= b11 and b00 >= b22:
+        a0, a1, a2 = b00, b01, b02
+    elif b11 >= b22:
+        a0, a1, a2 = b01, b11, b12
+    else:
+        a0, a1, a2 = b02, b12, b22
+    norm = sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    scale = (-theta if a0 * v0 + a1 * v1 + a2 * v2 < 0.0 else theta) / norm
+    return a0 * scale, a1 * scale, a2 * scale
+"""
+
+
+def loop_source(s) -> str:
+    """Source of the numba module of solver ``s`` (see the module docstring): ``flat(q)``,
+    ``iteration(q, t, mu, qn, err)``, ``log_near_pi`` and ``run(x, chunk, max_iterations)``."""
+    from .solver import STALL_ITERATIONS, STALL_PROGRESS
+
+    generated = s.compiled.generated
+    n_q, size = s.model.n_q, len(generated.values)
+    n_t = 12 * s.n_tips
+    flat = [_JIT, "def flat(q):", *generated.body, f"    F = np.empty({size})"]
+    flat += [f"    F[{k}] = {v!r}" if isinstance(v, float) else f"    F[{k}] = {v}"
+             for k, v in enumerate(generated.values)]
+    flat.append("    return F")
+    restarts = [f"            q[{i}] = {lo!r} + (0.5 + k * {step!r}) % 1.0 * {width!r}"
+                for i, lo, width, step in s.restart_floats]
+    run = [_JIT,
+           "def run(x, chunk, max_iterations):",
+           f"    q, t = x[0:{n_q}], x[{n_q}:{n_q + n_t}]",
+           f"    best_q, state = x[{n_q + n_t}:{2 * n_q + n_t}], x[{2 * n_q + n_t}:]",
+           f"    qn, err = np.empty({n_q}), state[{POSITION_ERROR}:{ROTATION_ERROR + 1}]",
+           f"    it, stall, best_cost, reference, k = state[{ITERATIONS}], state[{STALL}], state[{BEST_COST}], "
+           f"state[{REFERENCE}], state[{RESTART}]",
+           f"    status = {PAUSED}",
+           "    for _ in range(chunk):",
+           f"        if stall >= {STALL_ITERATIONS}:  # the next configuration of the R2 sequence",
+           "            if k < 0.0:",
+           f"                status = {NEEDS_RESTART_INDEX}",
+           "                break",
+           *restarts,
+           "            k += 1.0",
+           "            stall, reference = 0.0, inf",
+           f"        cost = iteration(q, t, {DAMPING_COST!r}, qn, err)",
+           "        if cost < 0.0:",
+           f"            status = {CONVERGED}",
+           "            break",
+           "        if cost < best_cost:",
+           "            best_cost = cost",
+           "            best_q[:] = q",
+           f"        if cost < reference * {1.0 - STALL_PROGRESS!r}:",
+           "            reference, stall = cost, 0.0",
+           "        else:",
+           "            stall += 1.0",
+           "        if it >= max_iterations:",
+           "            q[:] = best_q",
+           f"            status = {SPENT}",
+           "            break",
+           "        q[:] = qn",
+           "        it += 1.0",
+           f"    state[{ITERATIONS}], state[{STALL}], state[{BEST_COST}], state[{REFERENCE}], state[{RESTART}] = "
+           "it, stall, best_cost, reference, k",
+           "    return status"]
+    iteration = float_source(s, numba=True).replace("def iteration(", f"{_JIT}\ndef iteration(", 1)
+    return "\n".join(["# generated by robokin_ros.ik.compiled_loop; safe to delete (rebuilt on demand)",
+                      "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
+                      "import numba",
+                      "import numpy as np",
+                      _LOG_SO3, "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
+
+
+class CompiledLoop(LazyAccelerated):
+    """The compiled ``run`` of one solver, loaded on demand (see the module docstring)."""
+
+    counts_calls = True
+    kind = "compiled IK loop"
+
+    def __init__(self, solver):
+        super().__init__()
+        self._solver = weakref.ref(solver)   # the solver holds this object
+        n_q, n_t = solver.model.n_q, 12 * solver.n_tips
+        self._state = 2 * n_q + n_t
+        self._n_q = n_q
+
+    def function(self, float_iterations: int = 0):
+        """The loaded ``run``, or None; ``float_iterations`` spent on the float path count
+        towards starting the background load."""
+        return self._kernel(float_iterations)
+
+    def _load(self):
+        solver = self._solver()
+        return accel.load_function(loop_source(solver), "run", self._warm_up, lambda run: self._agrees(run, solver))
+
+    def _warm_up(self, run) -> None:
+        run(np.zeros(self._state + 7), 0, 1.0)
+
+    def _agrees(self, run, solver) -> bool:
+        """One compiled iteration equals the float path's at a fixed configuration and target."""
+        q = np.clip(accel.check_configuration(self._n_q), solver.q_lower, solver.q_upper).tolist()
+        pose = solver.compiled.flat(accel.check_configuration(self._n_q)[::-1])
+        target = [pose[i] for i in solver.pose_index.reshape(-1).tolist()]
+        cost, q_next = solver.iteration(q, target, DAMPING_COST)
+        x = np.array(q + target + q + [0.0, 0.0, math.inf, math.inf, -1.0, 0.0, 0.0])
+        if run(x, 1, 1e9) != PAUSED or cost is None:
+            return False
+        return math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-12) and np.allclose(
+            x[:self._n_q], q_next, rtol=0.0, atol=1e-12)
+
+    def solve(self, run, q: list, target: list, budget, it: int, stall: int, best_cost: float, reference: float,
+              best_q: list | None) -> tuple:
+        """:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` on ``run``: the same
+        arguments and result."""
+        solver, n, S = self._solver(), self._n_q, self._state
+        x = np.array(q + target + (q if best_q is None else best_q)
+                     + [float(it), float(stall), best_cost, reference, -1.0, 0.0, 0.0])
+        max_iterations, first = float(solver.tol.max_iterations), None
+        while True:
+            status = run(x, CHUNK, max_iterations)
+            if status == CONVERGED or status == SPENT:
+                break
+            if status == NEEDS_RESTART_INDEX:
+                first = budget.take(0).start
+                x[S + RESTART] = float(first)
+            elif budget.timed_out():
+                x[:n] = x[S - n:S]   # the best iterate
+                break
+        if first is not None:
+            budget.take(int(x[S + RESTART]) - first)   # the restarts used
+        q, it = x[:n].tolist(), int(x[S + ITERATIONS])
+        if status == CONVERGED:
+            return q, CONVERGED_STATUS, it, float(x[S + POSITION_ERROR]), float(x[S + ROTATION_ERROR]), True
+        return (q, MAX_ITERATIONS if status == SPENT else TIMEOUT, it) + solver.report(q, target)

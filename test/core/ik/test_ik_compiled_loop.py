@@ -1,0 +1,321 @@
+"""The compiled IK loop (robokin_ros.ik.compiled_loop) against the Python-float path it replaces,
+and the single-request path (robokin_ros.ik.single) against the general path: same answers,
+same iterations; time budgets and STOP_ALL still honoured; numba off still works."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from robokin_ros import (
+    InvalidTargetError,
+    JointLimitError,
+    NonFiniteError,
+    RobotModel,
+    ShapeError,
+    UnknownLinkError,
+    frame_transform,
+)
+from robokin_ros.ik import TIMEOUT, IKOptionError, prepare_ik, requests, solve_ik
+from robokin_ros.ik import solve as ik_solve
+from robokin_ros.ik import solver as ik_solver
+from robokin_ros.ik.chain import chain_of
+from robokin_ros.ik.compiled_loop import CompiledLoop
+from robokin_ros.kernels import accel
+from robokin_ros.spatial import exp_so3, log_so3
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+from peers import ERD_ROBOTS, example_robot_data_dir  # noqa: E402
+
+ROBOTS = os.path.join(HERE, "..", "..", "..", "robokin_ros", "robots")
+DEAD_BAND = {"axis_tolerances": [1e-3, 1e-3, 0.0, 0.0, 0.0, np.inf]}
+
+needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
+
+
+def arm(source: str) -> RobotModel:
+    if source.startswith("erd:"):
+        folder = example_robot_data_dir()
+        if folder is None:
+            pytest.skip("example-robot-data is not installed")
+        return RobotModel.from_urdf_file(os.path.join(folder, ERD_ROBOTS[source[4:]]))
+    return RobotModel.from_urdf_file(os.path.join(ROBOTS, source))
+
+
+def loaded_loop(model: RobotModel, tip: str, max_iterations: int, **options) -> CompiledLoop:
+    """The compiled loop of the solver that ``solve_ik(model, T, tip, **options)`` uses, loaded."""
+    chain = chain_of(model, (tip,), None)
+    solved = model if chain is None else chain.chain
+    call = requests.request(solved, (tip,), None, None, 1e-5, 1e-5, options.get("axis_tolerances"), None,
+                            max_iterations, None)
+    assert call.solver.loop.accelerate()
+    return call.solver.loop
+
+
+def problems(model: RobotModel, tip: str, n: int, seed: int):
+    """Seeds ``(n + 8, n_q)`` and targets ``(n + 8, 4, 4)``: FK of random configurations, then 4
+    targets out of reach (restarts until the iterations are spent), then 4 rotated by nearly π
+    from their seed's pose (the first iterations take the error's near-π branch)."""
+    rng = np.random.default_rng(seed)
+    seeds = model.random_configuration(n + 8, rng)
+    T = frame_transform(model, model.random_configuration(n + 8, rng), model.root_link, tip)
+    T[n:n + 4, :3, 3] += 5.0
+    for k in range(n + 4, n + 8):
+        axis = rng.normal(size=3)
+        T[k] = frame_transform(model, seeds[k], model.root_link, tip)
+        T[k, :3, :3] = T[k, :3, :3] @ exp_so3((np.pi - 1e-5) * axis / np.linalg.norm(axis))
+    return seeds, T
+
+
+def count_compiled_solves(monkeypatch) -> list:
+    calls = []
+    solve = CompiledLoop.solve
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(CompiledLoop, "solve", counted)
+    return calls
+
+
+@needs_numba
+@pytest.mark.parametrize("source, tip, options", [
+    ("ur5e.urdf", "tool0", {}),
+    ("panda.urdf", "panda_hand_tcp", {}),
+    ("panda.urdf", "panda_hand_tcp", DEAD_BAND),   # target axes, a free axis: the general single path
+    ("erd:xarm7", "link_eef", {}),
+])
+def test_compiled_loop_gives_the_float_paths_answers(monkeypatch, source, tip, options):
+    """Same success, status, iteration count and configuration (bit for bit: the same arithmetic
+    on the same libm) on random FK-made targets, unreachable ones and near-π rotations."""
+    model = arm(source)
+    seeds, T = problems(model, tip, 40, 11)
+    kw = dict(max_iterations=120, timeout=None, **options)
+    monkeypatch.setattr(accel, "enabled", False)
+    floats = [solve_ik(model, T[i], tip, seeds[i], rng=i, **kw) for i in range(len(T))]
+    monkeypatch.setattr(accel, "enabled", True)
+    loaded_loop(model, tip, 120, **options)
+    calls = count_compiled_solves(monkeypatch)
+    compiled = [solve_ik(model, T[i], tip, seeds[i], rng=i, **kw) for i in range(len(T))]
+    assert len(calls) == len(T)
+    for f, c in zip(floats, compiled):
+        assert (bool(c.success), str(c.status), int(c.iterations)) == (bool(f.success), str(f.status), int(f.iterations))
+        np.testing.assert_allclose(c.q, f.q, rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose([c.position_error, c.rotation_error], [f.position_error, f.rotation_error],
+                                   rtol=1e-9, atol=1e-15)
+    success = np.array([bool(c.success) for c in compiled])
+    assert success[:40].mean() >= 0.9 and not success[40:44].any()
+    assert all(str(c.status) == "max_iterations" for c in compiled[40:44])
+    for c, Tk in zip(compiled, T):   # the answers, by FK
+        if c.success:
+            Tq = frame_transform(model, c.q, model.root_link, tip)
+            bound = 1e-3 * np.sqrt(2) + 1e-5 if options else 1e-5   # position within its dead band
+            assert np.linalg.norm(Tq[:3, 3] - Tk[:3, 3]) < bound + 1e-9
+
+
+@needs_numba
+@pytest.mark.parametrize("n, tail", [(30, None), (150, 40)])
+def test_compiled_loop_in_batches(monkeypatch, n, tail):
+    """A small batch solves its problems one by one, a large one iterates vectorised and
+    finishes its last problems one by one (Solver.finish_in_floats, continuing each row's
+    iterations, stall count and best iterate; ``tail``: how many, raised from TAIL_PROBLEMS so
+    that some are left): on the compiled loop, the same answers as on the float path (a batch's
+    answers do not depend on whether the loop is loaded)."""
+    model = arm("panda.urdf")
+    seeds, T = problems(model, "panda_hand_tcp", n - 8, 5)
+    kw = dict(max_iterations=100, timeout=None, rng=3)
+    if tail is not None:
+        monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", tail)
+    monkeypatch.setattr(accel, "enabled", False)
+    floats = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
+    monkeypatch.setattr(accel, "enabled", True)
+    loaded_loop(model, "panda_hand_tcp", 100)
+    calls = count_compiled_solves(monkeypatch)
+    compiled = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
+    assert len(calls) == n if tail is None else 0 < len(calls) <= tail
+    np.testing.assert_array_equal(compiled.success, floats.success)
+    np.testing.assert_array_equal(compiled.status, floats.status)
+    np.testing.assert_array_equal(compiled.iterations, floats.iterations)
+    np.testing.assert_allclose(compiled.q, floats.q, rtol=0.0, atol=1e-12)
+    assert compiled.success[:n - 8].mean() >= 0.9 and not compiled.success[n - 8:n - 4].any()
+
+
+@needs_numba
+def test_compiled_loop_continues_a_rows_state(monkeypatch):
+    """Solver.scalar continuing a row of a vectorised pass (iterations, stall count, best and
+    reference costs, best iterate; what Solver.finish_in_floats passes): the same on both paths."""
+    robot = arm("panda.urdf")   # (holds the solver: solvers are kept per model)
+    s = loaded_loop(robot, "panda_hand_tcp", 100)._solver()
+    model = s.model   # the arm's chain
+    seeds, T = problems(model, "panda_hand_tcp", 24, 8)
+    rng = np.random.default_rng(1)
+    calls = count_compiled_solves(monkeypatch)
+    for i in range(len(T)):
+        target = np.concatenate([T[i, :3, :3].reshape(9), T[i, :3, 3]]).tolist()
+        q = seeds[i].tolist()
+        state = dict(it=int(rng.integers(0, 60)), stall=int(rng.integers(0, 3)), best_cost=float(rng.uniform(0.1, 2)),
+                     reference=float(rng.uniform(0.1, 2)), best_q=model.random_configuration(1, rng)[0].tolist())
+        results = []
+        for enabled in (False, True):
+            monkeypatch.setattr(accel, "enabled", enabled)
+            results.append(s.scalar(q[:], target, ik_solver.Budget(None, 1, i), **state))
+        (qf, *rest_f), (qc, *rest_c) = results
+        assert rest_c[:2] == rest_f[:2] and rest_c[4] == rest_f[4]   # status, iterations, success
+        np.testing.assert_allclose(qc, qf, rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(rest_c[2:4], rest_f[2:4], rtol=1e-9, atol=1e-15)
+    assert len(calls) == len(T)
+
+
+@needs_numba
+def test_timeout_and_stop_all_end_the_compiled_loop(monkeypatch):
+    """An unreachable target ends near its time budget (checked every CHUNK iterations), and
+    STOP_ALL ends a solve without one; both report the best iterate."""
+    model = arm("ur5e.urdf")
+    loaded_loop(model, "tool0", 10**12)
+    calls = count_compiled_solves(monkeypatch)
+    far = frame_transform(model, model.home_configuration(), model.root_link, "tool0")
+    far[:3, 3] += 5.0
+    start = time.perf_counter()
+    r = solve_ik(model, far, "tool0", timeout=0.05, max_iterations=10**12)
+    elapsed = time.perf_counter() - start
+    assert str(r.status) == TIMEOUT and not r.success and r.iterations > 0 and calls
+    assert 0.05 <= elapsed < 1.0   # generous: a loaded machine; the loop checks every ~30 µs
+    assert r.position_error < 5.0 * np.sqrt(3) - 0.1   # the best iterate, not the seed
+
+    stopper = threading.Timer(0.05, ik_solver.STOP_ALL.set)
+    stopper.start()
+    try:
+        start = time.perf_counter()
+        r = solve_ik(model, far, "tool0", timeout=None, max_iterations=10**12)
+        elapsed = time.perf_counter() - start
+    finally:
+        stopper.join()
+        ik_solver.STOP_ALL.clear()
+    assert str(r.status) == TIMEOUT and not r.success and elapsed < 5.0
+
+
+def test_without_numba_single_requests_run_the_float_path(monkeypatch):
+    """The accelerator off (ROBOKIN_ACCEL=0) or numba absent: prepare_ik says so, and requests
+    are solved in floats, answers checked by FK."""
+    model = arm("panda.urdf")
+    seeds, T = problems(model, "panda_hand_tcp", 10, 2)
+    for setting, value in (("enabled", False), ("_available", False)):
+        with monkeypatch.context() as m:
+            m.setattr(accel, setting, value)
+            assert not prepare_ik(model, "panda_hand_tcp", max_iterations=300)
+            calls = count_compiled_solves(m)
+            results = [solve_ik(model, T[i], "panda_hand_tcp", seeds[i], max_iterations=300) for i in range(10)]
+            assert not calls
+            assert sum(bool(r.success) for r in results) >= 9
+            for r, Tk in zip(results, T):
+                if r.success:
+                    Tq = frame_transform(model, r.q, model.root_link, "panda_hand_tcp")
+                    assert np.linalg.norm(Tq[:3, 3] - Tk[:3, 3]) < 1e-5
+                    assert np.linalg.norm(log_so3(Tk[:3, :3].T @ Tq[:3, :3])) < 1e-5
+
+
+@pytest.mark.parametrize("source, tip, base, active, bounds", [
+    ("panda.urdf", "panda_hand_tcp", None, None, None),              # a chain of the robot (fingers left out)
+    ("ur5e.urdf", "tool0", "base_link", ["shoulder_pan_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                                         "wrist_3_joint", "shoulder_lift_joint"], None),
+    ("panda.urdf", "panda_hand_tcp", None, ["panda_joint1", "panda_joint2", "panda_joint4", "panda_joint6",
+                                            "panda_finger_joint1"], None),  # 4 of 7 joints (J^T J), a finger ignored
+    ("panda.urdf", "panda_hand_tcp", None, None, "limits"),          # the model's limits passed (the node does)
+    ("ur5e.urdf", "tool0", None, None, "narrowed"),                  # MoveIt joint constraints
+])
+def test_single_request_path_equals_the_general_path(monkeypatch, source, tip, base, active, bounds):
+    """One target as a float64 (4, 4) array (the single-request path) and the same target as a
+    nested list (the general path): identical results; a one-tip list with a (1, 4, 4) array
+    (what the node sends) takes the single-request path too."""
+    taken = []
+    single_path = ik_solve.solve_single
+    monkeypatch.setattr(ik_solve, "solve_single", lambda *args: taken.append(single_path(*args)) or taken[-1])
+    model = arm(source)
+    seeds, T = problems(model, tip, 12, 9)
+    lower, upper = None, None
+    if bounds is not None:
+        lower, upper = model.q_lower.copy(), model.q_upper.copy()
+        if bounds == "narrowed":
+            lower[1], upper[2] = -1.0, 0.5
+    for i in range(len(T)):
+        kw = dict(base=base, active_joints=active, lower=lower, upper=upper, max_iterations=150, rng=i)
+        fast = solve_ik(model, T[i], tip, seeds[i], **kw)
+        listed = solve_ik(model, T[i][None], [tip], seeds[i], **kw)
+        general = solve_ik(model, T[i].tolist(), tip, seeds[i].tolist(), **kw)
+        if bounds == "narrowed":
+            assert -1.0 <= fast.q[1] and fast.q[2] <= 0.5
+        for r in (listed, general):
+            assert r.q.shape == fast.q.shape == (model.n_q,) and r.success.shape == ()
+            np.testing.assert_array_equal(r.q, fast.q)
+            assert (bool(r.success), str(r.status), int(r.iterations)) == \
+                (bool(fast.success), str(fast.status), int(fast.iterations))
+        assert taken[0] is not None and taken[1] is not None   # the single path took the arrays ...
+        assert all(r is None for r in taken[2:])                   # ... and not the nested lists
+        taken.clear()
+        if active is not None:   # joints not listed stay at the (clamped) seed
+            still = [k for k, name in enumerate(model.q_names) if name not in active]
+            np.testing.assert_array_equal(fast.q[still], np.clip(seeds[i], model.q_lower, model.q_upper)[still])
+
+
+def test_single_request_path_refuses_what_the_general_path_refuses():
+    model = arm("panda.urdf")
+    T = frame_transform(model, model.home_configuration(), model.root_link, "panda_hand_tcp")
+    skewed = T.copy()
+    skewed[0, 0] += 1e-3
+    with pytest.raises(InvalidTargetError):
+        solve_ik(model, skewed, "panda_hand_tcp")
+    bottom = T.copy()
+    bottom[3, 0] = 1e-9
+    with pytest.raises(InvalidTargetError):
+        solve_ik(model, bottom, "panda_hand_tcp")
+    nan_target = T.copy()
+    nan_target[1, 3] = np.nan
+    with pytest.raises(NonFiniteError):
+        solve_ik(model, nan_target, "panda_hand_tcp")
+    seed = model.home_configuration()
+    seed[2] = np.inf
+    with pytest.raises(NonFiniteError):
+        solve_ik(model, T, "panda_hand_tcp", seed)
+    with pytest.raises(UnknownLinkError):
+        solve_ik(model, T, "no_such_link")
+    for timeout in (0.0, -1.0, float("nan")):
+        with pytest.raises(IKOptionError):
+            solve_ik(model, T, "panda_hand_tcp", timeout=timeout)
+    with pytest.raises(IKOptionError):
+        solve_ik(model, T, "panda_hand_tcp", position_tolerance=-1.0)
+    with pytest.raises(ShapeError):
+        solve_ik(model, T, "panda_hand_tcp", lower=np.zeros(3))
+    with pytest.raises(JointLimitError):
+        solve_ik(model, T, "panda_hand_tcp", lower=model.q_upper + 1.0)
+    # a rotation off by less than the check's tolerance is still accepted (by the general path)
+    tilted = T.copy()
+    tilted[:3, :3] *= 1.0 + 2e-7   # det 1 + 6e-7: beyond the float check, within the tolerance
+    assert solve_ik(model, tilted, "panda_hand_tcp").success
+
+
+@needs_numba
+def test_compiled_log_near_pi_equals_log_so3():
+    """The numba port of the near-π rotation log (the compiled loop's) against log_so3, near π
+    (where the axis comes from the symmetric part), at π exactly, and at generic angles."""
+    import numba
+
+    from robokin_ros.ik import compiled_loop
+
+    namespace = {"numba": numba}
+    source = compiled_loop._LOG_SO3.replace("cache=True", "cache=False")   # (no file to cache it by)
+    exec("from math import atan2, cos, pi, sin, sqrt\n" + source, namespace)  # noqa: S102
+    log_near_pi = namespace["log_near_pi"]
+    rng = np.random.default_rng(6)
+    axes = rng.normal(size=(60, 3))
+    axes /= np.linalg.norm(axes, axis=1)[:, None]
+    angles = np.concatenate([np.pi - rng.uniform(0, 1e-3, 40), [np.pi] * 5, rng.uniform(1e-8, 3.0, 15)])
+    for axis, angle in zip(axes, angles):
+        R = exp_so3(angle * axis)
+        np.testing.assert_allclose(log_near_pi(*R.reshape(9).tolist()), log_so3(R), rtol=0.0, atol=1e-12)
