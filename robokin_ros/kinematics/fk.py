@@ -14,9 +14,10 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_cache
 from ..checks import check_out, finite_configuration, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
-from ..kernels import selection
+from ..kernels import accel, selection
 from ..kernels.fk_codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses
 from ..kernels.plan import compose, fk_plan, other_joint_motion, plane_frame
 from ..model import JointType, RobotModel
@@ -90,12 +91,25 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         ArgumentError: an unknown ``layout``; ``out`` not a writeable C-contiguous float64
             array; ``frames`` a str (pass a list).
     """
-    if frames is None and out is None and layout == "4x4":
-        values = finite_configuration(model, q) if selection.use_generated else None
-        if values is not None:  # the node's per-message path: no numpy call before the kernel
-            compiled = compiled_fk(model)
-            if compiled is not None:
-                return compiled.single(q, values)
+    if frames is None and layout == "4x4" and selection.use_generated:
+        # One configuration (the node's per-message path): the compiled single entry checks
+        # q's length and finiteness and out's shape itself; anything it refuses (a batch, a
+        # list, a bad out, NaN) takes the checked path below, which raises the typed error.
+        compiled = model_cache.peek(model, "fk kernels", "fk")
+        single = None if compiled is None or not accel.enabled else compiled.accelerated_single
+        if single is not None:
+            result = np.empty((model.n_links, 4, 4)) if out is None else out
+            try:
+                if single(q, result) == 0:
+                    return result
+            except TypeError:   # not a C-contiguous float64 vector / out array
+                pass
+        elif out is None:
+            values = finite_configuration(model, q)
+            if values is not None:  # no numpy call before the Python-float kernel
+                compiled = compiled_fk(model)
+                if compiled is not None:
+                    return compiled.single(q, values)
     if layout not in ("4x4", "3x4"):
         raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
     return _link_poses(model, q, model.link_indices(frames), layout, out)

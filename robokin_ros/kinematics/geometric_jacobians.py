@@ -16,7 +16,7 @@ from .. import model_cache
 from ..checks import finite_configuration, real_array
 from ..errors import ArgumentError
 from ..kernels import selection
-from ..kernels.fk_codegen import compiled_frames
+from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
 from ..model import JointType, RobotModel
 from .fk import forward_kinematics, joint_motion_subspaces, resolve_poses
 
@@ -182,6 +182,18 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     Raises:
         UnknownLinkError: unknown frame. ShapeError: bad ``q``, ``point`` or ``poses``.
     """
+    if reference is Reference.LOCAL_WORLD_ALIGNED and point is None and poses is None and selection.use_generated:
+        # One configuration: the compiled Jacobian-only entry checks q's length and finiteness
+        # itself; what it refuses (a batch, a list, NaN) takes the checked path below.
+        compiled = model_cache.peek(model, "fk kernels", ("jacobian", frame)) or compiled_jacobian(model, frame)
+        single = None if compiled is None else compiled.single_entry()
+        if single is not None:
+            J = np.empty((6, model.n_v))
+            try:
+                if single(q, J) == 0:
+                    return J
+            except TypeError:   # not a C-contiguous float64 vector
+                pass
     return frame_pose_and_jacobian(model, q, frame, reference, point, poses)[1]
 
 
