@@ -231,7 +231,7 @@ class CompiledFK(LazyAccelerated):
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
         self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
-        self._shape = generated.template.shape
+        self._shape = self.shape = generated.template.shape   # shape: of one configuration's result
         self._flat_template = generated.template.reshape(-1)
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q

@@ -98,7 +98,7 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         compiled = model_cache.peek(model, "fk kernels", "fk")
         single = None if compiled is None or not accel.enabled else compiled.accelerated_single
         if single is not None:
-            result = np.empty((model.n_links, 4, 4)) if out is None else out
+            result = np.empty(compiled.shape) if out is None else out
             try:
                 if single(q, result) == 0:
                     return result

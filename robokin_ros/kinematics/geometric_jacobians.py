@@ -188,7 +188,7 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
         compiled = model_cache.peek(model, "fk kernels", ("jacobian", frame)) or compiled_jacobian(model, frame)
         single = None if compiled is None else compiled.single_entry()
         if single is not None:
-            J = np.empty((6, model.n_v))
+            J = np.empty(compiled.shape)
             try:
                 if single(q, J) == 0:
                     return J
