@@ -79,6 +79,7 @@ from .recursions import (
 Array = NDArray[np.float64]
 
 _NO_GRAVITY = (0.0, 0.0, 0.0)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _generated(model: RobotModel, key: str | None, factory, q, vectors: dict, g: Array | None) -> Array | None:
@@ -128,6 +129,9 @@ def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
         return None
+    for x in vectors:   # batches and other dtypes never reach numba's dispatch: its refusal costs ~50 µs
+        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype is not _FLOAT64:
+            return None
     out = np.empty(kernel.shape)
     try:
         status = kernel.accelerated_single(*vectors, out)

@@ -231,7 +231,7 @@ class CompiledFK(LazyAccelerated):
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
         self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
-        self._shape = self.shape = generated.template.shape   # shape: of one configuration's result
+        self.shape = generated.template.shape   # of one configuration's result
         self._flat_template = generated.template.reshape(-1)
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q
@@ -244,10 +244,10 @@ class CompiledFK(LazyAccelerated):
     def _load(self):
         wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
         source = wrap(self.generated.body, self.generated.values, self._n_q)
-        source += accel.single_source(self.generated.body, self.generated.values, (self._n_q,), self._shape,
+        source += accel.single_source(self.generated.body, self.generated.values, (self._n_q,), self.shape,
                                       self._mimic_terms)
         kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
-        accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self._shape, self.flat)
+        accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
         return kernel
 
     def _installed(self, kernel) -> None:
@@ -270,25 +270,23 @@ class CompiledFK(LazyAccelerated):
         array of the template's size to write into (checked by the caller), returned reshaped."""
         kernel = self._kernel(1)
         if kernel is not None:
-            result = np.empty(self._shape) if out is None else out.reshape(self._shape)
-            try:
-                if self.accelerated_single(q, result) == 0:
-                    return result
-            except TypeError:   # not a C-contiguous float64 vector: the batch kernel copies it
-                pass
-            kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), result.reshape(1, -1))
+            result = np.empty(self.shape) if out is None else out.reshape(self.shape)
+            # the single entry takes C-contiguous float64 vectors (numba's refusal of another
+            # type would cost ~50 µs); for others, or a status of NaN, the batch kernel copies q
+            if not (q.flags.c_contiguous and q.dtype == np.float64 and self.accelerated_single(q, result) == 0):
+                kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:
             return self.from_flat(entries)
         flat = out.reshape(-1)
         flat[:] = entries
-        return flat.reshape(self._shape)
+        return flat.reshape(self.shape)
 
     def from_flat(self, values: list) -> np.ndarray:
         """The result array of :meth:`flat`'s list (struct packing is the cheapest list -> ndarray
         measured here: 2x faster than ``array.array``, 3x than ``np.array``)."""
-        return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self._shape)
+        return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self.shape)
 
     def batch(self, qb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``; ``out``: a
@@ -303,7 +301,7 @@ class CompiledFK(LazyAccelerated):
         kernel = self._kernel(B)
         if kernel is not None:
             kernel(np.ascontiguousarray(qb, np.float64), out)
-            return out.reshape((B,) + self._shape)
+            return out.reshape((B,) + self.shape)
         qT = np.ascontiguousarray(qb.T)
         components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
         components[:] = self._flat_template[:, None]
@@ -314,7 +312,7 @@ class CompiledFK(LazyAccelerated):
                 view[slot] = entry
             for column in range(0, size, 64):  # blocked transpose: ~20 % faster than one strided copy
                 out[start:stop, column:column + 64] = view[column:column + 64].T
-        return out.reshape((B,) + self._shape)
+        return out.reshape((B,) + self.shape)
 
 
 #: Configurations per chunk of a batched generated kernel.

@@ -25,6 +25,9 @@ from ..spatial import matrix_to_quat_xyzw, rotation_about_axis
 
 Array = NDArray[np.float64]
 
+#: numpy's float64 dtype (a singleton: an identity test is the cheapest dtype check).
+FLOAT64 = np.dtype(np.float64)
+
 def _fk_components(model: RobotModel, qb: Array):
     """World rotations ``(3, 3, n_links, B)`` and positions ``(3, n_links, B)`` for ``qb (B, n_q)``."""
     plan = fk_plan(model)
@@ -93,23 +96,24 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
     """
     if frames is None and layout == "4x4" and selection.use_generated:
         # One configuration (the node's per-message path): the compiled single entry checks
-        # q's length and finiteness and out's shape itself; anything it refuses (a batch, a
-        # list, a bad out, NaN) takes the checked path below, which raises the typed error.
+        # q's length and finiteness and out's shape itself; what it refuses (NaN, a bad out)
+        # takes the checked path below, which raises the typed error. Only 1-D float64 arrays
+        # are offered to it: numba's refusal of another type would cost ~50 µs.
         compiled = model_cache.peek(model, "fk kernels", "fk")
         single = None if compiled is None or not accel.enabled else compiled.accelerated_single
-        if single is not None:
-            result = np.empty(compiled.shape) if out is None else out
-            try:
-                if single(q, result) == 0:
-                    return result
-            except TypeError:   # not a C-contiguous float64 vector / out array
-                pass
-        elif out is None:
-            values = finite_configuration(model, q)
+        if single is None:
+            values = finite_configuration(model, q) if out is None else None
             if values is not None:  # no numpy call before the Python-float kernel
                 compiled = compiled_fk(model)
                 if compiled is not None:
                     return compiled.single(q, values)
+        elif type(q) is np.ndarray and q.ndim == 1 and q.dtype is FLOAT64:
+            result = np.empty(compiled.shape) if out is None else out
+            try:
+                if single(q, result) == 0:
+                    return result
+            except TypeError:   # a strided q, or an out that is not a writeable C-contiguous float64 array
+                pass
     if layout not in ("4x4", "3x4"):
         raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
     return _link_poses(model, q, model.link_indices(frames), layout, out)
