@@ -121,17 +121,18 @@ def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
 
 def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     """One configuration through the numba-compiled single entry registered as ``key`` (see
-    :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: no such entry,
-    kernels switched off, inputs that are not 1-D C-contiguous float64 arrays (numba's dispatch
-    refuses them), or that the entry refuses (a wrong length, a NaN or inf input or mimic
-    joint value). The caller then takes the full path, which raises the typed errors."""
-    tree = None if key is None else model_cache.peek(model, DYNAMICS_TREE, None)
+    :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: ``q`` not a 1-D
+    float64 array, no such entry, kernels switched off, other inputs that are not 1-D
+    C-contiguous float64 arrays (numba's dispatch refuses them, in ~50 µs), or inputs that the
+    entry refuses (a wrong length, a NaN or inf input or mimic joint value). The caller then
+    takes the full path, which raises the typed errors."""
+    q = vectors[0]
+    if type(q) is not np.ndarray or q.ndim != 1 or q.dtype is not _FLOAT64:
+        return None   # a batch never reaches numba's dispatch: its refusal would cost ~50 µs
+    tree = model_cache.peek(model, DYNAMICS_TREE, None)
     kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
         return None
-    for x in vectors:   # batches and other dtypes never reach numba's dispatch: its refusal costs ~50 µs
-        if type(x) is not np.ndarray or x.ndim != 1 or x.dtype is not _FLOAT64:
-            return None
     out = np.empty(kernel.shape)
     try:
         status = kernel.accelerated_single(*vectors, out)
