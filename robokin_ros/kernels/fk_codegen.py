@@ -242,10 +242,11 @@ class CompiledFK(LazyAccelerated):
         super().__init__()
 
     def _load(self):
-        wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
-        source = wrap(self.generated.body, self.generated.values, self._n_q)
-        source += accel.single_source(self.generated.body, self.generated.values, (self._n_q,), self.shape,
-                                      self._mimic_terms)
+        body, values = self.generated.body, self.generated.values
+        # stores as soon as computed (accel.with_stores): out never overlaps q here
+        source = accel.vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
+            accel.wrapper_source(body, values, self._n_q, early_stores=True)
+        source += accel.single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
         kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
         accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
         return kernel

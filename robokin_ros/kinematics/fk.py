@@ -81,7 +81,8 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         layout: ``"4x4"`` homogeneous matrices; ``"3x4"`` their top three rows ``[R | p]``
             (the constant ``[0, 0, 0, 1]`` row left out).
         out: optional array to write the result into, like numpy's ``out=``: float64,
-            C-contiguous, writeable, of exactly the result's shape.
+            C-contiguous, writeable, of exactly the result's shape, not overlapping ``q``
+            (the kernels write it while still reading ``q``).
 
     Returns:
         ``T_world_link (..., n, 4, 4)`` (``"3x4"``: ``(..., n, 3, 4)``), ``n = n_links`` or
