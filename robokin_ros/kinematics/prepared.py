@@ -57,8 +57,10 @@ class Kinematics:
       writeable C-contiguous float64 array also take the public function (which accepts
       batches and lists, and raises :class:`~robokin_ros.errors.ArgumentError` for a bad
       ``out``), after numba's refusal (40-80 µs: pass batches to the public functions).
-    - skipped: that ``out`` does not overlap an input (the result is then undefined); joint
-      limits (the public functions do not check them either).
+    - skipped: that ``out`` of :meth:`fk` and :meth:`jacobian` does not overlap ``q`` (they
+      write it while still reading ``q``: the result is then undefined; the dynamics methods
+      read every input first, so ``out`` may be one of them); joint limits (the public
+      functions do not check them either).
 
     Without numba (or with :data:`robokin_ros.accel.enabled` False at construction), or for a
     model without generated kernels (a floating or planar joint), every method is the public
