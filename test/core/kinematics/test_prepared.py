@@ -249,3 +249,12 @@ def test_dynamics_arguments_are_checked():
         Kinematics(massless, dynamics=("inverse",))
     with pytest.raises(UnknownLinkError):
         Kinematics(massless, frames=["c"])
+
+
+def test_a_dynamics_out_may_be_one_of_the_inputs(prepared):
+    _, model, _, handle = prepared
+    q, v, a = _configurations(model, 10)
+    expected = rnea(model, q[0], v[0], a[0])
+    buffer = a[0].copy()
+    assert handle.rnea(q[0], v[0], buffer, out=buffer) is buffer
+    np.testing.assert_array_equal(buffer, expected)
