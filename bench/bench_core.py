@@ -3,13 +3,17 @@
 Usage: ``python3 bench/bench_core.py [--quick]``. For the bundled UR5e and Panda and for
 example-robot-data's UR5, Panda, xArm7 and Talos, prints µs per configuration of
 
-- ``forward_kinematics`` (every link) and ``jacobian(tip, LOCAL_WORLD_ALIGNED)`` (FK included),
-  single call and batched over 10,000 configurations (1,000 with --quick), and
-- Pinocchio in a Python loop in the same run: ``framesForwardKinematics`` and
-  ``computeFrameJacobian(tip, LOCAL_WORLD_ALIGNED)`` (FK included),
+- batched over 10,000 configurations (1,000 with --quick): ``forward_kinematics`` (every link)
+  and ``jacobian(tip, LOCAL_WORLD_ALIGNED)`` (FK included), against Pinocchio in a Python loop;
+- single calls, all timed interleaved in the same rounds (best of the rounds): the public
+  function (``forward_kinematics(model, q)``, ``jacobian(model, q, tip)``), the prepared handle
+  :class:`robokin_ros.Kinematics` returning a fresh array (``h.fk(q)``) and writing into a
+  reused one (``h.fk(q, out)``), and Pinocchio's ``framesForwardKinematics`` /
+  ``computeFrameJacobian(tip, LOCAL_WORLD_ALIGNED)`` (which write into Pinocchio's ``data``:
+  the like of ``out=``);
 
-with the speed-ups ``pin / ours`` (> 1: we are faster). Targets (issue 3): batched FK >= 2x,
-batched tip Jacobian >= 1x, single-call FK <= 15 µs on an arm. Best of several repeats.
+with the speed-ups ``x = pin / ours`` (> 1: we are faster). The numba kernels are loaded
+(``robokin_ros.prepare``, the handle's construction) before anything is timed.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration  # noqa: E402
-from timing import best_of, per_call_us  # noqa: E402
+from timing import best_of, interleaved  # noqa: E402
 
-from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian  # noqa: E402
+from robokin_ros import LOCAL_WORLD_ALIGNED, Kinematics, RobotModel, forward_kinematics, jacobian, prepare  # noqa: E402,E501
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")
 #: (label, URDF source, tip frame); source "bundled:<file>" or an ERD_ROBOTS key.
@@ -47,6 +51,14 @@ def urdf_path(source: str, erd_base: str | None) -> str | None:
     return None if erd_base is None else os.path.join(erd_base, ERD_ROBOTS[source])
 
 
+def loop(call, n: int):
+    """An :func:`timing.interleaved` timer of ``n`` calls of ``call()``."""
+    def run():
+        for _ in range(n):
+            call()
+    return (lambda: None, run, n)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="batch of 1,000 and few repeats")
@@ -59,37 +71,59 @@ def main() -> None:
         print("pinocchio is not installed (pip install pin): peer columns are empty")
     erd_base = example_robot_data_dir()
     rng = np.random.default_rng(0)
-    print(f"µs per configuration; batch of {batch}; single = one call; pin = Pinocchio called in a Python loop; "
-          f"x = pin time / our time (> 1: we are faster)")
-    header = (f"{'robot':10s} {'n_q':>3s} {'links':>5s} | {'FK batch':>8s} {'pin':>6s} {'x':>6s} | {'FK single':>9s} "
-              f"{'x':>6s} | {'J batch':>7s} {'pin':>6s} {'x':>6s} | {'J single':>8s} {'x':>6s}")
+    print(f"µs per configuration; batch of {batch}; pin = Pinocchio called in a Python loop; x = pin time / our "
+          "time (> 1: we are faster)")
+    header = (f"{'robot':10s} {'n_q':>3s} {'links':>5s} | {'FK batch':>8s} {'pin':>6s} {'x':>6s} | {'J batch':>7s} "
+              f"{'pin':>6s} {'x':>6s}")
+    single_header = (f"{'robot':10s} {'call':4s} | {'public':>7s} {'x':>5s} | {'h fresh':>7s} {'x':>5s} | "
+                     f"{'h out=':>7s} {'x':>5s} | {'pin':>6s}")
     print(header)
     print("-" * len(header))
+    single_rows = []
     for label, source, tip in CASES:
         path = urdf_path(source, erd_base)
         if path is None or not os.path.exists(path):
             print(f"{label:10s} skipped: example-robot-data is not installed")
             continue
         model = RobotModel.from_urdf_file(path)
+        prepare(model, frames=[(tip,)])
+        handle = Kinematics(model, frames=[tip], dynamics=())
         q = model.random_configuration(batch, rng)
-        q1 = q[0]
-        forward_kinematics(model, q1), jacobian(model, q1, tip)  # build the cached plans first
+        q1 = np.ascontiguousarray(q[0])
         fk_batch = best_of(lambda: forward_kinematics(model, q), repeats) / batch * 1e6
-        fk_single = per_call_us(forward_kinematics, [(model, qi) for qi in q[:singles]], repeats)
         j_batch = best_of(lambda: jacobian(model, q, tip, LOCAL_WORLD_ALIGNED), repeats) / batch * 1e6
-        j_single = per_call_us(jacobian, [(model, qi, tip, LOCAL_WORLD_ALIGNED) for qi in q[:singles]], repeats)
-        pin_fk = pin_j = np.nan
+        T_out, J_out = np.empty((model.n_links, 4, 4)), np.empty((6, model.n_v))
+        timers = {"fk": loop(lambda: forward_kinematics(model, q1), singles),
+                  "h.fk": loop(lambda: handle.fk(q1), singles),
+                  "h.fk out": loop(lambda: handle.fk(q1, T_out), singles),
+                  "J": loop(lambda: jacobian(model, q1, tip), singles),
+                  "h.J": loop(lambda: handle.jacobian(q1, tip), singles),
+                  "h.J out": loop(lambda: handle.jacobian(q1, tip, J_out), singles)}
         if pin is not None:
             pm = pin.buildModelFromUrdf(path)
             pd = pm.createData()
             fid = pm.getFrameId(tip, pin.BODY)
-            pq = [pin_configuration(model, pm, qi) for qi in q[:singles]]
-            pin_fk = per_call_us(pin.framesForwardKinematics, [(pm, pd, x) for x in pq], repeats)
+            pq = pin_configuration(model, pm, q1)
             lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-            pin_j = per_call_us(pin.computeFrameJacobian, [(pm, pd, x, fid, lwa) for x in pq], repeats)
-        print(f"{label:10s} {model.n_q:3d} {model.n_links:5d} | {fk_batch:8.2f} {pin_fk:6.2f} {pin_fk / fk_batch:6.2f} | "
-              f"{fk_single:9.2f} {pin_fk / fk_single:6.2f} | {j_batch:7.2f} {pin_j:6.2f} {pin_j / j_batch:6.2f} | "
-              f"{j_single:8.2f} {pin_j / j_single:6.2f}")
+            pin.framesForwardKinematics(pm, pd, pq)
+            np.testing.assert_allclose(handle.fk(q1)[-1], pd.oMf[pm.getFrameId(model.link_names[-1], pin.BODY)]
+                                       .homogeneous, atol=1e-9)   # the rows time the same result
+            timers["pin fk"] = loop(lambda: pin.framesForwardKinematics(pm, pd, pq), singles)
+            timers["pin J"] = loop(lambda: pin.computeFrameJacobian(pm, pd, pq, fid, lwa), singles)
+        t = {k: v * 1e6 for k, v in interleaved(timers, repeats).items()}
+        pin_fk, pin_j = t.get("pin fk", np.nan), t.get("pin J", np.nan)
+        print(f"{label:10s} {model.n_q:3d} {model.n_links:5d} | {fk_batch:8.2f} {pin_fk:6.2f} "
+              f"{pin_fk / fk_batch:6.2f} | {j_batch:7.2f} {pin_j:6.2f} {pin_j / j_batch:6.2f}", flush=True)
+        for call, peer in (("fk", pin_fk), ("J", pin_j)):
+            single_rows.append(f"{label:10s} {call:4s} | {t[call]:7.3f} {peer / t[call]:5.2f} | {t['h.' + call]:7.3f} "
+                               f"{peer / t['h.' + call]:5.2f} | {t['h.' + call + ' out']:7.3f} "
+                               f"{peer / t['h.' + call + ' out']:5.2f} | {peer:6.3f}")
+    print()
+    print("single calls, µs per call (public = forward_kinematics(model, q) / jacobian(model, q, tip); h = the "
+          "prepared handle Kinematics(model), fresh result or out=)")
+    print(single_header)
+    print("-" * len(single_header))
+    print("\n".join(single_rows))
 
 
 if __name__ == "__main__":

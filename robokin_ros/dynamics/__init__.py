@@ -27,8 +27,9 @@ Generated kernels: for models without floating or planar joints, :func:`rnea`,
 kernels below, which are the generated code's oracle.
 Once a kernel is compiled by numba (:mod:`robokin_ros.accel`, :func:`prepare`), a single
 configuration given as 1-D float64 arrays with the default gravity goes straight to its compiled
-single-configuration entry, which checks lengths and finiteness itself; anything else, or a
-failed check, takes the full path below (which raises the typed errors naming the culprit).
+single-configuration entry, which checks lengths and finiteness (mimic joint values included)
+itself; anything else, or a failed check, takes the full path below (which raises the typed
+errors naming the culprit).
 
 Internally arrays are component-first and batch-last (a spatial vector per body is ``(6, n, B)``)
 so every arithmetic operation runs over a contiguous batch; Python loops run over depth levels.
@@ -78,6 +79,7 @@ from .recursions import (
 Array = NDArray[np.float64]
 
 _NO_GRAVITY = (0.0, 0.0, 0.0)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _generated(model: RobotModel, key: str | None, factory, q, vectors: dict, g: Array | None) -> Array | None:
@@ -119,24 +121,22 @@ def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
 
 def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
     """One configuration through the numba-compiled single entry registered as ``key`` (see
-    :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: no such entry,
-    kernels switched off, or inputs that are not 1-D C-contiguous float64 arrays of the right
-    lengths with finite entries and finite mimic values (the caller then takes the full path,
-    which raises the typed errors)."""
-    tree = None if key is None else model_cache.peek(model, DYNAMICS_TREE, None)
+    :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: ``q`` not a 1-D
+    float64 array, no such entry, kernels switched off, other inputs that are not 1-D
+    C-contiguous float64 arrays (numba's dispatch refuses them, in ~50 µs), or inputs that the
+    entry refuses (a wrong length, a NaN or inf input or mimic joint value). The caller then
+    takes the full path, which raises the typed errors."""
+    q = vectors[0]
+    if type(q) is not np.ndarray or q.ndim != 1 or q.dtype is not _FLOAT64:
+        return None   # a batch never reaches numba's dispatch: its refusal would cost ~50 µs
+    tree = model_cache.peek(model, DYNAMICS_TREE, None)
     kernel = None if tree is None else tree.fast.get(key)
     if kernel is None or not selection.use_generated or not accel.enabled:
         return None
-    for x in vectors:
-        if type(x) is not np.ndarray or x.ndim != 1:
-            return None
-    q = vectors[0]
-    if model.mimic_terms and not (q.shape == (model.n_q,) and finite_mimics(model, q.tolist())):
-        return None   # the kernel checks its inputs, not the mimic values they make
     out = np.empty(kernel.shape)
     try:
         status = kernel.accelerated_single(*vectors, out)
-    except TypeError:   # another dtype, non-contiguous or read-only: numba has no such signature
+    except TypeError:   # another dtype or type, non-contiguous, read-only: numba has no such signature
         return None
     return None if status else out
 

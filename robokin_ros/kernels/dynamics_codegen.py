@@ -29,7 +29,6 @@ import re
 import numpy as np
 
 from .. import model_cache
-from ..errors import KernelCheckError
 from ..model import JointType, RobotModel
 from . import accel
 from .emitter import (
@@ -366,38 +365,19 @@ class CompiledDynamics(LazyAccelerated):
         self._dense = nonzero.size == self._size
         # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
         self.accelerated_single = None
+        self._mimic_terms = model.mimic_terms
         super().__init__()
 
     def wrapper_source(self) -> str:
         """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
-        ``kernel(qb (B, n_in), out (B, size))`` and ``single(x_1, ..., x_k, out) -> status``
-        over 1-D float64 inputs and an output of :attr:`shape` (0: ``out`` filled; 1: a
-        non-finite input; 2: a wrong length),
-        compiled eagerly for C-contiguous float64 vectors only (any other argument raises
-        TypeError instead of compiling a new specialisation)."""
+        ``kernel(qb (B, n_in), out (B, size))`` and :func:`robokin_ros.accel.single_source`'s
+        ``single(x_1, ..., x_k, out) -> status`` over 1-D float64 inputs and an output of
+        :attr:`shape` (0: ``out`` filled; 1: a non-finite input or mimic joint value; 2: a wrong
+        length)."""
         body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
         n_in = sum(self.input_sizes)
-        source = accel.wrapper_source(body, self.generated.values, n_in)
-        args = [f"x{k}" for k in range(len(self.input_sizes))]
-        checks = [f"{x}.shape[0] != {n}" for x, n in zip(args, self.input_sizes)]
-        checks += [f"out.shape[{k}] != {n}" for k, n in enumerate(self.shape)]
-        out_type = "float64[::1]" if len(self.shape) == 1 else "float64[:, ::1]"
-        signature = f"int64({', '.join(['float64[::1]'] * len(args) + [out_type])})"
-        lines = ["", "", "import numpy as np", "", "",
-                 f"@numba.njit({signature!r}, cache=True, nogil=True, error_model='numpy')",
-                 f"def single({', '.join(args)}, out):",
-                 f"    if {' or '.join(checks)}:",
-                 "        return 2",
-                 "    s = 0.0"]
-        for x, n in zip(args, self.input_sizes):
-            lines += [f"    for k in range({n}):", f"        s += {x}[k] * 0.0"]   # inf * 0 and nan * 0 are nan
-        lines += ["    if s != 0.0:", "        return 1", f"    qb = np.empty((1, {n_in}))"]
-        start = 0
-        for x, n in zip(args, self.input_sizes):
-            lines.append(f"    qb[0, {start}:{start + n}] = {x}")
-            start += n
-        lines += [f"    kernel(qb, out.reshape((1, {self._size})))", "    return 0"]
-        return source + "\n".join(lines) + "\n"
+        return accel.wrapper_source(body, self.generated.values, n_in) + \
+            accel.single_source(body, self.generated.values, self.input_sizes, self.shape, self._mimic_terms)
 
     def _load(self):
         kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
@@ -405,21 +385,13 @@ class CompiledDynamics(LazyAccelerated):
         self._check_single(kernel.py_func.__globals__["single"])
         return kernel
 
+    def _check_single(self, single) -> None:
+        """Raise :class:`robokin_ros.errors.KernelCheckError` unless the compiled single entry
+        agrees with the Python-float kernel (:func:`robokin_ros.kernels.accel.check_single`)."""
+        accel.check_single(single, self.input_sizes, self.shape, lambda x: self._single(x, math.cos, math.sin))
+
     def _installed(self, kernel) -> None:
         self.accelerated_single = kernel.py_func.__globals__["single"]
-
-    def _check_single(self, single) -> None:
-        """Raise :class:`robokin_ros.accel.KernelCheckError` unless the compiled single entry agrees
-        with the Python-float kernel at accel's check configuration (the batch kernel is checked by
-        :func:`robokin_ros.accel.load`)."""
-        x = accel.check_configuration(sum(self.input_sizes))
-        bounds = np.cumsum((0,) + self.input_sizes)
-        out = np.empty(self.shape)
-        status = single(*[np.array(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], out)
-        expected = np.reshape(self._single(x, math.cos, math.sin), self.shape)
-        if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
-            raise KernelCheckError(
-                f"the compiled single entry disagrees with the Python kernel (status {status})")
 
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""

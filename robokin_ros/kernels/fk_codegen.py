@@ -106,47 +106,76 @@ def generate_link_poses_source(model: RobotModel, links=None, layout: str = "4x4
     return finish(e, values, np.zeros((len(links),) + LAYOUTS[layout]))
 
 
-def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> GeneratedKernel | None:
-    """Generated poses and LOCAL_WORLD_ALIGNED Jacobians of several frames, sharing their common
-    chain. The result has shape ``(n_frames, 10, max(4, n_v))``: per frame, rows 0-3 / columns
-    0-3 hold the pose, rows 4-9 / columns 0..n_v-1 the Jacobian. Only the frames' supports are
-    computed, so a model with a floating base elsewhere still gets a kernel for its arm frames;
-    None when a floating or planar joint moves one of the frames."""
+def _emit_jacobian(model: RobotModel, e: Emitter, R: dict, p: dict, k: int) -> list:
+    """Emit the LOCAL_WORLD_ALIGNED Jacobian of link ``k`` from the emitted poses: 6 rows of
+    ``n_v`` symbols or zeros, rows [linear; angular]."""
+    J = [[0.0] * model.n_v for _ in range(6)]
+    for link in model.link_supports[k][1:]:
+        link = int(link)
+        j = link - 1
+        src = model.velocity_source_joints[j]
+        if src < 0:
+            continue
+        col = int(model.joint_v_index[src])
+        scale = float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0
+        w = e.matvec(R[link], [clean(x) for x in model.joint_axes[j]])  # joint axis, world
+        if model.joint_types[j] == JointType.PRISMATIC:
+            lin, ang = w, [0.0, 0.0, 0.0]
+        else:  # ω × (p_frame - p_joint)
+            r = [e.sub(pk, pl) for pk, pl in zip(p[k], p[link])]
+            lin = [e.sub(e.mul(w[1], r[2]), e.mul(w[2], r[1])),
+                   e.sub(e.mul(w[2], r[0]), e.mul(w[0], r[2])),
+                   e.sub(e.mul(w[0], r[1]), e.mul(w[1], r[0]))]
+            ang = w
+        for row, x in enumerate(lin + ang):
+            J[row][col] = e.add(J[row][col], e.mul(scale, x))
+    return J
+
+
+def _frames_emitter(model: RobotModel, frames) -> tuple[list[int], Emitter, dict, dict] | None:
+    """Link indices of ``frames`` and an emitter holding the poses of their supports, or None
+    when a floating or planar joint moves one of them."""
     ks = [model.link_index(f) for f in frames]
     needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
     if not supported(model, needed):
         return None
     e = Emitter()
     R, p = _emit_poses(model, e, needed)
+    return ks, e, R, p
+
+
+def generate_frames_source(model: RobotModel, frames: tuple[str, ...]) -> GeneratedKernel | None:
+    """Generated poses and LOCAL_WORLD_ALIGNED Jacobians of several frames, sharing their common
+    chain. The result has shape ``(n_frames, 10, max(4, n_v))``: per frame, rows 0-3 / columns
+    0-3 hold the pose, rows 4-9 / columns 0..n_v-1 the Jacobian. Only the frames' supports are
+    computed, so a model with a floating base elsewhere still gets a kernel for its arm frames;
+    None when a floating or planar joint moves one of the frames."""
+    emitted = _frames_emitter(model, frames)
+    if emitted is None:
+        return None
+    ks, e, R, p = emitted
     width = max(4, model.n_v)
     values = []
     for k in ks:
-        J = [[0.0] * model.n_v for _ in range(6)]
-        for link in model.link_supports[k][1:]:
-            link = int(link)
-            j = link - 1
-            src = model.velocity_source_joints[j]
-            if src < 0:
-                continue
-            col = int(model.joint_v_index[src])
-            scale = float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0
-            w = e.matvec(R[link], [clean(x) for x in model.joint_axes[j]])  # joint axis, world
-            if model.joint_types[j] == JointType.PRISMATIC:
-                lin, ang = w, [0.0, 0.0, 0.0]
-            else:  # ω × (p_frame - p_joint)
-                r = [e.sub(pk, pl) for pk, pl in zip(p[k], p[link])]
-                lin = [e.sub(e.mul(w[1], r[2]), e.mul(w[2], r[1])),
-                       e.sub(e.mul(w[2], r[0]), e.mul(w[0], r[2])),
-                       e.sub(e.mul(w[0], r[1]), e.mul(w[1], r[0]))]
-                ang = w
-            for row, x in enumerate(lin + ang):
-                J[row][col] = e.add(J[row][col], e.mul(scale, x))
+        J = _emit_jacobian(model, e, R, p, k)
         for r in range(3):
             values += [R[k][r][0], R[k][r][1], R[k][r][2], p[k][r]] + [0.0] * (width - 4)
         values += [0.0, 0.0, 0.0, 1.0] + [0.0] * (width - 4)
         for row in J:
             values += row + [0.0] * (width - model.n_v)
     return finish(e, values, np.zeros((len(ks), 10, width)))
+
+
+def generate_jacobian_source(model: RobotModel, frame: str) -> GeneratedKernel | None:
+    """Generated LOCAL_WORLD_ALIGNED Jacobian of one frame, ``(6, n_v)``, and nothing else (the
+    single-configuration :func:`robokin_ros.jacobian`); None when a floating or planar joint
+    moves the frame."""
+    emitted = _frames_emitter(model, (frame,))
+    if emitted is None:
+        return None
+    (k,), e, R, p = emitted
+    values = [x for row in _emit_jacobian(model, e, R, p, k) for x in row]
+    return finish(e, values, np.zeros((6, model.n_v)))
 
 
 def generate_joint_poses_source(model: RobotModel) -> GeneratedKernel:
@@ -202,16 +231,34 @@ class CompiledFK(LazyAccelerated):
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
         self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
-        self._shape = generated.template.shape
+        self.shape = generated.template.shape   # of one configuration's result
         self._flat_template = generated.template.reshape(-1)
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q
+        self._mimic_terms = model.mimic_terms
+        #: Once loaded: the compiled ``single(q (n_q,), out) -> status`` of
+        #: :func:`robokin_ros.kernels.accel.single_source` (0 written, 1 non-finite, 2 wrong shape).
+        self.accelerated_single = None
         super().__init__()
 
     def _load(self):
-        wrap = accel.vector_trig_wrapper_source if self._vector_trig else accel.wrapper_source
-        source = wrap(self.generated.body, self.generated.values, self._n_q)
-        return accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
+        body, values = self.generated.body, self.generated.values
+        # stores as soon as computed (accel.with_stores): out never overlaps q here
+        source = accel.vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
+            accel.wrapper_source(body, values, self._n_q, early_stores=True)
+        source += accel.single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
+        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
+        accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
+        return kernel
+
+    def _installed(self, kernel) -> None:
+        self.accelerated_single = kernel.py_func.__globals__["single"]
+
+    def single_entry(self):
+        """The compiled ``single(q (n_q,), out) -> status`` once loaded (see
+        :attr:`accelerated_single`), else None; counts as one configuration towards loading it
+        when the kernel :attr:`counts_calls`."""
+        return None if self._kernel(1) is None else self.accelerated_single
 
     def flat(self, q: list) -> list:
         """Every entry of the flattened result for one configuration given as a list of floats
@@ -224,20 +271,23 @@ class CompiledFK(LazyAccelerated):
         array of the template's size to write into (checked by the caller), returned reshaped."""
         kernel = self._kernel(1)
         if kernel is not None:
-            flat = np.empty((1, self._flat_template.size)) if out is None else out.reshape(1, -1)
-            kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), flat)
-            return flat.reshape(self._shape)
+            result = np.empty(self.shape) if out is None else out.reshape(self.shape)
+            # the single entry takes C-contiguous float64 vectors (numba's refusal of another
+            # type would cost ~50 µs); for others, or a status of NaN, the batch kernel copies q
+            if not (q.flags.c_contiguous and q.dtype == np.float64 and self.accelerated_single(q, result) == 0):
+                kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), result.reshape(1, -1))
+            return result
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:
             return self.from_flat(entries)
         flat = out.reshape(-1)
         flat[:] = entries
-        return flat.reshape(self._shape)
+        return flat.reshape(self.shape)
 
     def from_flat(self, values: list) -> np.ndarray:
         """The result array of :meth:`flat`'s list (struct packing is the cheapest list -> ndarray
         measured here: 2x faster than ``array.array``, 3x than ``np.array``)."""
-        return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self._shape)
+        return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self.shape)
 
     def batch(self, qb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``; ``out``: a
@@ -252,7 +302,7 @@ class CompiledFK(LazyAccelerated):
         kernel = self._kernel(B)
         if kernel is not None:
             kernel(np.ascontiguousarray(qb, np.float64), out)
-            return out.reshape((B,) + self._shape)
+            return out.reshape((B,) + self.shape)
         qT = np.ascontiguousarray(qb.T)
         components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
         components[:] = self._flat_template[:, None]
@@ -263,16 +313,21 @@ class CompiledFK(LazyAccelerated):
                 view[slot] = entry
             for column in range(0, size, 64):  # blocked transpose: ~20 % faster than one strided copy
                 out[start:stop, column:column + 64] = view[column:column + 64].T
-        return out.reshape((B,) + self._shape)
+        return out.reshape((B,) + self.shape)
 
 
 #: Configurations per chunk of a batched generated kernel.
 CHUNK = 2048
 
-def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool) -> CompiledFK | None:
+def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool,
+            counts_calls: bool = False) -> CompiledFK | None:
     """``CompiledFK`` of ``generate(model, *args)`` labelled by ``key``, or None when it gives no source."""
     generated = generate(model, *args)
-    return None if generated is None else CompiledFK(model, generated, str(key), vector_trig)
+    if generated is None:
+        return None
+    kernel = CompiledFK(model, generated, str(key), vector_trig)
+    kernel.counts_calls = counts_calls
+    return kernel
 
 
 # Kernels are kept in robokin_ros.model_cache ("fk kernels"), built on first use; the lookups
@@ -301,6 +356,22 @@ def compiled_joint_poses(model: RobotModel) -> CompiledFK:
     """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
     return model_cache.cached(model, "fk kernels", "joint poses", _kernel, model, "joint poses",
                               generate_joint_poses_source, (), False)
+
+
+def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:
+    """The generated LOCAL_WORLD_ALIGNED Jacobian ``(6, n_v)`` of one frame (kept per model and
+    frame), or None; see :func:`generate_jacobian_source`. Its numba kernel loads in the
+    background once :data:`robokin_ros.accel.MIN_BATCH` single calls have gone through
+    :meth:`CompiledFK.single_entry` (a controller's calls add up), or at once by
+    :func:`robokin_ros.prepare`.
+
+    Raises:
+        UnknownLinkError: a frame the model does not have.
+    """
+    model.link_index(frame)
+    key = ("jacobian", frame)
+    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_jacobian_source, (frame,),
+                              False, True)
 
 
 def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ArgumentError
 from ..model import RobotModel
 from .dynamics_codegen import PREPARABLE, register_single
-from .fk_codegen import compiled_fk, compiled_frames, compiled_link_poses
+from .fk_codegen import compiled_fk, compiled_frames, compiled_jacobian, compiled_link_poses
 from .plan import dynamics_tree_with_inertia
 
 #: The dynamics calls prepared by ``robokin_ros.dynamics.prepare`` when none are named.
@@ -24,7 +24,8 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
     Args:
         model: the robot.
         frames: tuples of link names: for each, the poses + Jacobians kernel (as IK and
-            :func:`robokin_ros.jacobian` use).
+            :func:`robokin_ros.jacobian` of a batch use); for a tuple of one frame also its
+            Jacobian-only kernel (:func:`robokin_ros.jacobian` of one configuration).
         fk: the FK of every link (what :func:`robokin_ros.forward_kinematics` uses).
         fk_variants: ``(layout, frames)`` pairs of the other output options of
             :func:`robokin_ros.forward_kinematics`: layout ``"4x4"``, ``"3x4"`` or ``"position"``
@@ -46,7 +47,9 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
     unknown = [c for c in dynamics if c not in PREPARABLE]
     if unknown:
         raise ArgumentError("dynamics", f"unknown calls {unknown}; choose among {sorted(PREPARABLE)}")
+    frames = [tuple(f) for f in frames]
     kernels = ([compiled_fk(model)] if fk else []) + [compiled_frames(model, f) for f in frames]
+    kernels += [compiled_jacobian(model, f[0]) for f in frames if len(f) == 1]
     kernels += [compiled_link_poses(model, model.link_indices(f), layout) for layout, f in fk_variants]
     ready = all(k is not None and k.accelerate() for k in kernels)
     if dynamics:

@@ -1,8 +1,9 @@
 """Kinematics: forward kinematics, transforms between frames, Jacobians and pose derivatives.
 
 :mod:`.fk` (world poses of every link, ``joint_poses`` for /tf), :mod:`.geometric_jacobians`
-(geometric Jacobians in the three reference frames) and :mod:`.derivatives` (first and second pose
-derivatives, the kinematic Hessian). ``robokin_ros.kinematics.use_generated_kernels`` reads and
+(geometric Jacobians in the three reference frames), :mod:`.derivatives` (first and second pose
+derivatives, the kinematic Hessian) and :mod:`.prepared` (:class:`Kinematics`, a model's
+single-configuration calls prepared once). ``robokin_ros.kinematics.use_generated_kernels`` reads and
 sets :data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours).
 """
 
@@ -28,8 +29,10 @@ from .geometric_jacobians import (
     jacobian,
     jacobians,
 )
+from .prepared import Kinematics
 
-__all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "forward_kinematics", "forward_kinematics_generic",
+__all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Kinematics", "Reference", "forward_kinematics",
+           "forward_kinematics_generic",
            "frame_pose_and_jacobian", "frame_transform", "jacobian", "jacobians", "joint_motion_subspaces",
            "joint_poses", "kinematic_hessian", "link_positions", "pose_derivatives", "pose_second_derivatives"]
 

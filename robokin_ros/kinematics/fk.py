@@ -14,15 +14,19 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import model_cache
 from ..checks import check_out, finite_configuration, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
-from ..kernels import selection
+from ..kernels import accel, selection
 from ..kernels.fk_codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses
 from ..kernels.plan import compose, fk_plan, other_joint_motion, plane_frame
 from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw, rotation_about_axis
 
 Array = NDArray[np.float64]
+
+#: numpy's float64 dtype (a singleton: an identity test is the cheapest dtype check).
+FLOAT64 = np.dtype(np.float64)
 
 def _fk_components(model: RobotModel, qb: Array):
     """World rotations ``(3, 3, n_links, B)`` and positions ``(3, n_links, B)`` for ``qb (B, n_q)``."""
@@ -77,7 +81,8 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         layout: ``"4x4"`` homogeneous matrices; ``"3x4"`` their top three rows ``[R | p]``
             (the constant ``[0, 0, 0, 1]`` row left out).
         out: optional array to write the result into, like numpy's ``out=``: float64,
-            C-contiguous, writeable, of exactly the result's shape.
+            C-contiguous, writeable, of exactly the result's shape, not overlapping ``q``
+            (the kernels write it while still reading ``q``).
 
     Returns:
         ``T_world_link (..., n, 4, 4)`` (``"3x4"``: ``(..., n, 3, 4)``), ``n = n_links`` or
@@ -90,12 +95,26 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         ArgumentError: an unknown ``layout``; ``out`` not a writeable C-contiguous float64
             array; ``frames`` a str (pass a list).
     """
-    if frames is None and out is None and layout == "4x4":
-        values = finite_configuration(model, q) if selection.use_generated else None
-        if values is not None:  # the node's per-message path: no numpy call before the kernel
-            compiled = compiled_fk(model)
-            if compiled is not None:
-                return compiled.single(q, values)
+    if frames is None and layout == "4x4" and selection.use_generated:
+        # One configuration (the node's per-message path): the compiled single entry checks
+        # q's length and finiteness and out's shape itself; what it refuses (NaN, a bad out)
+        # takes the checked path below, which raises the typed error. Only 1-D float64 arrays
+        # are offered to it: numba's refusal of another type would cost ~50 µs.
+        compiled = model_cache.peek(model, "fk kernels", "fk")
+        single = None if compiled is None or not accel.enabled else compiled.accelerated_single
+        if single is None:
+            values = finite_configuration(model, q) if out is None else None
+            if values is not None:  # no numpy call before the Python-float kernel
+                compiled = compiled_fk(model)
+                if compiled is not None:
+                    return compiled.single(q, values)
+        elif type(q) is np.ndarray and q.ndim == 1 and q.dtype is FLOAT64:
+            result = np.empty(compiled.shape) if out is None else out
+            try:
+                if single(q, result) == 0:
+                    return result
+            except TypeError:   # a strided q, or an out that is not a writeable C-contiguous float64 array
+                pass
     if layout not in ("4x4", "3x4"):
         raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
     return _link_poses(model, q, model.link_indices(frames), layout, out)

@@ -15,10 +15,10 @@ from numpy.typing import NDArray
 from .. import model_cache
 from ..checks import finite_configuration, real_array
 from ..errors import ArgumentError
-from ..kernels import selection
-from ..kernels.fk_codegen import compiled_frames
+from ..kernels import accel, selection
+from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
 from ..model import JointType, RobotModel
-from .fk import forward_kinematics, joint_motion_subspaces, resolve_poses
+from .fk import FLOAT64, forward_kinematics, joint_motion_subspaces, resolve_poses
 
 Array = NDArray[np.float64]
 
@@ -182,6 +182,25 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     Raises:
         UnknownLinkError: unknown frame. ShapeError: bad ``q``, ``point`` or ``poses``.
     """
+    if reference is LOCAL_WORLD_ALIGNED and point is None and poses is None and selection.use_generated \
+            and type(q) is np.ndarray and q.ndim == 1 and q.dtype is FLOAT64:
+        # One configuration: the compiled Jacobian-only entry checks q's length and finiteness
+        # itself; what it refuses (NaN) takes the checked path below. Only 1-D float64 arrays
+        # are offered to it: numba's refusal of another type would cost ~50 µs.
+        compiled = model_cache.peek(model, "fk kernels", ("jacobian", frame)) or compiled_jacobian(model, frame)
+        if compiled is None:
+            single = None
+        elif compiled.accelerated_single is None or not accel.enabled:
+            single = compiled.single_entry()   # None until loaded; counts the call towards loading it
+        else:
+            single = compiled.accelerated_single
+        if single is not None:
+            J = np.empty(compiled.shape)
+            try:
+                if single(q, J) == 0:
+                    return J
+            except TypeError:   # a strided q
+                pass
     return frame_pose_and_jacobian(model, q, frame, reference, point, poses)[1]
 
 
