@@ -14,13 +14,18 @@ on two different links, minus
 :func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
 for the whole batch, a vectorised bounding-volume test of every pair in every configuration
 (capsules and spheres around each shape, a lower bound of the pair's distance), and coal's
-narrow phase (``coal.collide``) only for the pairs whose bounds overlap.
+narrow phase (``coal.collide``) only for the pairs whose bounds overlap. One configuration
+``q (n_q,)`` goes through :class:`~robokin_ros.collision.single.SingleCheck` instead (one
+compiled call: FK, bounds, culling, exact primitive narrow phases; coal for the rest), once its
+kernel is loaded (:meth:`CollisionModel.prepare`, or in the background after
+:data:`robokin_ros.accel.MIN_BATCH` single calls); the verdicts are the same.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import weakref
 from collections.abc import Sequence
 
@@ -34,6 +39,7 @@ from ..model import RobotModel
 from ..model.srdf import parse_srdf
 from .geometry import bounding_capsule, coal_module, geometry_placement, geometry_shape, segment_distances
 from .pairs import SAMPLES, sample_disabled_pairs
+from .single import SingleCheck
 
 Array = NDArray[np.float64]
 
@@ -150,6 +156,7 @@ class CollisionModel:
         self.adjacent = _adjacent_pairs(model, has_geometry)
         self.disabled: tuple = ()
         self.pairs = self._pairs_without(set())
+        self._single: SingleCheck | None | bool = False   # False: not built yet (see single_check)
 
     @property
     def model(self) -> RobotModel:
@@ -186,6 +193,8 @@ class CollisionModel:
         off = {(min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in disabled}
         out = copy.copy(self)
         out.pairs = self._pairs_without(off)
+        out._single = False
+        out.__dict__.pop("_pair_names", None)
         out.disabled = tuple((self.link_names[i], self.link_names[j], "Adjacent") for i, j in sorted(self.adjacent)) + \
             tuple((a, b, r) for a, b, r in disabled if r != "Adjacent")
         return out
@@ -195,6 +204,83 @@ class CollisionModel:
               samples: int = SAMPLES, rng=0) -> CollisionModel:
         """Same as :func:`collision_model`."""
         return collision_model(model, srdf, package_paths, base_dir, samples, rng)
+
+    # ------------------------------------------------------------------ one configuration
+    @property
+    def single_check(self) -> SingleCheck | None:
+        """The compiled one-configuration check (built on first use), or None when the model
+        has no generated FK of its geometry links (a floating or planar joint moves them) or
+        no pair to check."""
+        if self._single is False:
+            self._single = SingleCheck.of(self, self.model)
+        return self._single
+
+    def prepare(self) -> bool:
+        """Load the compiled one-configuration check now (compiled unless the disk cache has
+        it: 5-30 s once per machine, then well under a second), instead of in the background
+        after :data:`robokin_ros.accel.MIN_BATCH` single calls.
+
+        Returns:
+            True when single configurations use it; False without numba, with the accelerator
+            off, or without a generated FK of the geometry links (the batched path serves).
+        """
+        check = self.single_check
+        return check is not None and check.accelerate()
+
+    def in_collision_one(self, q) -> bool:
+        """True when one configuration ``q (n_q,)`` is in self-collision (stops at the first
+        colliding pair): :func:`in_collision` of one configuration without its array.
+
+        Raises:
+            ShapeError: ``q`` is not ``(n_q,)``.
+            NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
+        """
+        return self._collides_one(self._one_configuration(q, single=True))
+
+    def _one_configuration(self, q, single: bool = False) -> Array | None:
+        """``q`` as the compiled check takes it when it is one configuration ``(n_q,)``: the
+        array itself when :meth:`SingleCheck.takes` it (its finiteness is checked by the kernel,
+        or by the batched path's fallback), else checked and copied; None for a batch (unless
+        ``single``: then a ShapeError).
+
+        Raises:
+            ShapeError, NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
+        """
+        check = self.single_check
+        if check is not None and check.takes(q):
+            return q
+        q = self.model.check_q(q, single=single)
+        return None if q.ndim != 1 else np.array(q, np.float64)
+
+    def _collides_one(self, q: Array) -> bool:
+        """:meth:`in_collision_one` of ``q`` from :meth:`_one_configuration`."""
+        check = self.single_check
+        found = None if check is None else check.collides(q)
+        if found is None:
+            q = self.model.check_q(q, single=True)
+            return bool(self.colliding(self.geometry_poses(q[None]), self.pairs, first=True).any())
+        return found
+
+    def _pairs_one(self, q: Array) -> list:
+        """The colliding link pairs (names, each once, in pair order) of ``q`` from
+        :meth:`_one_configuration`."""
+        check = self.single_check
+        run = None if check is None else check.states(q)
+        if run is None:
+            q = self.model.check_q(q, single=True)
+            colliding = np.flatnonzero(self.colliding(self.geometry_poses(q[None]), self.pairs)[0])
+        elif not run[1]:
+            return []
+        else:
+            colliding = np.flatnonzero(run[0])
+        names = self._pair_names
+        return list(dict.fromkeys(names[k] for k in colliding.tolist()))
+
+    @functools.cached_property
+    def _pair_names(self) -> list:
+        """``(link_a, link_b)`` names of each geometry pair of :attr:`pairs`."""
+        names, links = self.link_names, self.geometry_links
+        return [(names[links[a]], names[links[b]]) for a, b in self.pairs.tolist()]
 
     # ------------------------------------------------------------------ checking
     def geometry_poses(self, q: Array) -> Array:
@@ -335,6 +421,11 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     """
     cm = model if isinstance(model, CollisionModel) else collision_model(model)
     robot = cm.model
+    if not (distance or contacts):
+        one = cm._one_configuration(q)
+        if one is not None:
+            found = cm._pairs_one(one)
+            return SelfCollisionResult(np.array(bool(found)), found)
     q = robot.check_q(q)
     batch = q.shape[:-1]
     flat = q.reshape(-1, robot.n_q)
@@ -401,6 +492,24 @@ def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Arra
 
 
 def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
-    """``(B,)`` bool for configurations ``q (B, n_q)`` (the IK acceptance test; no names)."""
-    q = np.atleast_2d(np.asarray(q, float))
+    """Whether configurations are in self-collision (the IK acceptance test; no names; each
+    stops at its first colliding pair).
+
+    Args:
+        cm: the collision model.
+        q: ``(B, n_q)`` configurations, or one ``(n_q,)`` (the compiled single path, see
+            :class:`~robokin_ros.collision.single.SingleCheck`).
+
+    Returns:
+        ``(B,)`` bool; ``(1,)`` for one configuration (:meth:`CollisionModel.in_collision_one`
+        gives a plain bool).
+
+    Raises:
+        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
+    """
+    robot = cm.model
+    one = cm._one_configuration(q)
+    if one is not None:
+        return np.array([cm._collides_one(one)])
+    q = robot.check_q(q).reshape(-1, robot.n_q)
     return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)

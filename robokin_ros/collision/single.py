@@ -1,0 +1,170 @@
+"""Self-collision of one configuration at a time: one compiled call, then coal for what it leaves.
+
+:class:`SingleCheck` holds a collision model's generated kernel
+(:mod:`robokin_ros.collision.compiled_source`): forward kinematics of the links with geometry,
+bounds, culling and the exact primitive narrow phases in one numba call, then ``coal.collide``
+only for the pairs it leaves to coal (cylinder-cylinder, meshes, separations within
+:data:`~robokin_ros.collision.compiled_source.DEFER_BAND` of touching), in the order the
+batched path uses. Its verdicts are the batched path's (coal's narrow phase on every pair whose
+bounds overlap).
+
+The kernel is loaded like the FK kernels (:class:`robokin_ros.kernels.lazy_accel.LazyAccelerated`):
+in a background thread once :data:`robokin_ros.accel.MIN_BATCH` configurations have been
+checked one at a time, or at once by :meth:`robokin_ros.collision.CollisionModel.prepare`;
+until then (and without numba) :meth:`SingleCheck.states` returns None and the caller runs the
+batched path on a batch of one.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..kernels import accel, selection
+from ..kernels.fk_codegen import compiled_link_poses
+from ..kernels.lazy_accel import LazyAccelerated
+from ..model import RobotModel
+from .compiled_source import BOUND_MARGIN, FREE, HIT, OTHER, SHAPE_CODES, check_source, pair_kinds
+from .geometry import coal_module
+
+Array = NDArray[np.float64]
+
+
+def _sizes(shape) -> tuple[int, list]:
+    """Shape code and sizes ``[3]`` of a coal shape (see :func:`check_source`)."""
+    code = SHAPE_CODES.get(type(shape).__name__, OTHER)
+    if code == 0:
+        return code, [float(shape.radius), 0.0, 0.0]
+    if code in (1, 2):
+        return code, [float(shape.radius), float(shape.halfLength), 0.0]
+    if code == 3:
+        return code, [float(x) for x in shape.halfSide]
+    return code, [0.0, 0.0, 0.0]
+
+
+class SingleCheck(LazyAccelerated):
+    """The compiled one-configuration check of a :class:`~robokin_ros.collision.CollisionModel`.
+
+    Build it with :meth:`of` (None when the model has no generated FK of its geometry links:
+    a floating or planar joint moves them). Thread-safe: scratch arrays are per thread.
+    """
+
+    counts_calls = True
+    kind = "collision kernel"
+
+    def __init__(self, cm, model: RobotModel, fk):
+        super().__init__()
+        self._model = weakref.ref(model)
+        self.shapes = cm.shapes
+        self.pairs = cm.pairs
+        self.n_q = model.n_q
+        self._shape = (model.n_q,)
+        links = sorted(set(cm.geometry_links.tolist()))
+        slot = {link: k for k, link in enumerate(links)}
+        codes, sizes = zip(*[_sizes(s) for s in cm.shapes])
+        kinds, swapped = pair_kinds(np.array(codes), cm.pairs)
+        self.kinds = kinds
+        data = {"GEOMETRY_SLOTS": np.array([slot[g] for g in cm.geometry_links.tolist()], np.int64),
+                "PLACEMENTS": cm.placements[:, :3, :], "SIZES": np.array(sizes, float),
+                "SPHERE_CENTRES": cm.sphere_centres, "SPHERE_RADII": cm.sphere_radii,
+                "CAPSULE_ENDS": cm.capsule_ends, "CAPSULE_RADII": cm.capsule_radii,
+                "BOX_CENTRES": cm.box_centres, "BOX_HALVES": cm.box_halves,
+                "PAIRS": cm.pairs.astype(np.int64), "KINDS": kinds, "SWAPPED": swapped.astype(np.int64),
+                "REACH2": (cm.sphere_radii[cm.pairs].sum(axis=1) + BOUND_MARGIN) ** 2}
+        self.source = check_source(fk.generated.body, fk.generated.values, model.n_q, data)
+        self._reference_poses = lambda q: cm.geometry_poses(np.asarray(q, float)[None])[0]
+        self._local = threading.local()
+
+    @classmethod
+    def of(cls, cm, model: RobotModel) -> SingleCheck | None:
+        """The check of ``cm`` (a model with geometry pairs), or None (no generated FK)."""
+        if not len(cm.pairs):
+            return None
+        links = tuple(sorted(set(cm.geometry_links.tolist())))
+        fk = compiled_link_poses(model, links, "3x4")
+        return None if fk is None else cls(cm, model, fk)
+
+    def _load(self):
+        n_g, n_p = len(self.shapes), len(self.pairs)
+
+        def warm_up(check):
+            check(np.zeros(self.n_q), np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
+                  np.empty(n_p, np.int64))
+
+        def agrees(check) -> bool:   # the geometry poses equal the batched path's
+            q = np.array(accel.check_configuration(self.n_q))
+            rot, pos = np.empty((n_g, 3, 3)), np.empty((n_g, 3))
+            check(q, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
+            T = self._reference_poses(q)
+            return bool(np.allclose(rot, T[:, :3, :3], atol=1e-9) and np.allclose(pos, T[:, :3, 3], atol=1e-9))
+
+        return accel.load_function(self.source, "check", warm_up, agrees)
+
+    def _scratch(self) -> tuple:
+        try:
+            return self._local.scratch
+        except AttributeError:
+            coal = coal_module()
+            n_g, n_p = len(self.shapes), len(self.pairs)
+            self._local.scratch = (np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
+                                   np.empty(n_p, np.int64), coal.CollisionRequest(), coal.CollisionResult())
+            return self._local.scratch
+
+    def takes(self, q) -> bool:
+        """True when ``q`` is an array the kernel takes as it is: float64 ``(n_q,)``, C-contiguous
+        and writeable (a view of another layout would compile another specialisation)."""
+        return type(q) is np.ndarray and q.shape == self._shape and q.dtype == np.float64 and \
+            q.flags.c_contiguous and q.flags.writeable
+
+    def _run(self, q: Array, first: bool):
+        """``(states, any collision)`` of one configuration, None while the kernel is not loaded."""
+        kernel = self._kernel(1) if selection.use_generated else None
+        if kernel is None:
+            return None
+        rot, pos, state, todo, request, result = self._scratch()
+        n_hit, n_todo = kernel(q, rot, pos, state, todo)
+        if n_hit < 0:   # not finite: the model's check names the culprit
+            model = self._model()
+            if model is not None:
+                model.check_q(q, single=True)
+            return None   # (finite after all, poses not: the batched path decides)
+        if first and n_hit:
+            return state, True
+        coal = coal_module()
+        shapes, pairs = self.shapes, self.pairs
+        found = n_hit > 0
+        for k in todo[:n_todo].tolist():
+            a, b = pairs[k]
+            result.clear()
+            hit = coal.collide(shapes[a], coal.Transform3s(rot[a], pos[a]), shapes[b], coal.Transform3s(rot[b], pos[b]),
+                               request, result)
+            state[k] = HIT if hit else FREE
+            if hit:
+                if first:
+                    return state, True
+                found = True
+        return state, found
+
+    def states(self, q: Array) -> tuple | None:
+        """``(states, any collision)`` for one configuration ``q`` (an array :meth:`takes`):
+        ``states (P,)`` int8 per pair of ``cm.pairs``, :data:`HIT` (1) in collision,
+        :data:`FREE` (0) not (this thread's scratch, overwritten by its next call); None while
+        the kernel is not loaded (use the batched path).
+
+        Raises:
+            NonFiniteError: ``q`` has NaN or inf entries (or a mimic joint's value overflows).
+        """
+        return self._run(q, False)
+
+    def collides(self, q: Array) -> bool | None:
+        """True when some pair of one configuration ``q`` (as :meth:`states`) is in collision,
+        stopping at the first found; None while the kernel is not loaded.
+
+        Raises:
+            NonFiniteError: as :meth:`states`.
+        """
+        run = self._run(q, True)
+        return None if run is None else run[1]
