@@ -1,6 +1,6 @@
 """numba source of one configuration's self-collision check, generated per collision model.
 
-The generated module defines ``check(q, rot, pos, state, todo) -> (n_hit, n_todo)``: in one
+The generated module defines ``check(q, first, rot, pos, state, todo) -> (n_hit, n_todo)``: in one
 compiled call, the forward kinematics of the links that carry geometry (the model's generated
 FK body, :func:`robokin_ros.kernels.fk_codegen.generate_link_poses_source`), the world pose of
 every geometry, and a verdict per checked pair:
@@ -17,6 +17,7 @@ every geometry, and a verdict per checked pair:
 * every other pair whose bounds overlap (cylinder-cylinder, anything with a mesh, ...) and
   every deferred pair goes to coal: its index into ``todo``, deepest bound first.
 
+``first``: return at the first pair found in collision (``n_hit = 1``, nothing for coal).
 A configuration with a non-finite entry, or whose geometry poses are not finite (a mimic
 joint's value overflowing), returns ``n_hit = -1`` and decides nothing.
 
@@ -293,7 +294,7 @@ def bound_gap(rot, pos, a, b, gap):
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def check(q, rot, pos, state, todo):
+def check(q, first, rot, pos, state, todo):
     if q.shape[0] != N_Q or rot.shape[0] != N_GEOMETRIES or state.shape[0] != N_PAIRS or todo.shape[0] != N_PAIRS:
         raise ValueError('check: bad shapes')
     lp = np.empty(N_LINK_VALUES)
@@ -335,13 +336,15 @@ def check(q, rot, pos, state, todo):
             if key > MARGIN:
                 continue
         else:
-            first, second = (b, a) if SWAPPED[k] else (a, b)
-            key = separation(kind, rot, pos, first, second, SIZES[first], SIZES[second])
+            g1, g2 = (b, a) if SWAPPED[k] else (a, b)
+            key = separation(kind, rot, pos, g1, g2, SIZES[g1], SIZES[g2])
             if key > BAND:
                 continue
             if key < -BAND:
                 state[k] = 1
                 n_hit += 1
+                if first:   # the pairs after k are not looked at
+                    return n_hit, 0
                 continue
         state[k] = 2
         i = n_todo   # insertion by key: the deepest overlap first

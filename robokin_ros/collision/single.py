@@ -91,13 +91,13 @@ class SingleCheck(LazyAccelerated):
         n_g, n_p = len(self.shapes), len(self.pairs)
 
         def warm_up(check):
-            check(np.zeros(self.n_q), np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
+            check(np.zeros(self.n_q), False, np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
                   np.empty(n_p, np.int64))
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
             rot, pos = np.empty((n_g, 3, 3)), np.empty((n_g, 3))
-            check(q, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
+            check(q, False, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
             T = self._reference_poses(q)
             return bool(np.allclose(rot, T[:, :3, :3], atol=1e-9) and np.allclose(pos, T[:, :3, 3], atol=1e-9))
 
@@ -125,7 +125,7 @@ class SingleCheck(LazyAccelerated):
         if kernel is None:
             return None
         rot, pos, state, todo, request, result = self._scratch()
-        n_hit, n_todo = kernel(q, rot, pos, state, todo)
+        n_hit, n_todo = kernel(q, first, rot, pos, state, todo)
         if n_hit < 0:   # not finite: the model's check names the culprit
             model = self._model()
             if model is not None:
