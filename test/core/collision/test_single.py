@@ -17,9 +17,9 @@ from robokin_ros import (
     forward_kinematics,
     self_collisions,
 )
-from robokin_ros.kernels import accel as rk_accel
 from robokin_ros.collision import in_collision
 from robokin_ros.collision.compiled_source import DEFER_BAND, NARROW_KINDS
+from robokin_ros.kernels import accel as rk_accel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from peers import ERD_ROBOTS, PinCollisions, erd_urdf, example_robot_data_dir  # noqa: E402
