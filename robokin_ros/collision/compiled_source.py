@@ -1,6 +1,6 @@
 """numba source of one configuration's self-collision check, generated per collision model.
 
-The generated module defines ``check(q, first, rot, pos, state, todo) -> (n_hit, n_todo)``: in one
+The generated module defines ``check(q, mode, rot, pos, state, todo) -> (n_hit, n_todo)``: in one
 compiled call, the forward kinematics of the links that carry geometry (the model's generated
 FK body, :func:`robokin_ros.kernels.fk_codegen.generate_link_poses_source`), the world pose of
 every geometry, and a verdict per checked pair:
@@ -17,7 +17,9 @@ every geometry, and a verdict per checked pair:
 * every other pair whose bounds overlap (cylinder-cylinder, anything with a mesh, ...) and
   every deferred pair goes to coal: its index into ``todo``, deepest bound first.
 
-``first``: return at the first pair found in collision (``n_hit = 1``, nothing for coal).
+``mode``: :data:`EVERY` pair; :data:`FIRST`: return at the first pair found in collision
+(``n_hit = 1``, nothing for coal); :data:`POSES`: every pair, and every geometry's pose
+written (else only those of the pairs whose bounding spheres overlap).
 A configuration with a non-finite entry, or whose geometry poses are not finite (a mimic
 joint's value overflowing), returns ``n_hit = -1`` and decides nothing.
 
@@ -34,6 +36,8 @@ import numpy as np
 
 #: Pair states written by the kernel.
 FREE, HIT, COAL = 0, 1, 2
+#: Modes of the kernel.
+EVERY, FIRST, POSES = 0, 1, 2
 #: [m] Bounds closer than this send a pair on (the bounds' rounding; as the batched path).
 BOUND_MARGIN = 1e-6
 #: [m] A compiled separation within this band of touching is left to coal (covers coal's GJK
@@ -294,31 +298,41 @@ def bound_gap(rot, pos, a, b, gap):
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def check(q, first, rot, pos, state, todo):
+def place(lp, rot, pos, g):
+    """World pose of geometry g from the link poses lp (rows [R | p] of 3 x 4 per link)."""
+    o = 12 * GEOMETRY_SLOTS[g]
+    for r in range(3):
+        l0, l1, l2, lt = lp[o + 4 * r], lp[o + 4 * r + 1], lp[o + 4 * r + 2], lp[o + 4 * r + 3]
+        for c in range(3):
+            rot[g, r, c] = l0 * PLACEMENTS[g, 0, c] + l1 * PLACEMENTS[g, 1, c] + l2 * PLACEMENTS[g, 2, c]
+        pos[g, r] = l0 * PLACEMENTS[g, 0, 3] + l1 * PLACEMENTS[g, 1, 3] + l2 * PLACEMENTS[g, 2, 3] + lt
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def check(q, mode, rot, pos, state, todo):
     if q.shape[0] != N_Q or rot.shape[0] != N_GEOMETRIES or state.shape[0] != N_PAIRS or todo.shape[0] != N_PAIRS:
         raise ValueError('check: bad shapes')
-    lp = np.empty(N_LINK_VALUES)
     total = 0.0
     for i in range(N_Q):
         total += q[i]
     if not np.isfinite(total):
         return -1, 0
+    lp = np.empty(N_LINK_VALUES)
     link_poses(q, lp)
-    for i in range(N_LINK_VALUES):
-        total += lp[i]
-    if not np.isfinite(total):
-        return -1, 0
-    centres = np.empty((N_GEOMETRIES, 3))
+    centres = np.empty((N_GEOMETRIES, 3))   # of the bounding spheres, from the link poses
     for g in range(N_GEOMETRIES):
         o = 12 * GEOMETRY_SLOTS[g]
         for r in range(3):
-            l0, l1, l2, lt = lp[o + 4 * r], lp[o + 4 * r + 1], lp[o + 4 * r + 2], lp[o + 4 * r + 3]
-            for c in range(3):
-                rot[g, r, c] = l0 * PLACEMENTS[g, 0, c] + l1 * PLACEMENTS[g, 1, c] + l2 * PLACEMENTS[g, 2, c]
-            pos[g, r] = l0 * PLACEMENTS[g, 0, 3] + l1 * PLACEMENTS[g, 1, 3] + l2 * PLACEMENTS[g, 2, 3] + lt
-        for r in range(3):
-            centres[g, r] = (rot[g, r, 0] * SPHERE_CENTRES[g, 0] + rot[g, r, 1] * SPHERE_CENTRES[g, 1]
-                             + rot[g, r, 2] * SPHERE_CENTRES[g, 2] + pos[g, r])
+            centres[g, r] = (lp[o + 4 * r] * SPHERE_IN_LINK[g, 0] + lp[o + 4 * r + 1] * SPHERE_IN_LINK[g, 1]
+                             + lp[o + 4 * r + 2] * SPHERE_IN_LINK[g, 2] + lp[o + 4 * r + 3])
+            total += centres[g, r]
+    if not np.isfinite(total):
+        return -1, 0
+    placed = np.zeros(N_GEOMETRIES, np.bool_)   # geometry poses computed when a pair needs them
+    if mode == 2:
+        for g in range(N_GEOMETRIES):
+            place(lp, rot, pos, g)
+            placed[g] = True
     keys = np.empty(N_PAIRS)
     n_hit = 0
     n_todo = 0
@@ -330,6 +344,12 @@ def check(q, first, rot, pos, state, todo):
         if d2 > REACH2[k]:   # the bounding spheres are apart by more than MARGIN
             continue
         gap = np.sqrt(d2) - SPHERE_RADII[a] - SPHERE_RADII[b]
+        if not placed[a]:
+            place(lp, rot, pos, a)
+            placed[a] = True
+        if not placed[b]:
+            place(lp, rot, pos, b)
+            placed[b] = True
         kind = KINDS[k]
         if kind == 0:
             key = bound_gap(rot, pos, a, b, gap)
@@ -343,7 +363,7 @@ def check(q, first, rot, pos, state, todo):
             if key < -BAND:
                 state[k] = 1
                 n_hit += 1
-                if first:   # the pairs after k are not looked at
+                if mode == 1:   # the pairs after k are not looked at
                     return n_hit, 0
                 continue
         state[k] = 2
@@ -388,7 +408,8 @@ def check_source(fk_body, fk_values, n_q: int, data: dict) -> str:
             ``SPHERE_RADII (G,)``, ``CAPSULE_ENDS (G, 2, 3)``, ``CAPSULE_RADII (G,)``,
             ``BOX_CENTRES (G, 3)``, ``BOX_HALVES (G, 3)``, ``PAIRS (P, 2)``, ``KINDS (P,)``,
             ``SWAPPED (P,)`` (see :func:`pair_kinds`), ``REACH2 (P,)`` (the squared sum of the
-            pair's bounding sphere radii and :data:`BOUND_MARGIN`).
+            pair's bounding sphere radii and :data:`BOUND_MARGIN`), ``SPHERE_IN_LINK (G, 3)``
+            (the bounding spheres' centres in their link frames).
     """
     lines = ["# generated by robokin_ros.collision; safe to delete (rebuilt on demand)",
              "from math import cos, inf, nan, sin",

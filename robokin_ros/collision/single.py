@@ -27,7 +27,7 @@ from ..kernels import accel, selection
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
 from ..model import RobotModel
-from .compiled_source import BOUND_MARGIN, FREE, HIT, OTHER, SHAPE_CODES, check_source, pair_kinds
+from .compiled_source import BOUND_MARGIN, EVERY, FIRST, FREE, HIT, OTHER, POSES, SHAPE_CODES, check_source, pair_kinds
 from .geometry import coal_module
 
 Array = NDArray[np.float64]
@@ -73,7 +73,9 @@ class SingleCheck(LazyAccelerated):
                 "CAPSULE_ENDS": cm.capsule_ends, "CAPSULE_RADII": cm.capsule_radii,
                 "BOX_CENTRES": cm.box_centres, "BOX_HALVES": cm.box_halves,
                 "PAIRS": cm.pairs.astype(np.int64), "KINDS": kinds, "SWAPPED": swapped.astype(np.int64),
-                "REACH2": (cm.sphere_radii[cm.pairs].sum(axis=1) + BOUND_MARGIN) ** 2}
+                "REACH2": (cm.sphere_radii[cm.pairs].sum(axis=1) + BOUND_MARGIN) ** 2,
+                "SPHERE_IN_LINK": (cm.placements[:, :3, :3] @ cm.sphere_centres[:, :, None])[..., 0]
+                + cm.placements[:, :3, 3]}
         self.source = check_source(fk.generated.body, fk.generated.values, model.n_q, data)
         self._reference_poses = lambda q: cm.geometry_poses(np.asarray(q, float)[None])[0]
         self._local = threading.local()
@@ -91,13 +93,13 @@ class SingleCheck(LazyAccelerated):
         n_g, n_p = len(self.shapes), len(self.pairs)
 
         def warm_up(check):
-            check(np.zeros(self.n_q), False, np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
+            check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
                   np.empty(n_p, np.int64))
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
             rot, pos = np.empty((n_g, 3, 3)), np.empty((n_g, 3))
-            check(q, False, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
+            check(q, POSES, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
             T = self._reference_poses(q)
             return bool(np.allclose(rot, T[:, :3, :3], atol=1e-9) and np.allclose(pos, T[:, :3, 3], atol=1e-9))
 
@@ -125,7 +127,7 @@ class SingleCheck(LazyAccelerated):
         if kernel is None:
             return None
         rot, pos, state, todo, request, result = self._scratch()
-        n_hit, n_todo = kernel(q, first, rot, pos, state, todo)
+        n_hit, n_todo = kernel(q, FIRST if first else EVERY, rot, pos, state, todo)
         if n_hit < 0:   # not finite: the model's check names the culprit
             model = self._model()
             if model is not None:

@@ -18,7 +18,7 @@ from robokin_ros import (
     self_collisions,
 )
 from robokin_ros.collision import in_collision
-from robokin_ros.collision.compiled_source import DEFER_BAND, NARROW_KINDS
+from robokin_ros.collision.compiled_source import DEFER_BAND, EVERY, NARROW_KINDS, POSES
 from robokin_ros.kernels import accel as rk_accel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -173,7 +173,7 @@ def test_compiled_narrow_phases_equal_coal_near_contact(shape_a, shape_b):
     if pair in NARROW_KINDS:   # decided without coal: all but the band (exact kinds), most (brackets)
         kernel = cm.single_check._kernel(1)
         rot, pos, state, todo = cm.single_check._scratch()[:4]
-        to_coal = sum(kernel(x, False, rot, pos, state, todo)[1] for x in q)
+        to_coal = sum(kernel(x, EVERY, rot, pos, state, todo)[1] for x in q)
         assert to_coal < (0.5 if NARROW_KINDS[pair][0] in (7, 8) else 0.15) * len(q)
 
 
@@ -238,9 +238,10 @@ def test_a_copy_with_other_pairs_gets_its_own_check():
 
 def test_geometry_poses_of_the_kernel_equal_forward_kinematics():
     cm = prepared(CollisionModel.build(PANDA, srdf=PANDA_SRDF))
-    rot, pos = cm.single_check._scratch()[:2]
+    kernel = cm.single_check._kernel(1)
+    rot, pos, state, todo = cm.single_check._scratch()[:4]
     for q in PANDA.random_configuration(20, np.random.default_rng(17)):
-        cm.single_check.states(q)
+        kernel(q, POSES, rot, pos, state, todo)
         T = forward_kinematics(PANDA, q)[cm.geometry_links] @ cm.placements
         np.testing.assert_allclose(rot, T[:, :3, :3], atol=1e-12)
         np.testing.assert_allclose(pos, T[:, :3, 3], atol=1e-12)
