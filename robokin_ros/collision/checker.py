@@ -235,46 +235,40 @@ class CollisionModel:
             ShapeError: ``q`` is not ``(n_q,)``.
             NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
-        return self._collides_one(self._one_configuration(q, single=True))
+        check = self._single if self._single is not False else self.single_check
+        found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
+        return self._one(q, True, True)[1] if found is None else found
 
-    def _one_configuration(self, q, single: bool = False) -> Array | None:
-        """``q`` as the compiled check takes it when it is one configuration ``(n_q,)``: the
-        array itself when :meth:`SingleCheck.takes` it (its finiteness is checked by the kernel,
-        or by the batched path's fallback), else checked and copied; None for a batch (unless
-        ``single``: then a ShapeError).
+    def _one(self, q, first: bool, single: bool) -> tuple | None:
+        """``(states (n_pairs,) or None, any collision)`` of one configuration ``q (n_q,)``
+        (nonzero states: pairs in collision; ``first``: only whether one is, no states), by the
+        compiled check when it is loaded, else by the batched path; None when ``q`` is a batch
+        (``single``: a ShapeError instead).
 
         Raises:
             ShapeError, NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
-        check = self.single_check
-        if check is not None and check.takes(q):
-            return q
+        check = self._single if self._single is not False else self.single_check
+
+        def compiled(q):
+            if check is None:
+                return None
+            if first:
+                found = check.collides(q)
+                return None if found is None else (None, found)
+            return check.states(q)
+
+        run = compiled(q)   # an array the kernel takes: checked in the kernel
+        if run is not None:
+            return run
         q = self.model.check_q(q, single=single)
-        return None if q.ndim != 1 else np.array(q, np.float64)
-
-    def _collides_one(self, q: Array) -> bool:
-        """:meth:`in_collision_one` of ``q`` from :meth:`_one_configuration`."""
-        check = self.single_check
-        found = None if check is None else check.collides(q)
-        if found is None:
-            q = self.model.check_q(q, single=True)
-            return bool(self.colliding(self.geometry_poses(q[None]), self.pairs, first=True).any())
-        return found
-
-    def _pairs_one(self, q: Array) -> list:
-        """The colliding link pairs (names, each once, in pair order) of ``q`` from
-        :meth:`_one_configuration`."""
-        check = self.single_check
-        run = None if check is None else check.states(q)
-        if run is None:
-            q = self.model.check_q(q, single=True)
-            colliding = np.flatnonzero(self.colliding(self.geometry_poses(q[None]), self.pairs)[0])
-        elif not run[1]:
-            return []
-        else:
-            colliding = np.flatnonzero(run[0])
-        names = self._pair_names
-        return list(dict.fromkeys(names[k] for k in colliding.tolist()))
+        if q.ndim != 1:
+            return None
+        run = compiled(np.array(q, np.float64))   # a list, a view, a read-only array
+        if run is not None:
+            return run
+        colliding = self.colliding(self.geometry_poses(q[None]), self.pairs, first=first)[0]
+        return colliding, bool(colliding.any())
 
     @functools.cached_property
     def _pair_names(self) -> list:
@@ -422,10 +416,11 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     cm = model if isinstance(model, CollisionModel) else collision_model(model)
     robot = cm.model
     if not (distance or contacts):
-        one = cm._one_configuration(q)
+        one = cm._one(q, False, False)
         if one is not None:
-            found = cm._pairs_one(one)
-            return SelfCollisionResult(np.array(bool(found)), found)
+            names = cm._pair_names
+            found = list(dict.fromkeys(names[k] for k in np.flatnonzero(one[0]).tolist())) if one[1] else []
+            return SelfCollisionResult(np.array(one[1]), found)
     q = robot.check_q(q)
     batch = q.shape[:-1]
     flat = q.reshape(-1, robot.n_q)
@@ -508,8 +503,8 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
         ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
     """
     robot = cm.model
-    one = cm._one_configuration(q)
+    one = cm._one(q, True, False)
     if one is not None:
-        return np.array([cm._collides_one(one)])
+        return np.array([one[1]])
     q = robot.check_q(q).reshape(-1, robot.n_q)
     return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)

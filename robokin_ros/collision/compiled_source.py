@@ -1,6 +1,6 @@
 """numba source of one configuration's self-collision check, generated per collision model.
 
-The generated module defines ``check(q, mode, rot, pos, state, todo) -> (n_hit, n_todo)``: in one
+The generated module defines ``check(q, mode, poses, index) -> (n_hit, n_todo)``: in one
 compiled call, the forward kinematics of the links that carry geometry (the model's generated
 FK body, :func:`robokin_ros.kernels.fk_codegen.generate_link_poses_source`), the world pose of
 every geometry, and a verdict per checked pair:
@@ -23,9 +23,10 @@ written (else only those of the pairs whose bounding spheres overlap).
 A configuration with a non-finite entry, or whose geometry poses are not finite (a mimic
 joint's value overflowing), returns ``n_hit = -1`` and decides nothing.
 
-Outputs: ``rot (G, 3, 3)``, ``pos (G, 3)`` world poses of the geometries (coal's transforms),
-``state (P,)`` int8 per pair (:data:`FREE`, :data:`HIT`, :data:`COAL`), ``todo (P,)`` the pairs
-for coal in ``[:n_todo]``. The geometry data are constants of the module (so the call takes
+Outputs (few arguments: each costs time in numba's dispatch): ``poses (G, 3, 4)`` world poses
+``[R | p]`` of the geometries (coal's transforms), ``index (2, P)`` int64: ``index[0]`` the
+state of each pair (:data:`FREE`, :data:`HIT`, :data:`COAL`), ``index[1, :n_todo]`` the pairs
+for coal. The geometry data are constants of the module (so the call takes
 only its outputs), and the module is named by the hash of its text (see
 :func:`robokin_ros.kernels.accel.load_function`).
 """
@@ -309,9 +310,10 @@ def place(lp, rot, pos, g):
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def check(q, mode, rot, pos, state, todo):
-    if q.shape[0] != N_Q or rot.shape[0] != N_GEOMETRIES or state.shape[0] != N_PAIRS or todo.shape[0] != N_PAIRS:
+def check(q, mode, poses, index):
+    if q.shape[0] != N_Q or poses.shape[0] != N_GEOMETRIES or index.shape[1] != N_PAIRS:
         raise ValueError('check: bad shapes')
+    rot, pos, state, todo = poses[:, :, :3], poses[:, :, 3], index[0], index[1]
     total = 0.0
     for i in range(N_Q):
         total += q[i]

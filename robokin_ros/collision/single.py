@@ -31,6 +31,7 @@ from .compiled_source import BOUND_MARGIN, EVERY, FIRST, FREE, HIT, OTHER, POSES
 from .geometry import coal_module
 
 Array = NDArray[np.float64]
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _sizes(shape) -> tuple[int, list]:
@@ -93,80 +94,95 @@ class SingleCheck(LazyAccelerated):
         n_g, n_p = len(self.shapes), len(self.pairs)
 
         def warm_up(check):
-            check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
-                  np.empty(n_p, np.int64))
+            check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
-            rot, pos = np.empty((n_g, 3, 3)), np.empty((n_g, 3))
-            check(q, POSES, rot, pos, np.empty(n_p, np.int8), np.empty(n_p, np.int64))
-            T = self._reference_poses(q)
-            return bool(np.allclose(rot, T[:, :3, :3], atol=1e-9) and np.allclose(pos, T[:, :3, 3], atol=1e-9))
+            poses = np.empty((n_g, 3, 4))
+            check(q, POSES, poses, np.empty((2, n_p), np.int64))
+            return bool(np.allclose(poses, self._reference_poses(q)[:, :3], atol=1e-9))
 
         return accel.load_function(self.source, "check", warm_up, agrees)
 
     def _scratch(self) -> tuple:
+        """This thread's ``(poses (G, 3, 4), index (2, P) int64, coal request, coal result)``."""
         try:
             return self._local.scratch
         except AttributeError:
             coal = coal_module()
-            n_g, n_p = len(self.shapes), len(self.pairs)
-            self._local.scratch = (np.empty((n_g, 3, 3)), np.empty((n_g, 3)), np.empty(n_p, np.int8),
-                                   np.empty(n_p, np.int64), coal.CollisionRequest(), coal.CollisionResult())
+            self._local.scratch = (np.empty((len(self.shapes), 3, 4)), np.empty((2, len(self.pairs)), np.int64),
+                                   coal.CollisionRequest(), coal.CollisionResult())
             return self._local.scratch
 
     def takes(self, q) -> bool:
-        """True when ``q`` is an array the kernel takes as it is: float64 ``(n_q,)``, C-contiguous
-        and writeable (a view of another layout would compile another specialisation)."""
-        return type(q) is np.ndarray and q.shape == self._shape and q.dtype == np.float64 and \
-            q.flags.c_contiguous and q.flags.writeable
+        """True when ``q`` is an array the kernel takes as it is: float64 ``(n_q,)``, contiguous
+        and writeable (another layout would compile another specialisation)."""
+        return type(q) is np.ndarray and q.shape == self._shape and q.dtype is _FLOAT64 and q.strides == (8,) \
+            and q.flags.writeable
 
-    def _run(self, q: Array, first: bool):
-        """``(states, any collision)`` of one configuration, None while the kernel is not loaded."""
-        kernel = self._kernel(1) if selection.use_generated else None
+    def _call(self, q, mode: int) -> tuple | None:
+        """``(n_hit, n_todo, scratch)`` of the kernel on ``q`` (see :meth:`states`), or None."""
+        kernel = self._accelerated
         if kernel is None:
+            kernel = self._kernel(1)
+            if kernel is None:
+                return None
+        if not (accel.enabled and selection.use_generated and self.takes(q)):
             return None
-        rot, pos, state, todo, request, result = self._scratch()
-        n_hit, n_todo = kernel(q, FIRST if first else EVERY, rot, pos, state, todo)
+        scratch = self._scratch()
+        n_hit, n_todo = kernel(q, mode, scratch[0], scratch[1])
         if n_hit < 0:   # not finite: the model's check names the culprit
             model = self._model()
             if model is not None:
                 model.check_q(q, single=True)
             return None   # (finite after all, poses not: the batched path decides)
-        if first and n_hit:
-            return state, True
+        return n_hit, n_todo, scratch
+
+    def _coal(self, scratch: tuple, n_todo: int, first: bool) -> bool:
+        """coal's verdicts of the pairs the kernel left (``index[1, :n_todo]``), written into
+        their states; True when one is in collision (``first``: stop there)."""
         coal = coal_module()
+        poses, index, request, result = scratch
         shapes, pairs = self.shapes, self.pairs
-        found = n_hit > 0
-        for k in todo[:n_todo].tolist():
+        found = False
+        for k in index[1, :n_todo].tolist():
             a, b = pairs[k]
             result.clear()
-            hit = coal.collide(shapes[a], coal.Transform3s(rot[a], pos[a]), shapes[b], coal.Transform3s(rot[b], pos[b]),
-                               request, result)
-            state[k] = HIT if hit else FREE
+            hit = coal.collide(shapes[a], coal.Transform3s(poses[a, :, :3], poses[a, :, 3]),
+                               shapes[b], coal.Transform3s(poses[b, :, :3], poses[b, :, 3]), request, result)
+            index[0, k] = HIT if hit else FREE
             if hit:
                 if first:
-                    return state, True
+                    return True
                 found = True
-        return state, found
+        return found
 
-    def states(self, q: Array) -> tuple | None:
-        """``(states, any collision)`` for one configuration ``q`` (an array :meth:`takes`):
-        ``states (P,)`` int8 per pair of ``cm.pairs``, :data:`HIT` (1) in collision,
-        :data:`FREE` (0) not (this thread's scratch, overwritten by its next call); None while
-        the kernel is not loaded (use the batched path).
+    def states(self, q) -> tuple | None:
+        """``(states, any collision)`` of one configuration ``q``: ``states (P,)`` int64 per
+        pair of ``cm.pairs``, :data:`HIT` (1) in collision, :data:`FREE` (0) not (this thread's
+        scratch, overwritten by its next call). None when ``q`` is not an array :meth:`takes`,
+        the kernel is not loaded, or the accelerator or the generated kernels are off (use the
+        batched path).
 
         Raises:
             NonFiniteError: ``q`` has NaN or inf entries (or a mimic joint's value overflows).
         """
-        return self._run(q, False)
+        call = self._call(q, EVERY)
+        if call is None:
+            return None
+        n_hit, n_todo, scratch = call
+        found = self._coal(scratch, n_todo, False) if n_todo else False
+        return scratch[1][0], n_hit > 0 or found
 
-    def collides(self, q: Array) -> bool | None:
-        """True when some pair of one configuration ``q`` (as :meth:`states`) is in collision,
-        stopping at the first found; None while the kernel is not loaded.
+    def collides(self, q) -> bool | None:
+        """True when some pair of one configuration ``q`` is in collision, stopping at the first
+        found; None as :meth:`states`.
 
         Raises:
             NonFiniteError: as :meth:`states`.
         """
-        run = self._run(q, True)
-        return None if run is None else run[1]
+        call = self._call(q, FIRST)
+        if call is None:
+            return None
+        n_hit, n_todo, scratch = call
+        return n_hit > 0 or (n_todo > 0 and self._coal(scratch, n_todo, True))

@@ -172,8 +172,8 @@ def test_compiled_narrow_phases_equal_coal_near_contact(shape_a, shape_b):
     pair = (min(codes[shape_a], codes[shape_b]), max(codes[shape_a], codes[shape_b]))
     if pair in NARROW_KINDS:   # decided without coal: all but the band (exact kinds), most (brackets)
         kernel = cm.single_check._kernel(1)
-        rot, pos, state, todo = cm.single_check._scratch()[:4]
-        to_coal = sum(kernel(x, EVERY, rot, pos, state, todo)[1] for x in q)
+        poses, index = cm.single_check._scratch()[:2]
+        to_coal = sum(kernel(x, EVERY, poses, index)[1] for x in q)
         assert to_coal < (0.5 if NARROW_KINDS[pair][0] in (7, 8) else 0.15) * len(q)
 
 
@@ -239,9 +239,8 @@ def test_a_copy_with_other_pairs_gets_its_own_check():
 def test_geometry_poses_of_the_kernel_equal_forward_kinematics():
     cm = prepared(CollisionModel.build(PANDA, srdf=PANDA_SRDF))
     kernel = cm.single_check._kernel(1)
-    rot, pos, state, todo = cm.single_check._scratch()[:4]
+    poses, index = cm.single_check._scratch()[:2]
     for q in PANDA.random_configuration(20, np.random.default_rng(17)):
-        kernel(q, POSES, rot, pos, state, todo)
+        kernel(q, POSES, poses, index)
         T = forward_kinematics(PANDA, q)[cm.geometry_links] @ cm.placements
-        np.testing.assert_allclose(rot, T[:, :3, :3], atol=1e-12)
-        np.testing.assert_allclose(pos, T[:, :3, 3], atol=1e-12)
+        np.testing.assert_allclose(poses, T[:, :3], atol=1e-12)
