@@ -502,9 +502,13 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     Raises:
         ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
     """
-    robot = cm.model
-    one = cm._one(q, True, False)
-    if one is not None:
-        return np.array([one[1]])
-    q = robot.check_q(q).reshape(-1, robot.n_q)
-    return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)
+    check = cm._single if cm._single is not False else cm.single_check
+    found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
+    if found is None:
+        one = cm._one(q, True, False)
+        if one is None:
+            robot = cm.model
+            q = robot.check_q(q).reshape(-1, robot.n_q)
+            return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)
+        found = one[1]
+    return np.array([found])

@@ -76,7 +76,11 @@ class SingleCheck(LazyAccelerated):
                 "PAIRS": cm.pairs.astype(np.int64), "KINDS": kinds, "SWAPPED": swapped.astype(np.int64),
                 "REACH2": (cm.sphere_radii[cm.pairs].sum(axis=1) + BOUND_MARGIN) ** 2,
                 "SPHERE_IN_LINK": (cm.placements[:, :3, :3] @ cm.sphere_centres[:, :, None])[..., 0]
-                + cm.placements[:, :3, 3]}
+                + cm.placements[:, :3, 3],
+                # pairs nearest at the home configuration first: where a robot's geometry overlaps
+                # in most configurations, stop-at-first meets it sooner
+                "ORDER": np.argsort(cm.bound_gaps(cm.geometry_poses(model.home_configuration()[None]), cm.pairs)[0],
+                                    kind="stable")}
         self.source = check_source(fk.generated.body, fk.generated.values, model.n_q, data)
         self._reference_poses = lambda q: cm.geometry_poses(np.asarray(q, float)[None])[0]
         self._local = threading.local()
@@ -144,12 +148,18 @@ class SingleCheck(LazyAccelerated):
         coal = coal_module()
         poses, index, request, result = scratch
         shapes, pairs = self.shapes, self.pairs
+        transforms: dict = {}
+
+        def transform(g):
+            if g not in transforms:
+                transforms[g] = coal.Transform3s(poses[g, :, :3], poses[g, :, 3])
+            return transforms[g]
+
         found = False
         for k in index[1, :n_todo].tolist():
-            a, b = pairs[k]
+            a, b = pairs[k].tolist()
             result.clear()
-            hit = coal.collide(shapes[a], coal.Transform3s(poses[a, :, :3], poses[a, :, 3]),
-                               shapes[b], coal.Transform3s(poses[b, :, :3], poses[b, :, 3]), request, result)
+            hit = coal.collide(shapes[a], transform(a), shapes[b], transform(b), request, result)
             index[0, k] = HIT if hit else FREE
             if hit:
                 if first:
