@@ -261,6 +261,10 @@ class CollisionModel:
         run = compiled(q)   # an array the kernel takes: checked in the kernel
         if run is not None:
             return run
+        if type(q) is list and check is not None and len(q) == check.n_q and all(type(x) is float for x in q):
+            run = compiled(np.array(q))   # IK's lists of floats, checked in the kernel too
+            if run is not None:
+                return run
         q = self.model.check_q(q, single=single)
         if q.ndim != 1:
             return None

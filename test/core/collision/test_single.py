@@ -215,6 +215,7 @@ def test_bad_configurations_raise_typed_errors(use_kernel, monkeypatch):
         monkeypatch.setattr(rk_accel, "enabled", False)
     q = PANDA.home_configuration()
     for bad, error in [(np.r_[q[:-1], np.nan], NonFiniteError), (np.r_[q[:-1], np.inf], NonFiniteError),
+                       (np.r_[np.nan, q[1:]].tolist(), NonFiniteError),
                        (q[:-1], ShapeError), (["a"] * PANDA.n_q, ArgumentError)]:
         with pytest.raises(error):
             cm.in_collision_one(bad)
