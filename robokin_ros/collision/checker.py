@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from .. import model_cache
 from ..errors import ArgumentError
+from ..kernels import accel
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..model.srdf import parse_srdf
@@ -209,9 +210,11 @@ class CollisionModel:
     @property
     def single_check(self) -> SingleCheck | None:
         """The compiled one-configuration check (built on first use), or None when the model
-        has no generated FK of its geometry links (a floating or planar joint moves them) or
-        no pair to check."""
+        has no generated FK of its geometry links (a floating or planar joint moves them), no
+        pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
         if self._single is False:
+            if not accel.active():   # (not kept: the accelerator may be switched on later)
+                return None
             self._single = SingleCheck.of(self, self.model)
         return self._single
 
