@@ -212,11 +212,12 @@ class CollisionModel:
         """The compiled one-configuration check (built on first use), or None when the model
         has no generated FK of its geometry links (a floating or planar joint moves them), no
         pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
-        if self._single is False:
+        check = self._single
+        if check is False:
             if not accel.active():   # (not kept: the accelerator may be switched on later)
                 return None
-            self._single = SingleCheck.of(self, self.model)
-        return self._single
+            check = self._single = SingleCheck.of(self, self.model)
+        return check
 
     def prepare(self) -> bool:
         """Load the compiled one-configuration check now (compiled unless the disk cache has
@@ -238,7 +239,7 @@ class CollisionModel:
             ShapeError: ``q`` is not ``(n_q,)``.
             NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
-        check = self._single if self._single is not False else self.single_check
+        check = self.single_check
         found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
         return self._one(q, True, True)[1] if found is None else found
 
@@ -251,7 +252,7 @@ class CollisionModel:
         Raises:
             ShapeError, NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
-        check = self._single if self._single is not False else self.single_check
+        check = self.single_check
 
         def compiled(q):
             if check is None:
@@ -509,7 +510,7 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     Raises:
         ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
     """
-    check = cm._single if cm._single is not False else cm.single_check
+    check = cm.single_check
     found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
     if found is None:
         one = cm._one(q, True, False)

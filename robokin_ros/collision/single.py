@@ -3,16 +3,17 @@
 :class:`SingleCheck` holds a collision model's generated kernel
 (:mod:`robokin_ros.collision.compiled_source`): forward kinematics of the links with geometry,
 bounds, culling and the exact primitive narrow phases in one numba call, then ``coal.collide``
-only for the pairs it leaves to coal (cylinder-cylinder, meshes, separations within
-:data:`~robokin_ros.collision.compiled_source.DEFER_BAND` of touching), in the order the
-batched path uses. Its verdicts are the batched path's (coal's narrow phase on every pair whose
-bounds overlap).
+only for the pairs it leaves to coal (meshes, a box with a cylinder or a capsule, cylinder pairs
+its brackets do not decide, separations within
+:data:`~robokin_ros.collision.compiled_source.DEFER_BAND` of touching), deepest bound first as
+in the batched path. Its verdicts are the batched path's (coal's narrow phase on every pair
+whose bounds overlap); the tests check them against it, coal and Pinocchio.
 
 The kernel is loaded like the FK kernels (:class:`robokin_ros.kernels.lazy_accel.LazyAccelerated`):
 in a background thread once :data:`robokin_ros.accel.MIN_BATCH` configurations have been
 checked one at a time, or at once by :meth:`robokin_ros.collision.CollisionModel.prepare`;
-until then (and without numba) :meth:`SingleCheck.states` returns None and the caller runs the
-batched path on a batch of one.
+until then (and without numba) :meth:`SingleCheck.states` and :meth:`SingleCheck.collides`
+return None and the caller runs the batched path on a batch of one.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ class SingleCheck(LazyAccelerated):
                 + cm.placements[:, :3, 3],
                 "ORDER": _visiting_order(cm, model)}
         self.source = check_source(fk.generated.body, fk.generated.values, model.n_q, data)
-        self._reference_poses = lambda q: cm.geometry_poses(np.asarray(q, float)[None])[0]
+        # the batched path's geometry poses at the configuration a loaded kernel is checked at
+        self._reference = cm.geometry_poses(np.array([accel.check_configuration(model.n_q)]))[0, :, :3]
         self._local = threading.local()
 
     @classmethod
@@ -118,7 +120,7 @@ class SingleCheck(LazyAccelerated):
             q = np.array(accel.check_configuration(self.n_q))
             poses = np.empty((n_g, 3, 4))
             check(q, POSES, poses, np.empty((2, n_p), np.int64))
-            return bool(np.allclose(poses, self._reference_poses(q)[:, :3], atol=1e-9))
+            return bool(np.allclose(poses, self._reference, atol=1e-9))
 
         return accel.load_function(self.source, "check", warm_up, agrees)
 
