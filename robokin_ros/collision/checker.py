@@ -500,8 +500,8 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
 
     Args:
         cm: the collision model.
-        q: ``(B, n_q)`` configurations, or one ``(n_q,)`` (the compiled single path, see
-            :class:`~robokin_ros.collision.single.SingleCheck`).
+        q: ``(B, n_q)`` configurations, or one ``(n_q,)`` (both through the compiled check once
+            it is loaded, see :class:`~robokin_ros.collision.single.SingleCheck`).
 
     Returns:
         ``(B,)`` bool; ``(1,)`` for one configuration (:meth:`CollisionModel.in_collision_one`
@@ -517,6 +517,7 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
         if one is None:
             robot = cm.model
             q = robot.check_q(q).reshape(-1, robot.n_q)
-            return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)
+            found = None if check is None else check.collides_batch(q)
+            return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1) if found is None else found
         found = one[1]
     return np.array([found])

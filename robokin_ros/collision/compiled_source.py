@@ -19,6 +19,9 @@ every geometry, and a verdict per checked pair:
   (coal's, oriented with them): apart by more than the band, it is free; else it goes to coal
   (as every deferred pair): its index into ``todo``, deepest bound first.
 
+``check_batch(qb (B, n_q), mode, poses (B, G, 3, 4), index (B, 2, P), counts (B, 2))`` runs it
+on each configuration of a batch (``counts[b]``: its ``(n_hit, n_todo)``).
+
 ``mode``: :data:`EVERY` pair; :data:`FIRST`: return at the first pair found in collision
 (``n_hit = 1``, nothing for coal); :data:`POSES`: every pair, and every geometry's pose
 written (else only those of the pairs whose bounding spheres overlap).
@@ -399,6 +402,12 @@ def check(q, mode, poses, index):
         todo[i] = k
         n_todo += 1
     return n_hit, n_todo
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def check_batch(qb, mode, poses, index, counts):
+    for b in range(qb.shape[0]):
+        counts[b, 0], counts[b, 1] = check(qb[b], mode, poses[b], index[b])
 '''
 
 

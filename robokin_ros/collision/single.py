@@ -47,6 +47,9 @@ def _sizes(shape) -> tuple[int, list]:
     return code, [0.0, 0.0, 0.0]
 
 
+#: Configurations per call of the batched kernel (its outputs: ``B x (12 G + 2 P)`` numbers).
+BATCH_CHUNK = 256
+
 #: Random configurations (fixed seed: the generated source stays the same) whose collisions
 #: order the pairs of the stop-at-first check.
 ORDER_SAMPLES = 32
@@ -77,6 +80,7 @@ class SingleCheck(LazyAccelerated):
     def __init__(self, cm, model: RobotModel, fk):
         super().__init__()
         self._model = weakref.ref(model)
+        self._batch_kernel = None
         self.shapes = cm.shapes
         self.pairs = cm.pairs
         self.n_q = model.n_q
@@ -115,6 +119,8 @@ class SingleCheck(LazyAccelerated):
 
         def warm_up(check):
             check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))
+            check.py_func.__globals__["check_batch"](np.zeros((1, self.n_q)), EVERY, np.empty((1, n_g, 3, 4)),
+                                                     np.empty((1, 2, n_p), np.int64), np.empty((1, 2), np.int64))
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
@@ -123,6 +129,34 @@ class SingleCheck(LazyAccelerated):
             return bool(np.allclose(poses, self._reference, atol=1e-9))
 
         return accel.load_function(self.source, "check", warm_up, agrees)
+
+    def _installed(self, kernel) -> None:
+        self._batch_kernel = kernel.py_func.__globals__["check_batch"]   # (compiled by the warm-up)
+
+    def collides_batch(self, qb: Array) -> np.ndarray | None:
+        """``(B,)`` bool, each configuration of ``qb (B, n_q)`` (checked: float64, finite) in
+        self-collision, stopping at its first collision found; None while the kernel is not
+        loaded (or when some geometry pose is not finite: the batched path decides). Works
+        through :data:`BATCH_CHUNK` configurations at a time."""
+        if self._kernel(len(qb)) is None or not selection.use_generated:
+            return None
+        qb = np.ascontiguousarray(qb, np.float64)
+        n_g, n_p = len(self.shapes), len(self.pairs)
+        chunk = min(len(qb), BATCH_CHUNK)
+        poses, index, counts = np.empty((chunk, n_g, 3, 4)), np.empty((chunk, 2, n_p), np.int64), \
+            np.empty((chunk, 2), np.int64)
+        request, result = self._scratch()[2:]
+        out = np.empty(len(qb), bool)
+        for start in range(0, len(qb), chunk):
+            block = qb[start:start + chunk]
+            m = len(block)
+            self._batch_kernel(block, FIRST, poses[:m], index[:m], counts[:m])
+            if (counts[:m, 0] < 0).any():   # finite, but poses not (an overflowing mimic joint)
+                return None
+            out[start:start + m] = counts[:m, 0] > 0
+            for b in np.flatnonzero((counts[:m, 0] == 0) & (counts[:m, 1] > 0)).tolist():   # coal's pairs
+                out[start + b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
+        return out
 
     def _scratch(self) -> tuple:
         """This thread's ``(poses (G, 3, 4), index (2, P) int64, coal request, coal result)``."""

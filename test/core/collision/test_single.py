@@ -41,9 +41,11 @@ def prepared(cm: CollisionModel) -> CollisionModel:
 
 def agree_with_batched(cm: CollisionModel, q: np.ndarray) -> np.ndarray:
     """Assert that every pair's verdict of each configuration ``q (n, n_q)`` checked one at a time
-    equals the batched path's (coal on every pair whose bounds overlap); return the verdicts."""
+    (and each verdict of ``in_collision`` of the batch, the compiled batch) equals the batched
+    path's (coal on every pair whose bounds overlap); return the verdicts."""
     batched = cm.colliding(cm.geometry_poses(q), cm.pairs)
     reference = self_collisions(cm, q)
+    assert in_collision(cm, q).tolist() == batched.any(axis=1).tolist()   # the compiled batch
     check = cm.single_check
     for k in range(len(q)):
         states, found = check.states(q[k])
