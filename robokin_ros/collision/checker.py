@@ -435,15 +435,17 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     n = flat.shape[0]
     hit = np.zeros(n, bool)
     pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
-    names = cm.link_names
+    names = cm._pair_names
+    check = None if distance or contacts else cm.single_check   # (those need the batched path's poses)
     for start in range(0, n, CHUNK):
-        Tg = cm.geometry_poses(flat[start:start + CHUNK])
-        colliding = cm.colliding(Tg, cm.pairs)
+        colliding = None if check is None else check.states_batch(flat[start:start + CHUNK])
+        if colliding is None:
+            Tg = cm.geometry_poses(flat[start:start + CHUNK])
+            colliding = cm.colliding(Tg, cm.pairs)
         hit[start:start + CHUNK] = colliding.any(axis=1)
-        for b in range(len(Tg)):
-            found = cm.pairs[colliding[b]]
-            links = [(names[cm.geometry_links[a]], names[cm.geometry_links[c]]) for a, c in found.tolist()]
-            pairs_out.append(list(dict.fromkeys(links)))
+        for b, any_pair in enumerate(hit[start:start + CHUNK].tolist()):
+            pairs_out.append(list(dict.fromkeys(names[k] for k in np.flatnonzero(colliding[b]).tolist()))
+                             if any_pair else [])
         if contacts:
             contacts_out += _contacts(cm, Tg, colliding)
         if distance:

@@ -47,7 +47,8 @@ def _sizes(shape) -> tuple[int, list]:
     return code, [0.0, 0.0, 0.0]
 
 
-#: Configurations per call of the batched kernel (its outputs: ``B x (12 G + 2 P)`` numbers).
+#: Configurations per call of the batched kernel (:meth:`SingleCheck.collides_batch`,
+#: :meth:`SingleCheck.states_batch`; its outputs: ``B x (12 G + 2 P)`` numbers).
 BATCH_CHUNK = 256
 
 #: Random configurations (fixed seed: the generated source stays the same) whose collisions
@@ -133,29 +134,54 @@ class SingleCheck(LazyAccelerated):
     def _installed(self, kernel) -> None:
         self._batch_kernel = kernel.py_func.__globals__["check_batch"]   # (compiled by the warm-up)
 
-    def collides_batch(self, qb: Array) -> np.ndarray | None:
-        """``(B,)`` bool, each configuration of ``qb (B, n_q)`` (checked: float64, finite) in
-        self-collision, stopping at its first collision found; None while the kernel is not
-        loaded (or when some geometry pose is not finite: the batched path decides). Works
-        through :data:`BATCH_CHUNK` configurations at a time."""
-        if self._kernel(len(qb)) is None or not selection.use_generated:
-            return None
-        qb = np.ascontiguousarray(qb, np.float64)
+    def _chunks(self, qb: Array, mode: int):
+        """Runs the batched kernel on ``qb (B, n_q)`` :data:`BATCH_CHUNK` configurations at a
+        time, yielding ``(start, poses, index, counts)`` of each chunk (views of scratch
+        reused by the next chunk)."""
         n_g, n_p = len(self.shapes), len(self.pairs)
         chunk = min(len(qb), BATCH_CHUNK)
         poses, index, counts = np.empty((chunk, n_g, 3, 4)), np.empty((chunk, 2, n_p), np.int64), \
             np.empty((chunk, 2), np.int64)
-        request, result = self._scratch()[2:]
-        out = np.empty(len(qb), bool)
         for start in range(0, len(qb), chunk):
             block = qb[start:start + chunk]
             m = len(block)
-            self._batch_kernel(block, FIRST, poses[:m], index[:m], counts[:m])
-            if (counts[:m, 0] < 0).any():   # finite, but poses not (an overflowing mimic joint)
+            self._batch_kernel(block, mode, poses[:m], index[:m], counts[:m])
+            yield start, poses[:m], index[:m], counts[:m]
+
+    def _batch_ready(self, qb: Array) -> bool:
+        return len(qb) > 0 and self._kernel(len(qb)) is not None and selection.use_generated
+
+    def collides_batch(self, qb: Array) -> np.ndarray | None:
+        """``(B,)`` bool, each configuration of ``qb (B, n_q)`` (checked: float64, finite) in
+        self-collision, stopping at its first collision found; None while the kernel is not
+        loaded (or when some geometry pose is not finite: the batched path decides)."""
+        if not self._batch_ready(qb):
+            return None
+        qb = np.ascontiguousarray(qb, np.float64)
+        request, result = self._scratch()[2:]
+        out = np.empty(len(qb), bool)
+        for start, poses, index, counts in self._chunks(qb, FIRST):
+            if (counts[:, 0] < 0).any():   # finite, but poses not (an overflowing mimic joint)
                 return None
-            out[start:start + m] = counts[:m, 0] > 0
-            for b in np.flatnonzero((counts[:m, 0] == 0) & (counts[:m, 1] > 0)).tolist():   # coal's pairs
+            out[start:start + len(counts)] = counts[:, 0] > 0
+            for b in np.flatnonzero((counts[:, 0] == 0) & (counts[:, 1] > 0)).tolist():   # coal's pairs
                 out[start + b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
+        return out
+
+    def states_batch(self, qb: Array) -> np.ndarray | None:
+        """``(B, P)`` bool, the pairs in collision in each configuration of ``qb (B, n_q)``
+        (checked: float64, finite); None as :meth:`collides_batch`."""
+        if not self._batch_ready(qb):
+            return None
+        qb = np.ascontiguousarray(qb, np.float64)
+        request, result = self._scratch()[2:]
+        out = np.empty((len(qb), len(self.pairs)), bool)
+        for start, poses, index, counts in self._chunks(qb, EVERY):
+            if (counts[:, 0] < 0).any():
+                return None
+            for b in np.flatnonzero(counts[:, 1] > 0).tolist():   # coal's pairs
+                self._coal((poses[b], index[b], request, result), int(counts[b, 1]), False)
+            out[start:start + len(counts)] = index[:, 0] == HIT
         return out
 
     def _scratch(self) -> tuple:
