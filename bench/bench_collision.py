@@ -12,14 +12,23 @@ would make them for this model); and for reference Talos with its meshes and tal
 IK part runs on the Panda and on Talos with its meshes (the boxes leave the arm few
 collision-free configurations: 16 of 800 in a trial).
 
-1. Checks/s: N random configurations (10,000; 1,000 with --quick). Ours: one
-   ``self_collisions(cm, q)`` call on all of them (every pair's verdict, colliding pairs named),
-   and ``in_collision`` (stops at a configuration's first collision, what IK uses); a Python
-   loop of single-configuration calls. Pinocchio 4.1 + coal from Python on the same URDF text and
-   the same link pairs: a loop of ``computeCollisions(..., stop_at_first)`` (FK included). The
-   verdicts are compared (Pinocchio with a GeometryData reused across configurations, as one
-   would run it, and with a fresh one per configuration).
-2. Collision-aware IK, TRAC-IK protocol: targets = FK of N configurations (2,000; 200 with
+Every kernel is loaded before anything is timed (``robokin_ros.prepare(model)``,
+``CollisionModel.prepare()``, and a wait for background loads), so no compilation competes
+with the timing.
+
+1. One configuration at a time (issue 25): K random configurations (1,000; 300 with --quick),
+   one call each, ours and Pinocchio's timed interleaved (every round runs each timer once over
+   the K configurations; best of R rounds). Every pair: ours ``self_collisions(cm, q)``
+   (verdict and colliding pairs named), Pinocchio ``computeCollisions(..., False)``; stop at the
+   first: ours ``cm.in_collision_one(q)`` and ``in_collision(cm, q)``, Pinocchio
+   ``computeCollisions(..., True)`` (FK included in both; Pinocchio 4.1 + coal from Python on the
+   same URDF text and link pairs, its GeometryData reused). Verdicts compared on every
+   configuration of the benchmark: ours one at a time, ours batched, Pinocchio with the
+   GeometryData reused and with a fresh one per configuration.
+2. Checks/s of batches: N random configurations (10,000; 1,000 with --quick), one
+   ``self_collisions(cm, q)`` / ``in_collision(cm, q)`` call on all of them, against the
+   Pinocchio loops.
+3. Collision-aware IK, TRAC-IK protocol: targets = FK of N configurations (2,000; 200 with
    --quick) uniform within the chain's limits (other joints at the home configuration) AND free
    of self-collision, seed: the chain at mid-limits (the other joints at home),
    tolerance 1e-5, 5 ms per problem. Single requests with ``avoid_collisions`` and without; an
@@ -42,9 +51,17 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 
 from bench_ik import CHECK_POSITION, CHECK_ROTATION, TIMEOUT, TOLERANCE, verify  # noqa: E402
 from peers import ERD_ROBOTS, PinCollisions, example_robot_data_dir, pin_configuration  # noqa: E402
-from timing import best_of  # noqa: E402
+from timing import best_of, interleaved, wait_for_kernels  # noqa: E402
 
-from robokin_ros import CollisionModel, RobotModel, bounding_box_model, frame_transform, self_collisions, solve_ik  # noqa: E402
+from robokin_ros import (  # noqa: E402
+    CollisionModel,
+    RobotModel,
+    bounding_box_model,
+    frame_transform,
+    prepare,
+    self_collisions,
+    solve_ik,
+)
 from robokin_ros.collision import in_collision  # noqa: E402
 
 ROBOTS_DIR = os.path.join(HERE, "..", "robokin_ros", "robots")
@@ -91,15 +108,42 @@ def pin_checker(text: str, model: RobotModel, cm: CollisionModel, package_dirs=(
     return pin, peer
 
 
+def bench_single(label, model, text, cm, package_dirs, n, rounds, rng):
+    """One configuration per call, ours and Pinocchio's interleaved; verdicts compared on all."""
+    q = model.random_configuration(n, rng)
+    pin, peer = pin_checker(text, model, cm, package_dirs)
+    pq = np.array([pin_configuration(model, peer.model, qk) for qk in q])
+    gdata = pin.GeometryData(peer.geom)
+    rows = list(q)
+    nothing = lambda: None  # noqa: E731
+
+    def pin_loop(stop):
+        return lambda: [pin.computeCollisions(peer.model, peer.data, peer.geom, gdata, x, stop) for x in pq]
+    timers = {"ours all": (nothing, lambda: [self_collisions(cm, x) for x in rows], n),
+              "pin all": (nothing, pin_loop(False), n),
+              "ours 1st": (nothing, lambda: [cm.in_collision_one(x) for x in rows], n),
+              "ours in_collision": (nothing, lambda: [in_collision(cm, x) for x in rows], n),
+              "pin 1st": (nothing, pin_loop(True), n)}
+    t = interleaved(timers, rounds)
+    single = np.array([bool(self_collisions(cm, x).in_collision) for x in rows])
+    first = np.array([cm.in_collision_one(x) for x in rows])
+    batched = self_collisions(cm, q).in_collision
+    reused = np.array(pin_loop(False)())
+    fresh = np.array([pin.computeCollisions(peer.model, peer.data, peer.geom, pin.GeometryData(peer.geom), x, False)
+                      for x in pq])
+    print(f"{label:14s} {len(cm.pairs):6d} {len(peer.links):5d} | {1e6 * t['ours all']:7.2f} {1e6 * t['pin all']:7.2f} "
+          f"{t['pin all'] / t['ours all']:6.2f} | {1e6 * t['ours 1st']:7.2f} {1e6 * t['ours in_collision']:7.2f} "
+          f"{1e6 * t['pin 1st']:7.2f} {t['pin 1st'] / t['ours 1st']:6.2f} | {100 * single.mean():5.1f}% "
+          f"{int((single == fresh).sum()):5d}/{n} {int((single == reused).sum()):5d}/{n} "
+          f"{int((single == batched).sum()):5d}/{n} {int((first == single).sum()):5d}/{n}", flush=True)
+
+
 def bench_checks(label, model, text, cm, package_dirs, n, rng):
     q = model.random_configuration(n, rng)
     pin, peer = pin_checker(text, model, cm, package_dirs)
     pq = np.array([pin_configuration(model, peer.model, qk) for qk in q])
-    self_collisions(cm, q[:10])
     ours_all = best_of(lambda: self_collisions(cm, q), 3)
     ours_first = best_of(lambda: in_collision(cm, q), 3)
-    k = min(n, 500)
-    ours_single = best_of(lambda: [in_collision(cm, q[i:i + 1]) for i in range(k)], 3) / k
     verdict = self_collisions(cm, q).in_collision
     gdata = pin.GeometryData(peer.geom)
 
@@ -114,9 +158,9 @@ def bench_checks(label, model, text, cm, package_dirs, n, rng):
     fresh = np.array([pin.computeCollisions(peer.model, peer.data, peer.geom, pin.GeometryData(peer.geom), pq[i], False)
                       for i in range(n)])
     print(f"{label:14s} {cm.n_geometries:5d} {len(cm.pairs):6d} {len(peer.links):6d} | {n / ours_all:10.0f} "
-          f"{n / ours_first:10.0f} {1e6 * ours_single:8.1f} | {n / pin_all:10.0f} {n / pin_first:10.0f} "
-          f"{1e6 * pin_first / n:8.1f} | {pin_all / ours_all:6.2f} {pin_first / ours_first:6.2f} | "
-          f"{100 * verdict.mean():5.1f}% {int((verdict != fresh).sum()):5d} {int((verdict != reused).sum()):6d}", flush=True)
+          f"{n / ours_first:10.0f} | {n / pin_all:10.0f} {n / pin_first:10.0f} | {pin_all / ours_all:6.2f} "
+          f"{pin_first / ours_first:6.2f} | {100 * verdict.mean():5.1f}% {int((verdict != fresh).sum()):5d} "
+          f"{int((verdict != reused).sum()):6d}", flush=True)
 
 
 def bench_ik(label, model, text, cm, tip, joints, package_dirs, n, rng):
@@ -167,39 +211,67 @@ def bench_ik(label, model, text, cm, tip, joints, package_dirs, n, rng):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 configurations, 200 IK problems")
-    parser.add_argument("--configurations", type=int, default=None)
+    parser.add_argument("--configurations", type=int, default=None, help="batched checks (default 10,000)")
+    parser.add_argument("--singles", type=int, default=None, help="one-at-a-time configurations (default 1,000)")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds of the single calls (default 7)")
     parser.add_argument("--problems", type=int, default=None)
     parser.add_argument("--robots", default=None, help="comma-separated labels (default: all)")
     parser.add_argument("--no-checks", action="store_true", help="only the IK part")
     parser.add_argument("--no-ik", action="store_true", help="only the checks part")
     args = parser.parse_args()
     n_checks = args.configurations or (1000 if args.quick else 10000)
+    n_single = args.singles or (300 if args.quick else 1000)
+    rounds = args.rounds or (3 if args.quick else 7)
     n_ik = args.problems or (200 if args.quick else 2000)
     cases = [c for c in robots() if args.robots is None or c[0] in args.robots.split(",")]
     built = []
     for label, model, text, srdf, tip, joints, package_dirs in cases:
         cm = CollisionModel.build(model, srdf=srdf, package_paths=list(package_dirs) or None)
+        # every kernel loaded before timing: FK (IK's frames load with their first batch), the
+        # one-configuration collision check, and whatever a first call started in the background
+        prepare(model)
+        cm.prepare()
         built.append((label, model, text, cm, tip, joints, package_dirs))
+    wait_for_kernels()
     if not args.no_checks:
+        singles(built, n_single, rounds)
         checks(built, n_checks)
     if not args.no_ik:
         collision_aware_ik(built, n_ik)
 
 
+def singles(built, n: int, rounds: int) -> None:
+    print(f"Self-collision, one configuration per call: {n} random configurations, ours and Pinocchio "
+          f"{__import__('pinocchio').__version__} + coal interleaved, best of {rounds} rounds [µs per configuration].")
+    header = (f"{'robot':14s} {'pairs':>6s} {'pin':>5s} | {'ours all':>7s} {'pin all':>7s} {'x':>6s} | {'ours 1st':>7s} "
+              f"{'in_coll':>7s} {'pin 1st':>7s} {'x':>6s} | {'coll':>6s} {'=fresh':>10s} {'=reused':>10s} {'=batched':>10s} "
+              f"{'=1st':>10s}")
+    print(header)
+    print("-" * len(header))
+    for label, model, text, cm, _, _, package_dirs in built:
+        bench_single(label, model, text, cm, package_dirs, n, rounds, np.random.default_rng(7))
+    print("all: every pair (ours self_collisions, verdict and pairs named; pin computeCollisions(..., False)); 1st: stop "
+          "at the first collision (ours cm.in_collision_one, in_collision(cm, q) returns a (1,) array; pin "
+          "computeCollisions(..., True)). x: pin / ours (> 1: ours faster). =fresh / =reused / =batched / =1st: "
+          "configurations where our one-at-a-time verdict equals Pinocchio's (fresh / reused GeometryData), our "
+          "batched call's, our stop-at-first call's.")
+    print()
+
+
 def checks(built, n_checks: int) -> None:
-    print(f"Self-collision checks/s, {n_checks} random configurations (best of 3); Pinocchio {__import__('pinocchio').__version__} "
-          "+ coal from Python on the same URDF text and link pairs.")
-    header = (f"{'robot':14s} {'geoms':>5s} {'pairs':>6s} {'pin':>6s} | {'ours all':>10s} {'ours 1st':>10s} {'µs/1':>8s} | "
-              f"{'pin all':>10s} {'pin 1st':>10s} {'µs/1':>8s} | {'all x':>6s} {'1st x':>6s} | {'coll':>6s} "
+    print(f"Self-collision checks/s of batches, {n_checks} random configurations (best of 3); Pinocchio "
+          f"{__import__('pinocchio').__version__} + coal from Python on the same URDF text and link pairs.")
+    header = (f"{'robot':14s} {'geoms':>5s} {'pairs':>6s} {'pin':>6s} | {'ours all':>10s} {'ours 1st':>10s} | "
+              f"{'pin all':>10s} {'pin 1st':>10s} | {'all x':>6s} {'1st x':>6s} | {'coll':>6s} "
               f"{'≠fresh':>5s} {'≠reused':>6s}")
     print(header)
     print("-" * len(header))
     for label, model, text, cm, _, _, package_dirs in built:
         bench_checks(label, model, text, cm, package_dirs, n_checks, np.random.default_rng(7))
     print("all: every pair's verdict (ours names the colliding pairs too); 1st: stop at the first collision. "
-          "µs/1: one configuration per call (ours in_collision, pin stop_at_first). x: pin time / ours. "
-          "pairs / pin: geometry pairs checked by ours / Pinocchio (it never pairs geometries on one joint). "
-          "≠fresh / ≠reused: configurations where the verdicts differ from Pinocchio with a fresh / reused GeometryData.")
+          "x: pin time / ours. pairs / pin: geometry pairs checked by ours / Pinocchio (it never pairs geometries "
+          "on one joint). ≠fresh / ≠reused: configurations where the verdicts differ from Pinocchio with a fresh / "
+          "reused GeometryData.")
     print()
 
 

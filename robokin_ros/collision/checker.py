@@ -14,13 +14,18 @@ on two different links, minus
 :func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
 for the whole batch, a vectorised bounding-volume test of every pair in every configuration
 (capsules and spheres around each shape, a lower bound of the pair's distance), and coal's
-narrow phase (``coal.collide``) only for the pairs whose bounds overlap.
+narrow phase (``coal.collide``) only for the pairs whose bounds overlap. One configuration
+``q (n_q,)`` goes through :class:`~robokin_ros.collision.single.SingleCheck` instead (one
+compiled call: FK, bounds, culling, exact primitive narrow phases; coal for the rest), once its
+kernel is loaded (:meth:`CollisionModel.prepare`, or in the background after
+:data:`robokin_ros.accel.MIN_BATCH` single calls); the verdicts are the same.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import weakref
 from collections.abc import Sequence
 
@@ -29,11 +34,13 @@ from numpy.typing import NDArray
 
 from .. import model_cache
 from ..errors import ArgumentError
+from ..kernels import accel
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..model.srdf import parse_srdf
 from .geometry import bounding_capsule, coal_module, geometry_placement, geometry_shape, segment_distances
 from .pairs import SAMPLES, sample_disabled_pairs
+from .single import SingleCheck
 
 Array = NDArray[np.float64]
 
@@ -150,6 +157,7 @@ class CollisionModel:
         self.adjacent = _adjacent_pairs(model, has_geometry)
         self.disabled: tuple = ()
         self.pairs = self._pairs_without(set())
+        self._single: SingleCheck | None | bool = False   # False: not built yet (see single_check)
 
     @property
     def model(self) -> RobotModel:
@@ -186,6 +194,8 @@ class CollisionModel:
         off = {(min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in disabled}
         out = copy.copy(self)
         out.pairs = self._pairs_without(off)
+        out._single = False
+        out.__dict__.pop("_pair_names", None)
         out.disabled = tuple((self.link_names[i], self.link_names[j], "Adjacent") for i, j in sorted(self.adjacent)) + \
             tuple((a, b, r) for a, b, r in disabled if r != "Adjacent")
         return out
@@ -195,6 +205,84 @@ class CollisionModel:
               samples: int = SAMPLES, rng=0) -> CollisionModel:
         """Same as :func:`collision_model`."""
         return collision_model(model, srdf, package_paths, base_dir, samples, rng)
+
+    # ------------------------------------------------------------------ one configuration
+    @property
+    def single_check(self) -> SingleCheck | None:
+        """The compiled one-configuration check (built on first use), or None when the model
+        has no generated FK of its geometry links (a floating or planar joint moves them), no
+        pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
+        check = self._single
+        if check is False:
+            if not accel.active():   # (not kept: the accelerator may be switched on later)
+                return None
+            check = self._single = SingleCheck.of(self, self.model)
+        return check
+
+    def prepare(self) -> bool:
+        """Load the compiled one-configuration check now (compiled unless the disk cache has
+        it: 5-30 s once per machine, then well under a second), instead of in the background
+        after :data:`robokin_ros.accel.MIN_BATCH` single calls.
+
+        Returns:
+            True when single configurations use it; False without numba, with the accelerator
+            off, or without a generated FK of the geometry links (the batched path serves).
+        """
+        check = self.single_check
+        return check is not None and check.accelerate()
+
+    def in_collision_one(self, q) -> bool:
+        """True when one configuration ``q (n_q,)`` is in self-collision (stops at the first
+        colliding pair): :func:`in_collision` of one configuration without its array.
+
+        Raises:
+            ShapeError: ``q`` is not ``(n_q,)``.
+            NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
+        """
+        check = self.single_check
+        found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
+        return self._one(q, True, True)[1] if found is None else found
+
+    def _one(self, q, first: bool, single: bool) -> tuple | None:
+        """``(states (n_pairs,) or None, any collision)`` of one configuration ``q (n_q,)``
+        (nonzero states: pairs in collision; ``first``: only whether one is, no states), by the
+        compiled check when it is loaded, else by the batched path; None when ``q`` is a batch
+        (``single``: a ShapeError instead).
+
+        Raises:
+            ShapeError, NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
+        """
+        check = self.single_check
+
+        def compiled(q):
+            if check is None:
+                return None
+            if first:
+                found = check.collides(q)
+                return None if found is None else (None, found)
+            return check.states(q)
+
+        run = compiled(q)   # an array the kernel takes: checked in the kernel
+        if run is not None:
+            return run
+        if type(q) is list and check is not None and len(q) == check.n_q and all(type(x) is float for x in q):
+            run = compiled(np.array(q))   # IK's lists of floats, checked in the kernel too
+            if run is not None:
+                return run
+        q = self.model.check_q(q, single=single)
+        if q.ndim != 1:
+            return None
+        run = compiled(np.array(q, np.float64))   # a list, a view, a read-only array
+        if run is not None:
+            return run
+        colliding = self.colliding(self.geometry_poses(q[None]), self.pairs, first=first)[0]
+        return colliding, bool(colliding.any())
+
+    @functools.cached_property
+    def _pair_names(self) -> list:
+        """``(link_a, link_b)`` names of each geometry pair of :attr:`pairs`."""
+        names, links = self.link_names, self.geometry_links
+        return [(names[links[a]], names[links[b]]) for a, b in self.pairs.tolist()]
 
     # ------------------------------------------------------------------ checking
     def geometry_poses(self, q: Array) -> Array:
@@ -335,21 +423,29 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     """
     cm = model if isinstance(model, CollisionModel) else collision_model(model)
     robot = cm.model
+    if not (distance or contacts):
+        one = cm._one(q, False, False)
+        if one is not None:
+            names = cm._pair_names
+            found = list(dict.fromkeys(names[k] for k in np.flatnonzero(one[0]).tolist())) if one[1] else []
+            return SelfCollisionResult(np.array(one[1]), found)
     q = robot.check_q(q)
     batch = q.shape[:-1]
     flat = q.reshape(-1, robot.n_q)
     n = flat.shape[0]
     hit = np.zeros(n, bool)
     pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
-    names = cm.link_names
+    names = cm._pair_names
+    check = None if distance or contacts else cm.single_check   # (those need the batched path's poses)
     for start in range(0, n, CHUNK):
-        Tg = cm.geometry_poses(flat[start:start + CHUNK])
-        colliding = cm.colliding(Tg, cm.pairs)
+        colliding = None if check is None else check.states_batch(flat[start:start + CHUNK])
+        if colliding is None:
+            Tg = cm.geometry_poses(flat[start:start + CHUNK])
+            colliding = cm.colliding(Tg, cm.pairs)
         hit[start:start + CHUNK] = colliding.any(axis=1)
-        for b in range(len(Tg)):
-            found = cm.pairs[colliding[b]]
-            links = [(names[cm.geometry_links[a]], names[cm.geometry_links[c]]) for a, c in found.tolist()]
-            pairs_out.append(list(dict.fromkeys(links)))
+        for b, any_pair in enumerate(hit[start:start + CHUNK].tolist()):
+            pairs_out.append(list(dict.fromkeys(names[k] for k in np.flatnonzero(colliding[b]).tolist()))
+                             if any_pair else [])
         if contacts:
             contacts_out += _contacts(cm, Tg, colliding)
         if distance:
@@ -401,6 +497,29 @@ def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Arra
 
 
 def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
-    """``(B,)`` bool for configurations ``q (B, n_q)`` (the IK acceptance test; no names)."""
-    q = np.atleast_2d(np.asarray(q, float))
-    return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1)
+    """Whether configurations are in self-collision (the IK acceptance test; no names; each
+    stops at its first colliding pair).
+
+    Args:
+        cm: the collision model.
+        q: ``(B, n_q)`` configurations, or one ``(n_q,)`` (both through the compiled check once
+            it is loaded, see :class:`~robokin_ros.collision.single.SingleCheck`).
+
+    Returns:
+        ``(B,)`` bool; ``(1,)`` for one configuration (:meth:`CollisionModel.in_collision_one`
+        gives a plain bool).
+
+    Raises:
+        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
+    """
+    check = cm.single_check
+    found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
+    if found is None:
+        one = cm._one(q, True, False)
+        if one is None:
+            robot = cm.model
+            q = robot.check_q(q).reshape(-1, robot.n_q)
+            found = None if check is None else check.collides_batch(q)
+            return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1) if found is None else found
+        found = one[1]
+    return np.array([found])
