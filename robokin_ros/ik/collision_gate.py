@@ -26,7 +26,7 @@ def collision_test(model: RobotModel, avoid_collisions):
                             f"{type(avoid_collisions).__name__}")
     if cm.model is not model:
         raise IKOptionError("avoid_collisions: the CollisionModel was built for another model")
-    return lambda q: ~in_collision(cm, q) if np.ndim(q) == 2 else not in_collision(cm, q)[0]
+    return lambda q: ~in_collision(cm, q) if np.ndim(q) == 2 else not cm.in_collision_one(q)
 
 
 def rejected_rows(accept, q: Array, ok: Array) -> Array:
