@@ -49,6 +49,7 @@ def shoot(server, path) -> int:
 
 def test_browser_shows_the_robot_and_not_after_it_is_removed(server, tmp_path):
     view = RobotView(server, PANDA, collisions=False)
+    assert view.meshes_loaded.wait(60.0)   # the whole scene is on the server before the browser looks (a busy machine)
     assert shoot(server, tmp_path / "robot.png") == 1
     shown = robot_pixels(tmp_path / "robot.png")
     assert shown.sum() > 2000, f"{shown.sum()} robot-coloured pixels"
@@ -59,6 +60,7 @@ def test_browser_shows_the_robot_and_not_after_it_is_removed(server, tmp_path):
 
 def test_browser_shows_a_moved_joint(server, tmp_path):
     view = RobotView(server, PANDA, collisions=False)
+    assert view.meshes_loaded.wait(60.0)   # the whole scene is on the server before the browser looks (a busy machine)
     shoot(server, tmp_path / "home.png")
     view.sliders["panda_joint2"][0].value = 1.5      # the arm leans forward (+x), towards the camera's left
     view.sliders["panda_joint4"][0].value = -0.3
