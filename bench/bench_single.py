@@ -8,7 +8,7 @@ the ratio ``peer / robokin`` (> 1: robokin is faster) with its range over the ro
 largest difference between the two results (each row's answers checked against the peer's):
 
 - FK of every link, one configuration per call: ``forward_kinematics(model, q)`` and the prepared
-  handle's ``fk(q, out)`` against Pinocchio's ``framesForwardKinematics`` (UR5, Panda, Talos of
+  handle's ``fk(q, out)`` (:class:`robokin_ros.Kinematics`; its Jacobian and dynamics likewise) against Pinocchio's ``framesForwardKinematics`` (UR5, Panda, Talos of
   example-robot-data); the tip Jacobian likewise against ``computeFrameJacobian``;
 - rnea / crba / aba on the arms (mimic tags removed: Pinocchio reads mimic joints as independent) against ``pin.rnea`` / ``pin.crba`` / ``pin.aba``;
 - self-collision of the bundled Panda (its SRDF's pairs), every pair and stop at the first,
@@ -60,7 +60,9 @@ class Row:
         self.note = ""
 
     def time(self, ours, peer, count: int, rounds: int, scale: float = 1e6) -> Row:
-        """Interleaved rounds of ``ours()`` and ``peer()`` (each ``count`` calls' worth)."""
+        """Interleaved rounds of ``ours()`` and ``peer()`` (each ``count`` calls' worth), after one
+        untimed warm-up call of each (first-touch page faults, lazy loads)."""
+        ours(), peer()
         for _ in range(rounds):
             for fn, times in ((ours, self.ours), (peer, self.peer)):
                 t = time.perf_counter()
@@ -104,6 +106,7 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
     wait_for_kernels()
     q = model.random_configuration(n, rng)
     pq = [pin_configuration(model, pm, x) for x in q]
+    qs = list(q)   # row views made up front, as Pinocchio's list: no view creation timed
     handle = rk.Kinematics(model) if hasattr(rk, "Kinematics") else None
     rows = []
 
@@ -116,7 +119,7 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
         err = max(err, max(np.abs(ours_T[k, i] - pd.oMf[f].homogeneous).max() for i, f in frames))
 
     def ours_fk():
-        for x in q:
+        for x in qs:
             rk.forward_kinematics(model, x)
 
     def pin_fk():
@@ -130,9 +133,9 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
         out = np.empty((model.n_links, 4, 4))
 
         def handle_fk():
-            for x in q:
+            for x in qs:
                 handle.fk(x, out)
-        row = Row("FK every link, prepared handle", label).time(handle_fk, pin_fk, n, rounds)
+        row = Row("FK every link, prepared handle, out=", label).time(handle_fk, pin_fk, n, rounds)
         row.error = max(np.abs(handle.fk(x) - rk.forward_kinematics(model, x)).max() for x in q[:20])
         rows.append(row)
 
@@ -146,7 +149,7 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
         err = max(err, np.abs(J - pin_velocity_columns(model, pm, Jp)).max())
 
     def ours_j():
-        for x in q:
+        for x in qs:
             rk.jacobian(model, x, tip, LOCAL_WORLD_ALIGNED)
 
     def pin_j():
@@ -155,6 +158,16 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
     row = Row("tip Jacobian, single call", label).time(ours_j, pin_j, n, rounds)
     row.error = err
     rows.append(row)
+    if handle is not None:
+        j_out = np.empty((6, model.n_v))
+
+        def handle_j():
+            for x in qs:
+                handle.jacobian(x, tip, j_out)
+        row = Row("tip Jacobian, prepared handle, out=", label).time(handle_j, pin_j, n, rounds)
+        row.error = max(np.abs(handle.jacobian(x, tip) - rk.jacobian(model, x, tip, LOCAL_WORLD_ALIGNED)).max()
+                        for x in q[:20])
+        rows.append(row)
 
     # dynamics
     v = rng.normal(size=(n, model.n_v))
@@ -163,15 +176,16 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
     pa = [pin_velocity(model, pm, x) for x in a]
     tau = np.array([rk.rnea(model, q[k], v[k], a[k]) for k in range(n)])
     ptau = [pin_velocity(model, pm, x) for x in tau]
-    cases = {
-        "rnea": (lambda k: rk.rnea(model, q[k], v[k], a[k]), lambda k: pin.rnea(pm, pd, pq[k], pv[k], pa[k]), False),
-        "crba": (lambda k: rk.crba(model, q[k]), lambda k: pin.crba(pm, pd, pq[k]), True),
-        "aba": (lambda k: rk.aba(model, q[k], v[k], tau[k]), lambda k: pin.aba(pm, pd, pq[k], pv[k], ptau[k]), False),
-    }
-    for name, (ours, peer, symmetric) in cases.items():
+    # per call: the function and its argument tuple, prepared up front (no lambda or indexing timed)
+    ours_args = {"rnea": [(model, q[k], v[k], a[k]) for k in range(n)], "crba": [(model, q[k]) for k in range(n)],
+                 "aba": [(model, q[k], v[k], tau[k]) for k in range(n)]}
+    pin_args = {"rnea": [(pm, pd, pq[k], pv[k], pa[k]) for k in range(n)], "crba": [(pm, pd, pq[k]) for k in range(n)],
+                "aba": [(pm, pd, pq[k], pv[k], ptau[k]) for k in range(n)]}
+    for name in ("rnea", "crba", "aba"):
+        ours, peer, symmetric = getattr(rk, name), getattr(pin, name), name == "crba"
         err = 0.0
         for k in range(20):
-            mine, theirs = np.asarray(ours(k)), np.array(peer(k))
+            mine, theirs = np.asarray(ours(*ours_args[name][k])), np.array(peer(*pin_args[name][k]))
             if symmetric:
                 theirs = np.triu(theirs) + np.triu(theirs, 1).T
                 mine = pin_velocity_matrix(model, pm, mine)
@@ -179,16 +193,26 @@ def kinematics_rows(label, path, tip, n, rounds, rng) -> list[Row]:
                 mine = pin_velocity(model, pm, mine)
             err = max(err, np.abs(mine - theirs).max())
 
-        def ours_loop(ours=ours):
-            for k in range(n):
-                ours(k)
+        def ours_loop(ours=ours, calls=ours_args[name]):
+            for args in calls:
+                ours(*args)
 
-        def peer_loop(peer=peer):
-            for k in range(n):
-                peer(k)
+        def peer_loop(peer=peer, calls=pin_args[name]):
+            for args in calls:
+                peer(*args)
         row = Row(f"{name}, single call", label).time(ours_loop, peer_loop, n, rounds)
         row.error = err
         rows.append(row)
+        if handle is not None:
+            method, calls = getattr(handle, name), [args[1:] for args in ours_args[name]]
+            out = np.empty((model.n_v, model.n_v) if symmetric else model.n_v)
+
+            def handle_loop(method=method, calls=calls, out=out):
+                for args in calls:
+                    method(*args, out=out)
+            row = Row(f"{name}, prepared handle, out=", label).time(handle_loop, peer_loop, n, rounds)
+            row.error = max(np.abs(method(*calls[k]) - ours(*ours_args[name][k])).max() for k in range(20))
+            rows.append(row)
     return rows
 
 
