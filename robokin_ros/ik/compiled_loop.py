@@ -34,7 +34,7 @@ import numpy as np
 from ..kernels import accel
 from ..kernels.lazy_accel import LazyAccelerated
 from .float_source import float_source
-from .lm import DAMPING_COST
+from .lm import DAMPING_COST, STALL_ITERATIONS, STALL_PROGRESS
 from .result import CONVERGED as CONVERGED_STATUS
 from .result import MAX_ITERATIONS, TIMEOUT
 
@@ -79,8 +79,6 @@ def log_near_pi(r00, r01, r02, r10, r11, r12, r20, r21, r22):
 def loop_source(s) -> str:
     """Source of the numba module of solver ``s`` (see the module docstring): ``flat(q)``,
     ``iteration(q, t, mu, qn, err)``, ``log_near_pi`` and ``run(x, chunk, max_iterations)``."""
-    from .solver import STALL_ITERATIONS, STALL_PROGRESS
-
     generated = s.compiled.generated
     n_q, size = s.model.n_q, len(generated.values)
     n_t = 12 * s.n_tips

@@ -26,6 +26,11 @@ DAMPING_COST, DAMPING_FLOOR = 0.1, 1e-6
 #: ~10 % fewer iterations and restarts than 1; 0.5 needs more.
 POSITION_WEIGHT = 3.0
 
+#: A row whose cost has not dropped by ``STALL_PROGRESS`` (relative) for ``STALL_ITERATIONS``
+#: iterations restarts elsewhere (measured on the benchmark arms: 3 needs fewer iterations in
+#: all than 5 or 7; a stalled row rarely recovers).
+STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
+
 
 def log_near_pi(*E: float) -> list:
     """Rotation vector of a rotation within 1e-3 rad of π given row-major (its antisymmetric

@@ -24,17 +24,21 @@ from ..model.configuration import integrate, wrap_angle
 from .collision_gate import rejected_rows
 from .compiled_loop import CompiledLoop
 from .float_source import float_source
-from .lm import DAMPING_COST, DAMPING_FLOOR, POSITION_WEIGHT, errors_stacked, lm_step_arrays, log_near_pi
+from .lm import (
+    DAMPING_COST,
+    DAMPING_FLOOR,
+    POSITION_WEIGHT,
+    STALL_ITERATIONS,
+    STALL_PROGRESS,
+    errors_stacked,
+    lm_step_arrays,
+    log_near_pi,
+)
 from .options import Tolerances
 from .problem import IKProblem
 from .result import CONVERGED, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
 
 Array = NDArray[np.float64]
-
-#: A row whose cost has not dropped by ``STALL_PROGRESS`` (relative) for ``STALL_ITERATIONS``
-#: iterations restarts elsewhere (measured on the benchmark arms: 3 needs fewer iterations in
-#: all than 5 or 7; a stalled row rarely recovers).
-STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
 
 #: Restarts of a call take consecutive points of an R2 low-discrepancy sequence (Roberts 2018)
 #: from a random start among this many: consecutive restarts cover the bounds evenly and cost
