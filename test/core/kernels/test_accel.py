@@ -29,19 +29,6 @@ SMALL = [os.path.join(FIXTURES, f) for f in ("planar_2link.urdf", "prismatic_con
 needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not installed (optional accelerator)")
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("robokin_cache"))
-
-
-@pytest.fixture
-def accelerated(cache, monkeypatch):
-    """Accelerator on, compiled code in the module's temporary cache directory."""
-    monkeypatch.setenv("ROBOKIN_CACHE_DIR", cache)
-    monkeypatch.setattr(accel, "enabled", True)
-    return cache
-
-
 def _numpy_fk(model, q, monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(accel, "enabled", False)

@@ -23,18 +23,6 @@ PANDA = os.path.join(HERE, "..", "..", "..", "robokin_ros", "robots", "panda.urd
 pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed (optional accelerator)")
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("robokin_cache"))
-
-
-@pytest.fixture
-def accelerated(cache, monkeypatch):
-    monkeypatch.setenv("ROBOKIN_CACHE_DIR", cache)
-    monkeypatch.setattr(accel, "enabled", True)
-    return cache
-
-
 @pytest.fixture
 def mimic(accelerated):
     model = RobotModel.from_urdf_file(MIMIC)
