@@ -35,8 +35,11 @@ _STATE: dict[int, dict[str, OrderedDict]] = {}
 _LOCK = threading.Lock()
 
 
-def cached(model, kind: str, key: Hashable, build: Callable[..., Any], *args) -> Any:
+def cached(model, kind: str, key: Hashable, build: Callable[..., Any], args: tuple = ()) -> Any:
     """The entry ``key`` of ``kind`` for ``model``, made by ``build(*args)`` on first use.
+
+    ``args`` is a tuple rather than a closure: the single-configuration paths look entries up on
+    every call, and a closure would be made on each.
 
     ``build`` runs outside the registry's lock (it may take seconds, and may itself use the
     registry); two threads may both build a missing entry, and the first stored wins.

@@ -39,7 +39,7 @@ def chain_of(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:
     Raises:
         UnknownLinkError: an unknown tip or base (never cached).
     """
-    return model_cache.cached(model, "ik chains", (tips, base), _extract, model, tips, base)
+    return model_cache.cached(model, "ik chains", (tips, base), _extract, (model, tips, base))
 
 
 def _extract(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:

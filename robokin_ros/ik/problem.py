@@ -63,5 +63,4 @@ class IKProblem:
 def ik_problem(model: RobotModel, tips: tuple[int, ...], base: int, active: tuple[int, ...]) -> IKProblem:
     """The :class:`IKProblem` of link indices ``tips``, ``base`` and joint indices ``active``
     (kept in :mod:`robokin_ros.model_cache`)."""
-    return model_cache.cached(model, "ik problems", (tips, base, active), IKProblem,
-                              model, tips, base, active)
+    return model_cache.cached(model, "ik problems", (tips, base, active), IKProblem, (model, tips, base, active))

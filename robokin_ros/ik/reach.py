@@ -25,7 +25,7 @@ def chain_reach(model: RobotModel, base: str, tip: str) -> float:
         UnknownLinkError: an unknown base or tip (never cached).
     """
     tip_i, base_i = model.link_index(tip), model.link_index(base)
-    return model_cache.cached(model, "ik reach", (tip_i, base_i), _reach, model, tip_i, base_i)
+    return model_cache.cached(model, "ik reach", (tip_i, base_i), _reach, (model, tip_i, base_i))
 
 
 def _reach(model: RobotModel, tip_i: int, base_i: int) -> float:

@@ -85,5 +85,4 @@ def solver_for(model: RobotModel, problem: IKProblem, lo: Array, hi: Array, tol:
     default = lo is model.q_lower and hi is model.q_upper
     key = (problem.tips, problem.base, problem.active, tol, id(compiled),
            None if default else (lo.tobytes(), hi.tobytes()))
-    return model_cache.cached(model, "ik solvers", key, Solver,
-                              model, problem, lo, hi, tol, compiled)
+    return model_cache.cached(model, "ik solvers", key, Solver, (model, problem, lo, hi, tol, compiled))

@@ -68,8 +68,8 @@ def single_plan(model: RobotModel, tips: tuple, base, active: tuple | None, posi
     """
     key = (tips, base, active, position_tolerance, rotation_tolerance, max_iterations,
            type(position_tolerance), type(rotation_tolerance), type(max_iterations))
-    return cached(model, "ik single plans", key, _build, model, tips, base, active,
-                              position_tolerance, rotation_tolerance, max_iterations)
+    return cached(model, "ik single plans", key, _build,
+                  (model, tips, base, active, position_tolerance, rotation_tolerance, max_iterations))
 
 
 def _build(model: RobotModel, tips: tuple, base, active: tuple | None, position_tolerance, rotation_tolerance,

@@ -445,7 +445,7 @@ def _build_if_supported(model: RobotModel, build):
 def _cached(model: RobotModel, key, build):
     """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None for models
     with floating or planar joints."""
-    return model_cache.cached(model, "dynamics kernels", key, _build_if_supported, model, build)
+    return model_cache.cached(model, "dynamics kernels", key, _build_if_supported, (model, build))
 
 
 def _constant_gravity(gravity: np.ndarray):

@@ -337,7 +337,7 @@ def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool,
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
     """The model's generated FK of every link (built on first use, kept per model), or None."""
-    return model_cache.cached(model, "fk kernels", "fk", _kernel, model, "fk", generate_link_poses_source, (), True)
+    return model_cache.cached(model, "fk kernels", "fk", _kernel, (model, "fk", generate_link_poses_source, (), True))
 
 
 def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
@@ -348,14 +348,14 @@ def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
     if links is None and layout == "4x4":
         return compiled_fk(model)
     key = ("link poses", layout, links)
-    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_link_poses_source,
-                              (links, layout), True)
+    return model_cache.cached(model, "fk kernels", key, _kernel,
+                              (model, key, generate_link_poses_source, (links, layout), True))
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:
     """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
-    return model_cache.cached(model, "fk kernels", "joint poses", _kernel, model, "joint poses",
-                              generate_joint_poses_source, (), False)
+    return model_cache.cached(model, "fk kernels", "joint poses", _kernel,
+                              (model, "joint poses", generate_joint_poses_source, (), False))
 
 
 def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:
@@ -370,8 +370,8 @@ def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:
     """
     model.link_index(frame)
     key = ("jacobian", frame)
-    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_jacobian_source, (frame,),
-                              False, True)
+    return model_cache.cached(model, "fk kernels", key, _kernel,
+                              (model, key, generate_jacobian_source, (frame,), False, True))
 
 
 def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
@@ -385,5 +385,4 @@ def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
     for f in frames:
         model.link_index(f)
     key = ("frames", frames)
-    return model_cache.cached(model, "fk kernels", key, _kernel, model, key, generate_frames_source, (frames,),
-                              False)
+    return model_cache.cached(model, "fk kernels", key, _kernel, (model, key, generate_frames_source, (frames,), False))

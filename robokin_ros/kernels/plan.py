@@ -231,12 +231,12 @@ DYNAMICS_TREE = "dynamics tree"
 
 def fk_plan(model: RobotModel) -> FKPlan:
     """The model's :class:`FKPlan` (built on first use)."""
-    return model_cache.cached(model, "fk plan", None, FKPlan, model)
+    return model_cache.cached(model, "fk plan", None, FKPlan, (model,))
 
 
 def dynamics_tree(model: RobotModel) -> DynamicsTree:
     """The model's :class:`DynamicsTree` (built on first use)."""
-    return model_cache.cached(model, DYNAMICS_TREE, None, DynamicsTree, model)
+    return model_cache.cached(model, DYNAMICS_TREE, None, DynamicsTree, (model,))
 
 
 def dynamics_tree_with_inertia(model: RobotModel) -> DynamicsTree:

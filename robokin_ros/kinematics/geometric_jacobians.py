@@ -90,7 +90,7 @@ class MotionColumns:
 
 def motion_columns(model: RobotModel) -> MotionColumns:
     """The model's :class:`MotionColumns` (built on first use)."""
-    return model_cache.cached(model, "jacobian columns", None, MotionColumns, model)
+    return model_cache.cached(model, "jacobian columns", None, MotionColumns, (model,))
 
 
 def world_columns(model: RobotModel, q, T: Array):
