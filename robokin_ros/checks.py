@@ -206,12 +206,25 @@ def check_out(out, shape: tuple[int, ...]) -> None:
         raise ArgumentError("out", "is read-only")
 
 
+#: numpy's float64 dtype (a singleton: an identity test is the cheapest dtype check).
+FLOAT64 = np.dtype(np.float64)
+
+
+def is_single_vector(x, n: int) -> bool:
+    """True when ``x`` is exactly one vector ``(n,)`` as the compiled single-configuration entries
+    take it: a plain ``np.ndarray`` (no subclass), float64, C-contiguous. The one guard of the
+    single-configuration lanes (about 150 ns); anything else (lists, batches, other dtypes,
+    strided views) goes the general, checked way. Values are not looked at (finiteness is the
+    entries' own check)."""
+    return type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == (n,) and x.flags.c_contiguous
+
+
 def finite_configuration(model, q) -> list | None:
     """``q`` as a list of floats when it is one finite float64 configuration ``(n_q,)`` of
     ``model`` whose mimic joint values are finite too, else None (then the caller runs the full
     checks of :meth:`RobotModel.check_q`): the check of the one-configuration fast paths, a few
     hundred nanoseconds. A floating joint's quaternion must be at least :data:`QUATERNION_MIN_NORM` long."""
-    if type(q) is np.ndarray and q.shape == (model.n_q,) and q.dtype == np.float64:
+    if is_single_vector(q, model.n_q):
         values = q.tolist()
         if math.isfinite(sum(values)) and finite_mimics(model, values) and all(
                 sum(x * x for x in values[s]) >= QUATERNION_MIN_NORM ** 2 for s in model.quaternion_slices):
