@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import RobotModel, forward_kinematics
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, disk_cache, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk
 
 pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
@@ -174,8 +174,8 @@ def test_a_planted_index_in_a_shared_cache_directory_is_never_unpickled(cache, t
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private_tmp))
-    monkeypatch.setattr(accel, "_fallback", None)
-    monkeypatch.setattr(accel, "_warned", set())
+    monkeypatch.setattr(disk_cache, "_fallback", None)
+    monkeypatch.setattr(disk_cache, "_warned", set())
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(shared))
     accel._KERNELS.clear()
     with pytest.warns(RuntimeWarning, match="not used .*writable by group or others"):
