@@ -134,6 +134,16 @@ def test_cache_directory_is_bounded(cache, monkeypatch):
     assert all(os.path.basename(p).split(".")[0] in names for p in compiled)
 
 
+
+def test_the_kernels_shared_in_memory_are_bounded(cache, monkeypatch):
+    monkeypatch.setattr(accel, "MAX_LOADED", 2)
+    models = [chain(2.5 + k) for k in range(4)]   # alive: their kernels would keep their entries
+    for model in models:
+        assert compiled_fk(model).accelerate()
+    assert len(accel._KERNELS) == 2
+    q = np.random.default_rng(2).uniform(-3, 3, (300, 2))
+    np.testing.assert_allclose(forward_kinematics(models[3], q), expected_fk(models[3], q), atol=1e-12)   # not shared, used
+
 # ---------------------------------------------------------------------- planted files (issue 24, case 11)
 class _Planted:
     """Unpickling it creates ``marker``: proof that a planted pickle ran."""
