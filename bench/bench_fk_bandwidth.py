@@ -46,7 +46,7 @@ from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import interleaved
 
 from robokin_ros import RobotModel, forward_kinematics, link_positions, prepare
-from robokin_ros.kernels import accel
+from robokin_ros.kernels import accel, numba_source
 from robokin_ros.kernels.fk_codegen import compiled_fk
 
 #: label -> (ERD_ROBOTS key, the subset of frames, the goal as a multiple of Pinocchio's time)
@@ -80,7 +80,7 @@ def call(model, q, layout, frames, out=None):
 def trig_floors(n_trig: int):
     """Two numba kernels over ``x (n_trig, B)`` angles: libm's ``cos`` + ``sin`` of each, one
     configuration after another (what the kernels did before); and the vectorised sines and
-    cosines our FK kernels now compute per block (:data:`robokin_ros.accel._SINCOS_SOURCE`).
+    cosines our FK kernels now compute per block (:data:`robokin_ros.kernels.numba_source.SINCOS_SOURCE`).
     None without numba."""
     if not accel.available():
         return None
@@ -96,7 +96,7 @@ def trig_floors(n_trig: int):
                 s[k, b] = math.sin(x[k, b])
 
     namespace = {"numba": numba, "np": np, "cos": math.cos, "sin": math.sin}
-    exec(accel._SINCOS_SOURCE.replace("cache=True, ", ""), namespace)  # noqa: S102
+    exec(numba_source.SINCOS_SOURCE.replace("cache=True, ", ""), namespace)  # noqa: S102
     rows = namespace["sincos"]
 
     def vector(x, c, s):

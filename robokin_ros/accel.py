@@ -1,35 +1,38 @@
-"""The numba accelerator at its documented path: :mod:`robokin_ros.kernels.accel`, plus :func:`prepare`.
+"""The numba accelerator at its documented path: :mod:`robokin_ros.kernels.accel`, plus :func:`prepare`
+and :func:`cache_dir` (:mod:`robokin_ros.kernels.disk_cache`).
 
-Every attribute reads and assigns the real module's (``robokin_ros.accel.enabled = False``
-switches the accelerator off everywhere; ``monkeypatch.setattr`` on this module patches what runs).
+Every other attribute reads the real module's (``robokin_ros.accel.MIN_BATCH``, ``active()``).
+Assigning through this path is deprecated (a DeprecationWarning; it still sets the real module's
+attribute): switch the accelerator for a block with ``with robokin_ros.kernels.use(accelerated=False):``
+and read it with ``robokin_ros.kernels.selected().accelerated``.
 """
 
 import sys
 import types
+import warnings
 
 from .kernels import accel as _accel
+from .kernels.disk_cache import cache_dir
 from .kernels.preparation import prepare
 
-__all__ = ["prepare"]
+__all__ = ["cache_dir", "prepare"]
 
 
 class _AccelModule(types.ModuleType):
-    """This module, forwarding every attribute it does not define to :mod:`robokin_ros.kernels.accel`."""
+    """This module, reading (and, deprecated, assigning) :mod:`robokin_ros.kernels.accel`'s attributes."""
 
     def __getattr__(self, name):
         return getattr(_accel, name)
 
     def __setattr__(self, name, value):
-        if name in _accel.__dict__:
-            setattr(_accel, name, value)
-        else:
+        if name.startswith("__") or name not in _accel.__dict__:
             super().__setattr__(name, value)
-
-    def __delattr__(self, name):
-        if name in _accel.__dict__:
-            delattr(_accel, name)
-        else:
-            super().__delattr__(name)
+            return
+        replacement = "`with robokin_ros.kernels.use(accelerated=...):`" if name == "enabled" else \
+            f"robokin_ros.kernels.accel.{name}"
+        warnings.warn(f"assigning robokin_ros.accel.{name} is deprecated: use {replacement}", DeprecationWarning,
+                      stacklevel=2)
+        setattr(_accel, name, value)
 
 
 sys.modules[__name__].__class__ = _AccelModule

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from ..errors import ArgumentError
-from ..kernels.accel import cache_dir, read_entry, write_entry
+from ..kernels.disk_cache import cache_dir, read_entry, write_entry
 from ..model import RobotModel
 
 Array = np.ndarray

@@ -1,12 +1,15 @@
 """The kernels: per-model plans, the code emitter, generated FK and dynamics, the numba accelerator.
 
 Layered bottom-up: :mod:`.plan` (per-model constants) and :mod:`.emitter` (straight-line source)
-under :mod:`.fk_codegen` and :mod:`.dynamics_codegen` (the generated kernels), which
-:mod:`.accel` compiles with numba; :mod:`.selection` chooses generated or generic kernels;
-:func:`prepare` (in :mod:`.preparation`) compiles a model's kernels ahead of use.
+under :mod:`.fk_codegen` and :mod:`.dynamics_codegen` (the generated kernels); :mod:`.numba_source`
+wraps their source into numba modules, which :mod:`.accel` compiles and loads, verified, through
+the never-trusted disk cache of :mod:`.disk_cache`; :mod:`.lazy_accel` loads them on demand in the
+background. :func:`use` (a context manager) and :func:`selected` (in :mod:`.selection`) choose
+and read which kernels run, generated or generic, on numba or numpy; :func:`prepare` (in
+:mod:`.preparation`) compiles a model's kernels ahead of use.
 """
 
 from .preparation import prepare
-from .selection import use
+from .selection import Selection, selected, use
 
-__all__ = ["prepare", "use"]
+__all__ = ["Selection", "prepare", "selected", "use"]

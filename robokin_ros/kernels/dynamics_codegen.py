@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import model_cache
 from ..model import JointType, RobotModel
-from . import accel
+from . import accel, numba_source
 from .emitter import (
     Emitter,
     allocate_registers,
@@ -376,8 +376,8 @@ class CompiledDynamics(LazyAccelerated):
         length)."""
         body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
         n_in = sum(self.input_sizes)
-        return accel.wrapper_source(body, self.generated.values, n_in) + \
-            accel.single_source(body, self.generated.values, self.input_sizes, self.shape, self._mimic_terms)
+        return numba_source.wrapper_source(body, self.generated.values, n_in) + \
+            numba_source.single_source(body, self.generated.values, self.input_sizes, self.shape, self._mimic_terms)
 
     def _load(self):
         kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,

@@ -25,6 +25,7 @@ from ..spatial import matrix_to_quat_xyzw
 from . import accel
 from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, supported
 from .lazy_accel import LazyAccelerated
+from .numba_source import single_source, vector_trig_wrapper_source, wrapper_source
 from .plan import fk_plan
 
 
@@ -244,9 +245,9 @@ class CompiledFK(LazyAccelerated):
     def _load(self):
         body, values = self.generated.body, self.generated.values
         # stores as soon as computed (accel.with_stores): out never overlaps q here
-        source = accel.vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
-            accel.wrapper_source(body, values, self._n_q, early_stores=True)
-        source += accel.single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
+        source = vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
+            wrapper_source(body, values, self._n_q, early_stores=True)
+        source += single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
         kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
         accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
         return kernel

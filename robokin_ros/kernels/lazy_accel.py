@@ -9,7 +9,8 @@ to start (:attr:`counts_calls`).
 
 A process that exits while a background compile runs can die in LLVM (SIGSEGV, SIGABRT) as the
 interpreter finalises: :func:`stop_background_loads` lets none start any more and waits, with a
-bound, for those running (the node calls it on shutdown).
+bound, for those running (the node calls it on shutdown); :func:`resume_background_loads` lets
+them start again (kernels asked meanwhile start loading on their next call).
 """
 
 from __future__ import annotations
@@ -21,32 +22,49 @@ import weakref
 
 from . import accel
 
+_lock = threading.Lock()
 #: Background loads started and maybe still running.
 _loads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-#: Set by :func:`stop_background_loads`: no background load starts any more.
-_stopped = threading.Event()
+#: True between :func:`stop_background_loads` and :func:`resume_background_loads`.
+_stopped = False
 
 
 def stop_background_loads(timeout: float) -> bool:
-    """Start no more background loads in this process and wait up to ``timeout`` [s] for the
-    running ones to end.
+    """Start no more background loads (until :func:`resume_background_loads`) and wait up to
+    ``timeout`` [s] for the running ones to end.
 
     Returns:
         True when none is running any more (the process may exit normally); False when one still
         is after ``timeout`` (exiting through interpreter finalisation could then crash in numba:
         leave with ``os._exit``).
     """
-    _stopped.set()
+    global _stopped
+    with _lock:
+        _stopped = True
+        running = list(_loads)
     deadline = time.monotonic() + timeout
-    for thread in list(_loads):
+    for thread in running:
         thread.join(max(0.0, deadline - time.monotonic()))
-    return not any(thread.is_alive() for thread in list(_loads))
+    return not running_background_loads()
+
+
+def resume_background_loads() -> None:
+    """Let background loads start again after :func:`stop_background_loads` (a no-op otherwise)."""
+    global _stopped
+    with _lock:
+        _stopped = False
+
+
+def running_background_loads() -> list[threading.Thread]:
+    """The background loads running now (threads named ``"robokin_ros accel"``)."""
+    with _lock:
+        return [thread for thread in _loads if thread.is_alive()]
 
 
 class LazyAccelerated:
     """Holds a generated kernel's numba counterpart once loaded (:attr:`accelerated`)."""
 
-    #: False: a batch of at least :data:`robokin_ros.accel.MIN_BATCH` configurations starts
+    #: False: a batch of at least :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations starts
     #: loading; True: that many configurations in all (one batch or many single calls) do.
     counts_calls = False
     #: What the warning of a failed load calls the kernel.
@@ -69,7 +87,7 @@ class LazyAccelerated:
         """Load the numba-compiled kernel now (compiling it unless the disk cache has it).
 
         Returns:
-            True when the accelerated kernel is in use: :func:`robokin_ros.accel.active` and
+            True when the accelerated kernel is in use: :func:`robokin_ros.kernels.accel.active` and
             loading worked (a failure warns once and keeps numpy).
         """
         if not accel.active():
@@ -91,11 +109,20 @@ class LazyAccelerated:
         loading it in a background thread when :attr:`counts_calls` says it is time."""
         if not accel.enabled:
             return None
-        if self._accelerated is None and self._compiling is None and not _stopped.is_set():
+        if self._accelerated is None and self._compiling is None and not _stopped:
             if self.counts_calls:
                 self._uses += batch
             if (self._uses if self.counts_calls else batch) >= accel.MIN_BATCH and accel.available():
-                self._compiling = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
-                _loads.add(self._compiling)
-                self._compiling.start()
+                self._start_loading()
         return self._accelerated
+
+    def _start_loading(self) -> None:
+        """Start :meth:`accelerate` in a background thread, unless one is started already or
+        :func:`stop_background_loads` holds them."""
+        with _lock:
+            if _stopped or self._compiling is not None:
+                return
+            thread = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
+            _loads.add(thread)
+            thread.start()
+            self._compiling = thread

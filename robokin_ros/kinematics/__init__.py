@@ -9,6 +9,7 @@ sets :data:`robokin_ros.kernels.selection.use_generated` (the one switch every e
 
 import sys
 import types
+import warnings
 
 from ..kernels import selection as _selection
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
@@ -38,7 +39,7 @@ __all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Kinematics", "Reference", "
 
 
 class _KinematicsModule(types.ModuleType):
-    """This package, with ``use_generated_kernels`` kept in :mod:`robokin_ros.kernels.selection`."""
+    """This package, with the deprecated ``use_generated_kernels`` kept in :mod:`robokin_ros.kernels.selection`."""
 
     @property
     def use_generated_kernels(self) -> bool:
@@ -46,6 +47,9 @@ class _KinematicsModule(types.ModuleType):
 
     @use_generated_kernels.setter
     def use_generated_kernels(self, value: bool) -> None:
+        warnings.warn("assigning robokin_ros.kinematics.use_generated_kernels is deprecated: use "
+                      "`with robokin_ros.kernels.use('generic'):` (or 'generated'), and "
+                      "robokin_ros.kernels.selected() to read it", DeprecationWarning, stacklevel=2)
         _selection.use_generated = bool(value)
 
 

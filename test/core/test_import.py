@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = r"""
@@ -50,32 +52,38 @@ def test_core_does_not_import_rclpy(tmp_path):
 
 def test_documented_module_paths_reach_the_modules_that_run():
     """The paths the README documents keep working after the subpackage layout, and assigning
-    through them changes what runs (not a copy)."""
+    through them (deprecated: a DeprecationWarning naming the replacement) changes what runs
+    (not a copy)."""
     import robokin_ros
     import robokin_ros.accel
     import robokin_ros.dynamics
     import robokin_ros.kinematics
     import robokin_ros.srdf
-    from robokin_ros.kernels import accel, selection
+    from robokin_ros.kernels import accel, disk_cache, selection
     from robokin_ros.model import srdf
 
     assert robokin_ros.srdf is srdf and robokin_ros.srdf.parse_srdf is srdf.parse_srdf
     assert robokin_ros.accel.prepare is robokin_ros.prepare and robokin_ros.dynamics.prepare is not None
-    assert robokin_ros.accel.MIN_BATCH == accel.MIN_BATCH and robokin_ros.accel.cache_dir is accel.cache_dir
+    assert robokin_ros.accel.MIN_BATCH == accel.MIN_BATCH and robokin_ros.accel.cache_dir is disk_cache.cache_dir
+    assert robokin_ros.accel.active is accel.active
     before = accel.enabled
     try:
-        robokin_ros.accel.enabled = not before
-        assert accel.enabled is (not before)
+        with pytest.warns(DeprecationWarning, match=r"robokin_ros\.accel\.enabled .*kernels\.use\(accelerated="):
+            robokin_ros.accel.enabled = not before
+        assert accel.enabled is (not before) and robokin_ros.accel.enabled is (not before)
     finally:
-        robokin_ros.accel.enabled = before
+        with pytest.warns(DeprecationWarning):
+            robokin_ros.accel.enabled = before
     assert accel.enabled is before
     try:
-        robokin_ros.kinematics.use_generated_kernels = False
+        with pytest.warns(DeprecationWarning, match=r"use_generated_kernels .*kernels\.use\('generic'\)"):
+            robokin_ros.kinematics.use_generated_kernels = False
         assert selection.use_generated is False and robokin_ros.kinematics.use_generated_kernels is False
         with selection.use("generated"):
             assert robokin_ros.kinematics.use_generated_kernels is True
         assert selection.use_generated is False
     finally:
-        robokin_ros.kinematics.use_generated_kernels = True
+        with pytest.warns(DeprecationWarning):
+            robokin_ros.kinematics.use_generated_kernels = True
     assert selection.use_generated is True
     from robokin_ros.node import launch_arguments  # noqa: F401  (plain Python: no rclpy needed)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import RobotModel, forward_kinematics
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, disk_cache, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk
 
 pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
@@ -134,6 +134,16 @@ def test_cache_directory_is_bounded(cache, monkeypatch):
     assert all(os.path.basename(p).split(".")[0] in names for p in compiled)
 
 
+
+def test_the_kernels_shared_in_memory_are_bounded(cache, monkeypatch):
+    monkeypatch.setattr(accel, "MAX_LOADED", 2)
+    models = [chain(2.5 + k) for k in range(4)]   # alive: their kernels would keep their entries
+    for model in models:
+        assert compiled_fk(model).accelerate()
+    assert len(accel._KERNELS) == 2
+    q = np.random.default_rng(2).uniform(-3, 3, (300, 2))
+    np.testing.assert_allclose(forward_kinematics(models[3], q), expected_fk(models[3], q), atol=1e-12)   # not shared, used
+
 # ---------------------------------------------------------------------- planted files (issue 24, case 11)
 class _Planted:
     """Unpickling it creates ``marker``: proof that a planted pickle ran."""
@@ -174,8 +184,8 @@ def test_a_planted_index_in_a_shared_cache_directory_is_never_unpickled(cache, t
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private_tmp))
-    monkeypatch.setattr(accel, "_fallback", None)
-    monkeypatch.setattr(accel, "_warned", set())
+    monkeypatch.setattr(disk_cache, "_fallback", None)
+    monkeypatch.setattr(disk_cache, "_warned", set())
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(shared))
     accel._KERNELS.clear()
     with pytest.warns(RuntimeWarning, match="not used .*writable by group or others"):

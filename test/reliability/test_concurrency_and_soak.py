@@ -137,19 +137,25 @@ def test_stop_background_loads_waits_for_a_running_compile(tmp_path, monkeypatch
     if not accel.active():
         pytest.skip("numba is not installed or ROBOKIN_ACCEL is off: nothing compiles in the background")
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))   # a cold cache: the batch below starts a compile
-    monkeypatch.setattr(lazy_accel, "_stopped", threading.Event())   # (the real one stays clear for later tests)
     # a link at an offset of its own: no kernel this process loaded before (shared by source) has this source,
     # so the load below really compiles instead of finishing at once from memory
     offset = 0.1 + int.from_bytes(os.urandom(4), "little") * 1e-12
     model = RobotModel.from_urdf(XML.replace("</robot>", '<link name="probe"/><joint name="probe_joint" type="fixed">'
                                              f'<parent link="panda_hand"/><child link="probe"/><origin xyz="0 0 {offset!r}"/>'
                                              "</joint></robot>"))
-    rk.forward_kinematics(model, model.random_configuration(accel.MIN_BATCH, rng=0))
-    running = [t for t in lazy_accel._loads if t.is_alive()]
-    assert running, "the batch started no background compile"
+    try:
+        rk.forward_kinematics(model, model.random_configuration(accel.MIN_BATCH, rng=0))
+        running = lazy_accel.running_background_loads()
+        assert running, "the batch started no background compile"
+        assert lazy_accel.stop_background_loads(120.0)
+        assert not any(t.is_alive() for t in running)
+        other = RobotModel.from_urdf(XML.replace('name="panda"', 'name="panda2"', 1))
+        rk.forward_kinematics(other, other.random_configuration(accel.MIN_BATCH, rng=0))
+        assert not lazy_accel.running_background_loads()   # none starts after the stop
+        assert compiled_fk(other)._accelerated is None
+    finally:
+        lazy_accel.resume_background_loads()
+    rk.forward_kinematics(other, other.random_configuration(accel.MIN_BATCH, rng=1))   # starts again after the resume
     assert lazy_accel.stop_background_loads(120.0)
-    assert not any(t.is_alive() for t in running)
-    other = RobotModel.from_urdf(XML.replace('name="panda"', 'name="panda2"', 1))
-    rk.forward_kinematics(other, other.random_configuration(accel.MIN_BATCH, rng=0))
-    assert not any(t.is_alive() for t in lazy_accel._loads)   # none starts after the stop
-    assert compiled_fk(other)._accelerated is None
+    lazy_accel.resume_background_loads()
+    assert compiled_fk(other)._accelerated is not None

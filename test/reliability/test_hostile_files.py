@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import RobotModel, URDFError
-from robokin_ros.kernels import accel
+from robokin_ros.kernels import disk_cache
 from robokin_ros.model.description import MAX_DEPTH, parse_document, read_capped, read_description
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,8 +149,8 @@ def fallback(tmp_path, monkeypatch):
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private_tmp))
-    monkeypatch.setattr(accel, "_fallback", None)
-    monkeypatch.setattr(accel, "_warned", set())
+    monkeypatch.setattr(disk_cache, "_fallback", None)
+    monkeypatch.setattr(disk_cache, "_warned", set())
     return private_tmp
 
 
@@ -161,15 +161,15 @@ def test_a_group_or_world_writable_cache_directory_is_not_used(tmp_path, monkeyp
     shared.chmod(mode)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(shared))
     with pytest.warns(RuntimeWarning, match=f"cache directory '{shared}' is not used .*writable by group or others"):
-        used = accel.cache_dir()
+        used = disk_cache.cache_dir()
     assert used == str(fallback / f"robokin_ros-{os.getuid()}")
-    assert accel.private_directory_problem(used) is None
+    assert disk_cache.private_directory_problem(used) is None
     assert stat.S_IMODE(os.stat(used).st_mode) == 0o700
 
 
 def test_a_cache_directory_is_created_private(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path / "new" / "cache"))
-    assert accel.cache_dir() == str(tmp_path / "new" / "cache")
+    assert disk_cache.cache_dir() == str(tmp_path / "new" / "cache")
     assert stat.S_IMODE(os.stat(tmp_path / "new" / "cache").st_mode) == 0o700
 
 
@@ -183,9 +183,9 @@ def test_a_planted_fallback_directory_is_not_used_either(tmp_path, monkeypatch, 
     shared.chmod(0o777)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(shared))
     with pytest.warns(RuntimeWarning, match="not used"):
-        used = accel.cache_dir()
+        used = disk_cache.cache_dir()
     assert used not in (str(planted), str(shared)) and Path(used).parent == fallback
-    assert accel.private_directory_problem(used) is None
+    assert disk_cache.private_directory_problem(used) is None
 
 
 # ------------------------------------------------------------------ case 11: collision-pair entries

@@ -16,7 +16,7 @@ import pytest
 
 import robokin_ros
 from robokin_ros import RobotModel, forward_kinematics, jacobian
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, disk_cache, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
 from robokin_ros.kinematics import forward_kinematics_generic
 from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
@@ -150,7 +150,7 @@ def test_a_failing_compilation_warns_once_and_keeps_numpy(tmp_path, monkeypatch)
     def disk_full(path, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(accel, "write_entry", disk_full)
+    monkeypatch.setattr(disk_cache, "write_entry", disk_full)
     model = RobotModel.from_urdf_file(os.path.join(FIXTURES, "double_pendulum.urdf"))
     kernel = compiled_fk(model)
     with pytest.warns(RuntimeWarning, match="numba kernel unavailable, using numpy"):
@@ -183,10 +183,10 @@ def test_the_environment_variable_sets_the_default(value, expected, monkeypatch)
 
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
-    assert accel.cache_dir() == str(tmp_path)
+    assert disk_cache.cache_dir() == str(tmp_path)
     monkeypatch.delenv("ROBOKIN_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert accel.cache_dir() == str(tmp_path / "xdg" / "robokin_ros")
+    assert disk_cache.cache_dir() == str(tmp_path / "xdg" / "robokin_ros")
 
 
 @needs_numba
@@ -235,71 +235,3 @@ def test_missing_numba_is_said_once(monkeypatch, caplog):
         assert not accel.available() and not accel.available()
     messages = [r.getMessage() for r in caplog.records if "numba is not installed" in r.getMessage()]
     assert len(messages) == 1
-
-
-class _PlainNumba:
-    """Stands in for numba in a generated module: ``njit`` returns the Python function, so the
-    module's code runs (slowly) on plain Python and numpy, with or without numba installed."""
-
-    @staticmethod
-    def njit(*args, **kwargs):
-        return lambda fn: fn
-
-
-def _exec_plain(source: str) -> dict:
-    namespace = {"numba": _PlainNumba}
-    with np.errstate(invalid="ignore", over="ignore"):
-        exec(compile(source.replace("import numba\n", ""), "<generated>", "exec"), namespace)  # noqa: S102
-    return namespace
-
-
-def _sincos_of(source_namespace, x):
-    c, s = np.empty_like(x), np.empty_like(x)
-    with np.errstate(invalid="ignore", over="ignore"):
-        source_namespace["sincos"](x, c, s)
-    return c, s
-
-
-def test_the_vectorised_sine_and_cosine_match_libm():
-    x = np.concatenate([np.random.default_rng(0).uniform(-r, r, 2000) for r in (0.1, 3.3, 40.0, 1e3, 99999.0)] + [
-        np.arange(-8, 9) * np.pi / 4, [0.0, -0.0, 5e-9, -1e-300, 99999.99, 1e5, -1e5, 3e7, -1e300, np.inf, -np.inf, np.nan]])
-    with np.errstate(invalid="ignore"):
-        expected = np.cos(x), np.sin(x)
-    prelude = "import numba\nimport numpy as np\nfrom numpy import cos, sin\n"  # libm through numpy: NaN for inf, as in numba
-    namespaces = [_exec_plain(prelude + accel._SINCOS_SOURCE)]
-    if accel.available():
-        import numba
-
-        plain = _exec_plain(prelude + accel._SINCOS_SOURCE)
-        namespaces.append({"sincos": numba.njit(plain["sincos"], error_model="numpy")})
-    for namespace in namespaces:
-        for got, want in zip(_sincos_of(namespace, x), expected):
-            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-            finite = ~np.isnan(want)
-            assert np.abs(got[finite] - want[finite]).max() <= 2.3e-16
-            assert np.abs(got[finite]).max() <= 1.0
-
-
-@pytest.mark.parametrize("path", SMALL + [os.path.join(ROBOTS, "twin_arm_torso.urdf"), os.path.join(FIXTURES, "double_pendulum.urdf")],
-                         ids=os.path.basename)
-def test_the_vector_trig_kernel_computes_what_the_generated_code_does(path):
-    # runs the numba module's code as plain Python: the angle expressions taken out of the body
-    # (mimic multipliers and offsets included) and the blocks must give the numpy kernel's numbers
-    model = RobotModel.from_urdf_file(path)
-    kernel = compiled_fk(model)
-    lines, arguments = accel.split_trig(kernel.generated.body)
-    assert arguments and not any("cos(" in line or "sin(" in line for line in lines)
-    source = accel.vector_trig_wrapper_source(kernel.generated.body, kernel.generated.values, model.n_q)
-    q = model.random_configuration(accel.BLOCK + 5, rng=3)   # more than one block
-    q[0] *= 1e6                                              # angles where libm takes over
-    out = np.empty((len(q), kernel.generated.template.size))
-    _exec_plain(source)["kernel"](q, out)
-    expected = np.array([kernel.flat(qi.tolist()) for qi in q])
-    np.testing.assert_allclose(out, expected, atol=1e-13, rtol=0)
-    np.testing.assert_array_equal(out[0], expected[0])       # libm's values exactly
-
-
-def test_the_fk_kernels_use_vector_trig_and_the_frame_kernels_do_not():
-    model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))
-    assert compiled_fk(model)._vector_trig
-    assert not compiled_frames(model, ("left_tool0",))._vector_trig   # IK's kernels are unchanged

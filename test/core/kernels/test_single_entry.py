@@ -1,4 +1,4 @@
-"""The compiled single-configuration entries (:func:`robokin_ros.kernels.accel.single_source`) of
+"""The compiled single-configuration entries (:func:`robokin_ros.kernels.numba_source.single_source`) of
 the FK, Jacobian and dynamics kernels: their results against the Python-float kernels, their
 status codes (0 written, 1 non-finite input or mimic value, 2 wrong shape; ``out`` untouched
 then), numba's refusal of other types, and how the public single calls reach them.

@@ -1,0 +1,88 @@
+"""The numba module sources (:mod:`robokin_ros.kernels.numba_source`) compute what the generated
+code does: run as plain Python (numba's ``njit`` replaced by the identity), with or without
+numba installed, against libm and the Python-float kernels."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+from robokin_ros import RobotModel
+from robokin_ros.kernels import numba_source
+from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
+
+HERE = os.path.dirname(__file__)
+FIXTURES = os.path.join(HERE, "..", "..", "fixtures")
+ROBOTS = os.path.join(HERE, "..", "..", "..", "robokin_ros", "robots")
+SMALL = [os.path.join(FIXTURES, f) for f in ("planar_2link.urdf", "prismatic_continuous_mimic.urdf", "branched.urdf")]
+
+
+class _PlainNumba:
+    """Stands in for numba in a generated module: ``njit`` returns the Python function, so the
+    module's code runs (slowly) on plain Python and numpy, with or without numba installed."""
+
+    @staticmethod
+    def njit(*args, **kwargs):
+        return lambda fn: fn
+
+
+def _exec_plain(source: str) -> dict:
+    namespace = {"numba": _PlainNumba}
+    with np.errstate(invalid="ignore", over="ignore"):
+        exec(compile(source.replace("import numba\n", ""), "<generated>", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _sincos_of(source_namespace, x):
+    c, s = np.empty_like(x), np.empty_like(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        source_namespace["sincos"](x, c, s)
+    return c, s
+
+
+def test_the_vectorised_sine_and_cosine_match_libm():
+    x = np.concatenate([np.random.default_rng(0).uniform(-r, r, 2000) for r in (0.1, 3.3, 40.0, 1e3, 99999.0)] + [
+        np.arange(-8, 9) * np.pi / 4, [0.0, -0.0, 5e-9, -1e-300, 99999.99, 1e5, -1e5, 3e7, -1e300, np.inf, -np.inf, np.nan]])
+    with np.errstate(invalid="ignore"):
+        expected = np.cos(x), np.sin(x)
+    prelude = "import numba\nimport numpy as np\nfrom numpy import cos, sin\n"  # libm through numpy: NaN for inf, as in numba
+    namespaces = [_exec_plain(prelude + numba_source.SINCOS_SOURCE)]
+    if importlib.util.find_spec("numba") is not None:
+        import numba
+
+        plain = _exec_plain(prelude + numba_source.SINCOS_SOURCE)
+        namespaces.append({"sincos": numba.njit(plain["sincos"], error_model="numpy")})
+    for namespace in namespaces:
+        for got, want in zip(_sincos_of(namespace, x), expected):
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            finite = ~np.isnan(want)
+            assert np.abs(got[finite] - want[finite]).max() <= 2.3e-16
+            assert np.abs(got[finite]).max() <= 1.0
+
+
+@pytest.mark.parametrize("path", SMALL + [os.path.join(ROBOTS, "twin_arm_torso.urdf"), os.path.join(FIXTURES, "double_pendulum.urdf")],
+                         ids=os.path.basename)
+def test_the_vector_trig_kernel_computes_what_the_generated_code_does(path):
+    # runs the numba module's code as plain Python: the angle expressions taken out of the body
+    # (mimic multipliers and offsets included) and the blocks must give the numpy kernel's numbers
+    model = RobotModel.from_urdf_file(path)
+    kernel = compiled_fk(model)
+    lines, arguments = numba_source.split_trig(kernel.generated.body)
+    assert arguments and not any("cos(" in line or "sin(" in line for line in lines)
+    source = numba_source.vector_trig_wrapper_source(kernel.generated.body, kernel.generated.values, model.n_q)
+    q = model.random_configuration(numba_source.BLOCK + 5, rng=3)   # more than one block
+    q[0] *= 1e6                                              # angles where libm takes over
+    out = np.empty((len(q), kernel.generated.template.size))
+    _exec_plain(source)["kernel"](q, out)
+    expected = np.array([kernel.flat(qi.tolist()) for qi in q])
+    np.testing.assert_allclose(out, expected, atol=1e-13, rtol=0)
+    np.testing.assert_array_equal(out[0], expected[0])       # libm's values exactly
+
+
+def test_the_fk_kernels_use_vector_trig_and_the_frame_kernels_do_not():
+    model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))
+    assert compiled_fk(model)._vector_trig
+    assert not compiled_frames(model, ("left_tool0",))._vector_trig   # IK's kernels are unchanged
