@@ -9,7 +9,6 @@ support of ``i`` is ``i`` and every ancestor.
 from __future__ import annotations
 
 import dataclasses
-import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -17,9 +16,8 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers
-from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError, shorten
-from . import builder
+from ..errors import ArgumentError, ModelError, UnknownJointError, UnknownLinkError, shorten
+from . import builder, configuration
 from .dh import dh_fields
 from .elements import (
     NQ_OF_TYPE,
@@ -531,154 +529,36 @@ class RobotModel:
                       float(self.mimic_offset[j])) for j in np.flatnonzero(self.is_mimic))
 
     def check_q(self, q, argument: str = "q", single: bool = False) -> np.ndarray:
-        """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
-        exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
-
-        Raises:
-            ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
-                quaternion shorter than :data:`~robokin_ros.checks.QUATERNION_MIN_NORM`, naming the joint.
-            ShapeError: not ``(..., n_q)``.
-            NonFiniteError: NaN or inf entries, or a mimic joint whose value
-                ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
-        """
-        q = numbers(q, argument, vector=single)
-        if q.ndim == 0 or q.shape[-1] != self.n_q or single and q.ndim != 1:
-            raise ShapeError(argument, f"({self.n_q},)" if single else f"(..., {self.n_q})", q.shape)
-        if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
-            finite = np.isfinite(q)
-            if not finite.all():
-                bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
-                raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
-        if self.mimic_terms:
-            self._check_mimics(q, argument)
-        for s in self.quaternion_slices:   # floating joints: a (near) zero quaternion is no orientation
-            with np.errstate(under="ignore"):
-                norm = np.linalg.norm(q[..., s], axis=-1)
-            if (norm < QUATERNION_MIN_NORM).any():
-                joint = self.q_names[s.start].rsplit("/", 1)[0]
-                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of floating joint {joint!r} "
-                                              f"has norm {float(norm.min()):.3g} < {QUATERNION_MIN_NORM:g}: "
-                                              "it is zero, no orientation")
-        return q
-
-    def _check_mimics(self, q: np.ndarray, argument: str) -> None:
-        """Raise :class:`NonFiniteError` when a mimic joint's value overflows for finite ``q``."""
-        joints, index, mult, offset = (np.array(c) for c in zip(*self.mimic_terms))
-        with np.errstate(over="ignore", invalid="ignore"):
-            values = q[..., index] * mult + offset
-        bad = np.flatnonzero(~np.isfinite(values.reshape(-1, len(joints))).all(axis=0))
-        if bad.size:
-            raise NonFiniteError(argument, index[bad].tolist(), [
-                f"mimic joint {self.all_joint_names[joints[k]]!r} = {mult[k]:g} * "
-                f"{self.q_names[index[k]]!r} + {offset[k]:g}" for k in bad])
+        """See :func:`robokin_ros.model.configuration.check_q`."""
+        return configuration.check_q(self, q, argument, single)
 
     def home_configuration(self) -> np.ndarray:
-        """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
-        q = np.clip(np.zeros(self.n_q), self.q_lower, self.q_upper)
-        for s in self.quaternion_slices:
-            q[s] = (0.0, 0.0, 0.0, 1.0)
-        return q
+        """See :func:`robokin_ros.model.configuration.home_configuration`."""
+        return configuration.home_configuration(self)
 
     def random_configuration(self, n: int | None = None, rng=None) -> np.ndarray:
-        """Configurations uniform within the limits: ``(n, n_q)``, or ``(n_q,)`` when ``n`` is None.
-
-        Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
-        [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
-
-        Args:
-            n: None or a whole number >= 0 with ``n * n_q <= checks.MAX_ELEMENTS``.
-            rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``.
-
-        Raises:
-            ArgumentError: another ``n`` (text, float, negative, too many) or ``rng``.
-        """
-        if n is not None:
-            check_count(n, "n", per_item=self.n_q)
-        rng = np.random.default_rng(check_rng(rng))
-        shape = (1 if n is None else int(n), self.n_q)
-        lo = np.where(np.isfinite(self.q_lower), self.q_lower, -1.0)
-        hi = np.where(np.isfinite(self.q_upper), self.q_upper, 1.0)
-        for j in self.active_joints:
-            t, i = JointType(self.joint_types[j]), self.joint_q_index[j]
-            if t == JointType.CONTINUOUS or (t == JointType.PLANAR):
-                k = i if t == JointType.CONTINUOUS else i + 2
-                lo[k], hi[k] = -np.pi, np.pi
-        # lo + u (hi - lo) overflows for limits near ±1e308: draw halfway and scale by 2 instead
-        q = 2.0 * rng.uniform(0.5 * lo, 0.5 * hi, size=shape)
-        q = np.clip(q, lo, hi)
-        for s in self.quaternion_slices:
-            quat = rng.normal(size=(shape[0], 4))
-            q[:, s] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-        return q[0] if n is None else q
+        """See :func:`robokin_ros.model.configuration.random_configuration`."""
+        return configuration.random_configuration(self, n, rng)
 
     def clamp(self, q) -> np.ndarray:
-        """``q (..., n_q)`` clipped into the limits (floating quaternions renormalised)."""
-        q = np.clip(self.check_q(q), self.q_lower, self.q_upper)
-        for s in self.quaternion_slices:
-            q[..., s] /= np.linalg.norm(q[..., s], axis=-1, keepdims=True)
-        return q
+        """See :func:`robokin_ros.model.configuration.clamp`."""
+        return configuration.clamp(self, q)
 
     def within_limits(self, q, tolerance: float = 0.0) -> np.ndarray:
-        """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
-        q = self.check_q(q)
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(tolerance) or tolerance < 0:
-            raise ArgumentError("tolerance", f"must be a finite number >= 0, got {tolerance!r}")
-        return np.all((q >= self.q_lower - tolerance) & (q <= self.q_upper + tolerance), axis=-1)
+        """See :func:`robokin_ros.model.configuration.within_limits`."""
+        return configuration.within_limits(self, q, tolerance)
 
     def q_from_dict(self, values: Mapping[str, float], base=None, strict: bool = False) -> np.ndarray:
-        """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
-
-        Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
-        are ignored (they follow their source). Multi-coordinate (floating, planar) joints use the
-        labels of :attr:`q_names` (``"base/x"``, ..., ``"base/qw"``). With ``strict``, an unknown
-        name raises :class:`UnknownJointError` and a floating / planar joint's own name
-        :class:`ArgumentError` (listing its labels); without, both are ignored.
-        """
-        if not isinstance(values, Mapping):
-            raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
-        q = self.home_configuration() if base is None else self.check_q(base, "base", single=True).copy()
-        index = {n: i for i, n in enumerate(self.q_names)}
-        for name, value in values.items():
-            i = index.get(name)
-            if i is not None:
-                try:
-                    q[i] = float(value)
-                except (TypeError, ValueError):
-                    raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
-                if not math.isfinite(q[i]):
-                    raise NonFiniteError("values", [name], [name])
-            elif strict:
-                self._check_unused_name(name)
-        return q
-
-    def _check_unused_name(self, name) -> None:
-        """Raise for a ``q_from_dict`` name that sets no coordinate: unknown, or a floating /
-        planar joint's own name (its coordinates have one label each, see :attr:`q_names`)."""
-        j = self._joint_index.get(name) if isinstance(name, str) else None
-        if j is None:
-            raise UnknownJointError(name, self.q_names)
-        if self.joint_nq[j] > 1:
-            labels = [n for n in self.q_names if n.startswith(f"{name}/")]
-            raise ArgumentError("values", f"{name!r} is a {JointType(self.joint_types[j]).name.lower()} joint with "
-                                          f"{len(labels)} coordinates: give them as {labels}")
+        """See :func:`robokin_ros.model.configuration.q_from_dict`."""
+        return configuration.q_from_dict(self, values, base, strict)
 
     def q_to_dict(self, q) -> dict[str, float]:
-        """Joint name -> value for a single configuration ``(n_q,)``."""
-        q = self.check_q(q, single=True)
-        return {n: float(v) for n, v in zip(self.q_names, q)}
+        """See :func:`robokin_ros.model.configuration.q_to_dict`."""
+        return configuration.q_to_dict(self, q)
 
     def all_joint_values(self, q) -> dict[str, float]:
-        """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
-        q = self.check_q(q, single=True)
-        out = {}
-        for j in range(self.n_joints):
-            if JointType(self.joint_types[j]) not in SCALAR_TYPES:
-                continue
-            s = self.mimic_source[j] if self.is_mimic[j] else j
-            value = self.mimic_multiplier[j] * q[self.joint_q_index[s]] + self.mimic_offset[j]
-            out[self.all_joint_names[j]] = float(value)
-        return out
+        """See :func:`robokin_ros.model.configuration.all_joint_values`."""
+        return configuration.all_joint_values(self, q)
 
     # ------------------------------------------------------------------ equality
     def equals(self, other: RobotModel, atol: float = 1e-12) -> bool:
