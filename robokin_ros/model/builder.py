@@ -18,6 +18,7 @@ from ..checks import rigid_transform
 from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
 from .elements import SCALAR_TYPES, JointType, mesh_visual
+from .fields import ModelFields
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -116,7 +117,7 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         else:
             mult[k], offset[k] = 1.0, 0.0
     ol = [link_of[n] for n in order]
-    return type(model).create(
+    return type(model).create(ModelFields(
         name=name, link_names=order, joint_names=[j.name for j in ordered],
         joint_parents=[order.index(j.parent) for j in ordered], joint_types=[j.type for j in ordered],
         joint_axes=[j.axis for j in ordered], joint_origins=[j.origin for j in ordered],
@@ -127,7 +128,7 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
         link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol],
-        link_visuals=[link.visuals for link in ol])
+        link_visuals=[link.visuals for link in ol]))
 
 
 def submodel(model, links, name: str | None = None):

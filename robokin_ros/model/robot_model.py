@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
@@ -28,6 +28,7 @@ from .elements import (
     first_overflowing_link,
     mesh_visual,
 )
+from .fields import ModelFields
 from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
 
 Array = NDArray[np.float64]
@@ -140,57 +141,55 @@ class RobotModel:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def create(cls, *, name: str, link_names: Sequence[str], joint_names: Sequence[str],
-               joint_parents: Sequence[int], joint_types: Sequence[int], joint_axes, joint_origins,
-               joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
-               joint_acceleration=None, joint_deceleration=None, joint_jerk=None,
-               mimic_source=None, mimic_multiplier=None, mimic_offset=None,
-               link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None, link_collisions=None, load_warnings=(), link_visuals=None) -> RobotModel:
-        """Make a model from per-link / per-joint data already in topological order.
-
-        ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
-        it must be ``<= j``. Mimic sources must already be resolved to independent joints.
-        Missing limits default to unbounded, missing inertials to massless links.
+    def create(cls, fields: ModelFields) -> RobotModel:
+        """Make a model of its fields (per-link / per-joint data already in topological order;
+        see :class:`~robokin_ros.model.fields.ModelFields` for each one and its default).
 
         Raises:
-            ModelError: names that are not non-empty strings, non-finite numbers (NaN limits; inf
-                is allowed for limits), or joint origins whose composition overflows.
+            ArgumentError: ``fields`` is not a :class:`ModelFields`.
+            ModelError: not a tree in topological order (``joint_parents[j] <= j``), names that are
+                not non-empty strings, non-finite numbers (NaN limits; inf is allowed for limits),
+                or joint origins whose composition overflows.
         """
-        n_links = len(link_names)
+        if not isinstance(fields, ModelFields):
+            raise ArgumentError("fields", f"must be a ModelFields record, got {type(fields).__name__}")
+        f = fields
+        n_links = len(f.link_names)
         n_j = n_links - 1
-        if len(joint_names) != n_j or len(joint_parents) != n_j:
+        if len(f.joint_names) != n_j or len(f.joint_parents) != n_j:
             raise ModelError("a tree of n links has n - 1 joints")
-        parents = np.concatenate([[-1], np.asarray(joint_parents, dtype=np.int64)]).astype(np.int64)
+        parents = np.concatenate([[-1], np.asarray(f.joint_parents, dtype=np.int64)]).astype(np.int64)
         if np.any(parents[1:] >= np.arange(1, n_links)) or np.any(parents[1:] < 0):
             raise ModelError("links are not in topological order (parent after child)")
-        types = np.asarray(joint_types, dtype=np.int64).reshape(n_j)
+        types = np.asarray(f.joint_types, dtype=np.int64).reshape(n_j)
         fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
-        lower, upper = fill(joint_lower, -np.inf) + 0.0, fill(joint_upper, np.inf) + 0.0   # + 0.0: no -0.0 bounds
-        src = np.full(n_j, -1, np.int64) if mimic_source is None else np.asarray(mimic_source, np.int64).reshape(n_j)
+        lower, upper = fill(f.joint_lower, -np.inf) + 0.0, fill(f.joint_upper, np.inf) + 0.0   # + 0.0: no -0.0 bounds
+        src = np.full(n_j, -1, np.int64) if f.mimic_source is None else \
+            np.asarray(f.mimic_source, np.int64).reshape(n_j)
         model = cls(
-            name=name, link_names=tuple(link_names), link_parents=_frozen(parents),
-            all_joint_names=tuple(joint_names), joint_types=_frozen(types),
-            joint_axes=_frozen(np.asarray(joint_axes, float).reshape(n_j, 3)),
-            joint_origins=_frozen(np.asarray(joint_origins, float).reshape(n_j, 4, 4)),
+            name=f.name, link_names=tuple(f.link_names), link_parents=_frozen(parents),
+            all_joint_names=tuple(f.joint_names), joint_types=_frozen(types),
+            joint_axes=_frozen(np.asarray(f.joint_axes, float).reshape(n_j, 3)),
+            joint_origins=_frozen(np.asarray(f.joint_origins, float).reshape(n_j, 4, 4)),
             joint_lower=_frozen(lower), joint_upper=_frozen(upper),
-            joint_velocity=_frozen(fill(joint_velocity, np.inf)), joint_effort=_frozen(fill(joint_effort, np.inf)),
-            joint_acceleration=_frozen(fill(joint_acceleration, np.inf)),
-            joint_deceleration=_frozen(fill(joint_deceleration, np.inf)), joint_jerk=_frozen(fill(joint_jerk, np.inf)),
-            mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(mimic_multiplier, 1.0)),
-            mimic_offset=_frozen(fill(mimic_offset, 0.0)),
-            link_masses=_frozen(np.zeros(n_links) if link_masses is None else np.asarray(link_masses, float)),
-            link_coms=_frozen(np.zeros((n_links, 3)) if link_coms is None else np.asarray(link_coms, float)),
-            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None
-                                  else np.asarray(link_inertias, float)),
-            link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None
-                                      else np.asarray(link_has_inertial, bool)),
-            link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
-            link_collisions=tuple([()] * n_links if link_collisions is None
-                                  else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
-            load_warnings=tuple(load_warnings),
-            link_visuals=tuple(_mesh_visuals(link_meshes, n_links) if link_visuals is None
-                               else (tuple(CollisionGeometry(*g) for g in v) for v in link_visuals)),
+            joint_velocity=_frozen(fill(f.joint_velocity, np.inf)), joint_effort=_frozen(fill(f.joint_effort, np.inf)),
+            joint_acceleration=_frozen(fill(f.joint_acceleration, np.inf)),
+            joint_deceleration=_frozen(fill(f.joint_deceleration, np.inf)),
+            joint_jerk=_frozen(fill(f.joint_jerk, np.inf)),
+            mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(f.mimic_multiplier, 1.0)),
+            mimic_offset=_frozen(fill(f.mimic_offset, 0.0)),
+            link_masses=_frozen(np.zeros(n_links) if f.link_masses is None else np.asarray(f.link_masses, float)),
+            link_coms=_frozen(np.zeros((n_links, 3)) if f.link_coms is None else np.asarray(f.link_coms, float)),
+            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if f.link_inertias is None
+                                  else np.asarray(f.link_inertias, float)),
+            link_has_inertial=_frozen(np.zeros(n_links, bool) if f.link_has_inertial is None
+                                      else np.asarray(f.link_has_inertial, bool)),
+            link_meshes=tuple([None] * n_links if f.link_meshes is None else f.link_meshes),
+            link_collisions=tuple([()] * n_links if f.link_collisions is None
+                                  else (tuple(CollisionGeometry(*g) for g in c) for c in f.link_collisions)),
+            load_warnings=tuple(f.load_warnings),
+            link_visuals=tuple(_mesh_visuals(f.link_meshes, n_links) if f.link_visuals is None
+                               else (tuple(CollisionGeometry(*g) for g in v) for v in f.link_visuals)),
         )
         _validate(model)
         return model
@@ -200,17 +199,17 @@ class RobotModel:
         """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
         ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
         every problem found with its input line; see ``load_warnings`` for what was tolerated."""
-        return cls.create(**urdf_fields(xml, max_bytes))
+        return cls.create(urdf_fields(xml, max_bytes))
 
     @classmethod
     def from_urdf_file(cls, path, max_bytes: int | None = None) -> RobotModel:
         """Model of a URDF file; see :meth:`from_urdf`."""
-        return cls.create(**urdf_file_fields(path, max_bytes))
+        return cls.create(urdf_file_fields(path, max_bytes))
 
     @classmethod
     def from_dh(cls, table, convention: str = "standard", **kwargs) -> RobotModel:
         """Model of a Denavit–Hartenberg table; see :func:`robokin_ros.model.dh.dh_fields`."""
-        return cls.create(**dh_fields(table, convention=convention, **kwargs))
+        return cls.create(dh_fields(table, convention=convention, **kwargs))
 
     # ------------------------------------------------------------------ builder operations
     def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> RobotModel:

@@ -22,6 +22,7 @@ from ..errors import LoadWarning, URDFError, shorten
 from ..spatial import matrix_to_rpy, rpy_to_matrix, transform
 from .description import XMLDocument, parse_document, read_description_file
 from .elements import SCALAR_TYPES, CollisionGeometry, JointType, first_overflowing_link
+from .fields import ModelFields
 
 __all__ = ["model_to_urdf", "urdf_fields", "urdf_file_fields"]
 
@@ -499,9 +500,9 @@ def _check_placements(report: _Report, order, parents, origins, joint_elements) 
                        "compose to a non-finite pose")
 
 
-def urdf_fields(xml, max_bytes: int | None = None) -> dict:
-    """The fields of the model of a URDF document: the keyword arguments of
-    :meth:`RobotModel.create` (:meth:`RobotModel.from_urdf` makes the model of them).
+def urdf_fields(xml, max_bytes: int | None = None) -> ModelFields:
+    """The fields of the model of a URDF document (:meth:`RobotModel.from_urdf` makes the model
+    of them with :meth:`RobotModel.create`).
 
     Args:
         xml: URDF text (str, or UTF-8 bytes).
@@ -548,7 +549,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
         _check_material(report, material, f"robot {root.get('name')!r}")
     if report.problems:
         raise URDFError(report.problems)
-    return dict(
+    return ModelFields(
         name=root.get("name") or "robot", link_names=order,
         joint_names=[el.get("name") for el in joint_elements],
         joint_parents=parents, joint_types=types, joint_axes=axes,
@@ -561,7 +562,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> dict:
         link_visuals=[tuple(visuals.get(name, ())) for name in order])
 
 
-def urdf_file_fields(path, max_bytes: int | None = None) -> dict:
+def urdf_file_fields(path, max_bytes: int | None = None) -> ModelFields:
     """:func:`urdf_fields` of a URDF file, read with the size cap. Raises :class:`URDFError`
     (also for an unreadable, oversized or non-UTF-8 file)."""
     return urdf_fields(read_description_file(path, max_bytes), max_bytes)

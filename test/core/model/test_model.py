@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from robokin_ros import (
+    ArgumentError,
     JointType,
+    ModelFields,
     NonFiniteError,
     RobokinError,
     RobotModel,
@@ -76,9 +78,11 @@ def test_parents_come_before_children_in_bundled_robots():
 def test_create_rejects_bad_trees():
     common = dict(name="x", joint_types=[1], joint_axes=[[0, 0, 1]], joint_origins=[np.eye(4)])
     with pytest.raises(ValueError, match="n - 1 joints"):
-        RobotModel.create(link_names=["a", "b", "c"], joint_names=["j"], joint_parents=[0], **common)
+        RobotModel.create(ModelFields(link_names=["a", "b", "c"], joint_names=["j"], joint_parents=[0], **common))
     with pytest.raises(ValueError, match="topological order"):
-        RobotModel.create(link_names=["a", "b"], joint_names=["j"], joint_parents=[1], **common)
+        RobotModel.create(ModelFields(link_names=["a", "b"], joint_names=["j"], joint_parents=[1], **common))
+    with pytest.raises(ArgumentError, match="ModelFields"):
+        RobotModel.create(dict(link_names=["a", "b"], joint_names=["j"], joint_parents=[0], **common))
 
 
 # ---------------------------------------------------------------------------- index maps
@@ -122,11 +126,11 @@ def limited_model():
     """One joint of each kind, with a revolute and a prismatic joint whose range excludes 0."""
     types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS, JointType.FLOATING, JointType.PLANAR,
              JointType.REVOLUTE]
-    return RobotModel.create(
+    return RobotModel.create(ModelFields(
         name="limited", link_names=[f"l{i}" for i in range(7)], joint_names=["rev", "pris", "cont", "free", "plane", "neg"],
         joint_parents=[0, 1, 2, 3, 4, 5], joint_types=types, joint_axes=np.tile([0.0, 0.0, 1.0], (6, 1)),
         joint_origins=np.tile(np.eye(4), (6, 1, 1)),
-        joint_lower=[0.5, 0.1, -np.inf, -np.inf, -np.inf, -2.0], joint_upper=[1.5, 0.3, np.inf, np.inf, np.inf, -1.0])
+        joint_lower=[0.5, 0.1, -np.inf, -np.inf, -np.inf, -2.0], joint_upper=[1.5, 0.3, np.inf, np.inf, np.inf, -1.0]))
 
 
 def test_home_configuration_clamps_zero_and_has_identity_quaternion():

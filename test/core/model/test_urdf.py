@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robokin_ros import JointType, RobokinError, RobotModel, URDFError
+from robokin_ros import JointType, ModelFields, RobokinError, RobotModel, URDFError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from peers import ERD_ROBOTS, erd_urdf  # noqa: E402
@@ -272,10 +272,10 @@ def test_round_trip_example_robot_data(robot_name):
 
 def test_round_trip_without_velocity_and_effort_limits():
     """A model made in code (DH, builder) has no velocity/effort limits (inf): they must stay inf."""
-    model = RobotModel.create(name="chain", link_names=["a", "b", "c"], joint_names=["j", "k"],
-                              joint_parents=[0, 1], joint_types=[JointType.REVOLUTE, JointType.PRISMATIC],
-                              joint_axes=[[0, 0, 1], [1, 0, 0]], joint_origins=np.tile(np.eye(4), (2, 1, 1)),
-                              joint_lower=[-1, 0], joint_upper=[1, 0.5])
+    model = RobotModel.create(ModelFields(
+        name="chain", link_names=["a", "b", "c"], joint_names=["j", "k"], joint_parents=[0, 1],
+        joint_types=[JointType.REVOLUTE, JointType.PRISMATIC], joint_axes=[[0, 0, 1], [1, 0, 0]],
+        joint_origins=np.tile(np.eye(4), (2, 1, 1)), joint_lower=[-1, 0], joint_upper=[1, 0.5]))
     assert_round_trip(model)
 
 
