@@ -29,7 +29,8 @@ from .elements import (
     mesh_visual,
 )
 from .fields import ModelFields
-from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
+from .urdf import urdf_fields, urdf_file_fields
+from .urdf_writer import model_to_urdf
 
 Array = NDArray[np.float64]
 
