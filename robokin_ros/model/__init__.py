@@ -13,6 +13,7 @@ holds the configuration-space operations (``check_q``, ``clamp``, ``random_confi
 delegate to them).
 """
 
+from .builder import JointLimits
 from .configuration import (
     all_joint_values,
     check_q,
@@ -29,6 +30,6 @@ from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, CollisionGeometry, J
 from .fields import ModelFields
 from .robot_model import RobotModel
 
-__all__ = ["NQ_OF_TYPE", "NV_OF_TYPE", "SCALAR_TYPES", "CollisionGeometry", "JointType", "ModelFields", "RobotModel",
-           "all_joint_values", "check_q", "clamp", "first_overflowing_link", "home_configuration", "integrate",
-           "q_from_dict", "q_to_dict", "random_configuration", "within_limits", "wrap_angle"]
+__all__ = ["NQ_OF_TYPE", "NV_OF_TYPE", "SCALAR_TYPES", "CollisionGeometry", "JointLimits", "JointType", "ModelFields",
+           "RobotModel", "all_joint_values", "check_q", "clamp", "first_overflowing_link", "home_configuration",
+           "integrate", "q_from_dict", "q_to_dict", "random_configuration", "within_limits", "wrap_angle"]
