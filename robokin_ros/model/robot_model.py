@@ -9,79 +9,21 @@ support of ``i`` is ``i`` and every ancestor.
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ArgumentError, ModelError, UnknownJointError, UnknownLinkError, shorten
+from ..errors import ArgumentError, UnknownJointError, UnknownLinkError
 from . import builder, configuration
 from .dh import dh_fields
-from .elements import (
-    NQ_OF_TYPE,
-    NV_OF_TYPE,
-    SCALAR_TYPES,
-    CollisionGeometry,
-    JointType,
-    first_overflowing_link,
-    mesh_visual,
-)
-from .fields import ModelFields
+from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, JointType
+from .fields import ModelFields, check_numbers, frozen, model_arrays
 from .urdf import urdf_fields, urdf_file_fields
 from .urdf_writer import model_to_urdf
 
 Array = NDArray[np.float64]
-
-
-def _validate(model: RobotModel) -> None:
-    """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
-    problems = []
-    if not isinstance(model.name, str) or _has_control_characters(model.name):
-        problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
-    for name in [*model.link_names, *model.all_joint_names]:
-        if not isinstance(name, str) or not name:
-            problems.append(f"names must be non-empty strings, got {name!r}")
-        elif _has_control_characters(name):
-            problems.append(f"names must not contain control characters, got {shorten(name)}")
-    per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
-                 "mimic offset": model.mimic_offset}
-    for what, values in per_joint.items():
-        bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
-    for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
-                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort,
-                         "acceleration limit": model.joint_acceleration,
-                         "deceleration limit": model.joint_deceleration, "jerk limit": model.joint_jerk}.items():
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
-    for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
-                         "inertia": model.link_inertias}.items():
-        bad = ~np.isfinite(values.reshape(model.n_links, -1 if model.n_links else 0)).all(axis=1)
-        problems += [f"link {model.link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
-    if not problems and model.n_joints:
-        i = first_overflowing_link(model.link_parents[1:], model.joint_origins)
-        if i is not None:
-            problems.append(f"link {model.link_names[i]!r}: its placement overflows (the origins from the root to "
-                            f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
-    if problems:
-        raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
-
-
-def _has_control_characters(text: str) -> bool:
-    """True when ``text`` holds a control character (NUL, newline, escape, DEL, ...: Unicode Cc)."""
-    return not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text)
-
-
-def _mesh_visuals(meshes, n_links: int) -> list:
-    """Visual records of models made without them: each link's mesh (if any) at its origin, unscaled."""
-    return [(mesh_visual(m),) if m else () for m in (meshes or [None] * n_links)]
-
-
-def _frozen(a) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -144,7 +86,8 @@ class RobotModel:
     @classmethod
     def create(cls, fields: ModelFields) -> RobotModel:
         """Make a model of its fields (per-link / per-joint data already in topological order;
-        see :class:`~robokin_ros.model.fields.ModelFields` for each one and its default).
+        see :class:`~robokin_ros.model.fields.ModelFields` for each one and its default), checked
+        by :func:`~robokin_ros.model.fields.check_numbers`.
 
         Raises:
             ArgumentError: ``fields`` is not a :class:`ModelFields`.
@@ -154,45 +97,8 @@ class RobotModel:
         """
         if not isinstance(fields, ModelFields):
             raise ArgumentError("fields", f"must be a ModelFields record, got {type(fields).__name__}")
-        f = fields
-        n_links = len(f.link_names)
-        n_j = n_links - 1
-        if len(f.joint_names) != n_j or len(f.joint_parents) != n_j:
-            raise ModelError("a tree of n links has n - 1 joints")
-        parents = np.concatenate([[-1], np.asarray(f.joint_parents, dtype=np.int64)]).astype(np.int64)
-        if np.any(parents[1:] >= np.arange(1, n_links)) or np.any(parents[1:] < 0):
-            raise ModelError("links are not in topological order (parent after child)")
-        types = np.asarray(f.joint_types, dtype=np.int64).reshape(n_j)
-        fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
-        lower, upper = fill(f.joint_lower, -np.inf) + 0.0, fill(f.joint_upper, np.inf) + 0.0   # + 0.0: no -0.0 bounds
-        src = np.full(n_j, -1, np.int64) if f.mimic_source is None else \
-            np.asarray(f.mimic_source, np.int64).reshape(n_j)
-        model = cls(
-            name=f.name, link_names=tuple(f.link_names), link_parents=_frozen(parents),
-            all_joint_names=tuple(f.joint_names), joint_types=_frozen(types),
-            joint_axes=_frozen(np.asarray(f.joint_axes, float).reshape(n_j, 3)),
-            joint_origins=_frozen(np.asarray(f.joint_origins, float).reshape(n_j, 4, 4)),
-            joint_lower=_frozen(lower), joint_upper=_frozen(upper),
-            joint_velocity=_frozen(fill(f.joint_velocity, np.inf)), joint_effort=_frozen(fill(f.joint_effort, np.inf)),
-            joint_acceleration=_frozen(fill(f.joint_acceleration, np.inf)),
-            joint_deceleration=_frozen(fill(f.joint_deceleration, np.inf)),
-            joint_jerk=_frozen(fill(f.joint_jerk, np.inf)),
-            mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(f.mimic_multiplier, 1.0)),
-            mimic_offset=_frozen(fill(f.mimic_offset, 0.0)),
-            link_masses=_frozen(np.zeros(n_links) if f.link_masses is None else np.asarray(f.link_masses, float)),
-            link_coms=_frozen(np.zeros((n_links, 3)) if f.link_coms is None else np.asarray(f.link_coms, float)),
-            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if f.link_inertias is None
-                                  else np.asarray(f.link_inertias, float)),
-            link_has_inertial=_frozen(np.zeros(n_links, bool) if f.link_has_inertial is None
-                                      else np.asarray(f.link_has_inertial, bool)),
-            link_meshes=tuple([None] * n_links if f.link_meshes is None else f.link_meshes),
-            link_collisions=tuple([()] * n_links if f.link_collisions is None
-                                  else (tuple(CollisionGeometry(*g) for g in c) for c in f.link_collisions)),
-            load_warnings=tuple(f.load_warnings),
-            link_visuals=tuple(_mesh_visuals(f.link_meshes, n_links) if f.link_visuals is None
-                               else (tuple(CollisionGeometry(*g) for g in v) for v in f.link_visuals)),
-        )
-        _validate(model)
+        model = cls(**model_arrays(fields))
+        check_numbers(model)
         return model
 
     @classmethod
@@ -259,22 +165,22 @@ class RobotModel:
     @cached_property
     def joint_parents(self) -> np.ndarray:
         """Parent link of each joint ``(n_joints,)``."""
-        return _frozen(self.link_parents[1:])
+        return frozen(self.link_parents[1:])
 
     @cached_property
     def joint_children(self) -> np.ndarray:
         """Child link of each joint ``(n_joints,)``: ``j + 1``."""
-        return _frozen(np.arange(1, self.n_links))
+        return frozen(np.arange(1, self.n_links))
 
     @cached_property
     def is_mimic(self) -> np.ndarray:
         """``(n_joints,)`` bool: joint follows another joint (adds no coordinate)."""
-        return _frozen(self.mimic_source >= 0)
+        return frozen(self.mimic_source >= 0)
 
     @cached_property
     def is_fixed(self) -> np.ndarray:
         """``(n_joints,)`` bool: fixed joint (no motion, no actuator)."""
-        return _frozen(self.joint_types == JointType.FIXED)
+        return frozen(self.joint_types == JointType.FIXED)
 
     @cached_property
     def _coordinates(self):
@@ -282,7 +188,7 @@ class RobotModel:
         nv = np.array([0 if m else NV_OF_TYPE[JointType(t)] for t, m in zip(self.joint_types, self.is_mimic)])
         q_idx = np.where(nq > 0, np.cumsum(nq) - nq, -1)
         v_idx = np.where(nv > 0, np.cumsum(nv) - nv, -1)
-        return _frozen(nq), _frozen(nv), _frozen(q_idx), _frozen(v_idx)
+        return frozen(nq), frozen(nv), frozen(q_idx), frozen(v_idx)
 
     @property
     def joint_nq(self) -> np.ndarray:
@@ -317,7 +223,7 @@ class RobotModel:
     @cached_property
     def active_joints(self) -> np.ndarray:
         """Indices of the independent joints (non-fixed, non-mimic), in q order."""
-        return _frozen(np.flatnonzero(self.joint_nq > 0))
+        return frozen(np.flatnonzero(self.joint_nq > 0))
 
     @cached_property
     def joint_names(self) -> tuple[str, ...]:
@@ -403,7 +309,7 @@ class RobotModel:
     def scalar_joint_indices(self) -> np.ndarray:
         """Indices of the revolute, continuous and prismatic joints, mimic ones included (the
         joints whose child poses go on /tf)."""
-        return _frozen(np.flatnonzero(np.isin(self.joint_types, SCALAR_TYPES)))
+        return frozen(np.flatnonzero(np.isin(self.joint_types, SCALAR_TYPES)))
 
     def joint_index(self, name: str) -> int:
         """Index of a joint (any type) by name. Raises :class:`UnknownJointError`."""
@@ -427,12 +333,12 @@ class RobotModel:
         d = np.zeros(self.n_links, np.int64)
         for i in range(1, self.n_links):
             d[i] = d[self.link_parents[i]] + 1
-        return _frozen(d)
+        return frozen(d)
 
     @cached_property
     def depth_levels(self) -> tuple[np.ndarray, ...]:
         """Links grouped by depth: ``depth_levels[k]`` are the links ``k`` joints from the root."""
-        return tuple(_frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
+        return tuple(frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
 
     @cached_property
     def support_mask(self) -> np.ndarray:
@@ -443,17 +349,17 @@ class RobotModel:
             p = self.link_parents[i]
             if p >= 0:
                 m[i] |= m[p]
-        return _frozen(m)
+        return frozen(m)
 
     @cached_property
     def link_subtrees(self) -> tuple[np.ndarray, ...]:
         """ν(i): link ``i`` and all its descendants, per link."""
-        return tuple(_frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
+        return tuple(frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
 
     @cached_property
     def link_supports(self) -> tuple[np.ndarray, ...]:
         """Link ``i`` and all its ancestors, root first, per link."""
-        return tuple(_frozen(np.flatnonzero(self.support_mask[i])) for i in range(self.n_links))
+        return tuple(frozen(np.flatnonzero(self.support_mask[i])) for i in range(self.n_links))
 
     @cached_property
     def velocity_support(self) -> np.ndarray:
@@ -466,13 +372,13 @@ class RobotModel:
                 continue
             vi, nv = self.joint_v_index[s], self.joint_nv[s]
             m[self.link_subtrees[j + 1], vi:vi + nv] = True
-        return _frozen(m)
+        return frozen(m)
 
     @cached_property
     def velocity_source_joints(self) -> np.ndarray:
         """Per joint, the independent joint whose v coordinates drive it (-1 for fixed)."""
         src = np.where(self.is_mimic, self.mimic_source, np.arange(self.n_joints))
-        return _frozen(np.where(self.is_fixed, -1, src))
+        return frozen(np.where(self.is_fixed, -1, src))
 
     def path_joints(self, base: str, tip: str, independent: bool = True) -> tuple[str, ...]:
         """Joints on the path from ``base`` down to ``tip``, root first: the independent ones
@@ -513,7 +419,7 @@ class RobotModel:
                 lo[i], hi[i] = self.joint_lower[j], self.joint_upper[j]
             elif t == JointType.FLOATING:
                 lo[i + 3:i + 7], hi[i + 3:i + 7] = -1.0, 1.0
-        return _frozen(lo), _frozen(hi)
+        return frozen(lo), frozen(hi)
 
     @cached_property
     def quaternion_slices(self) -> tuple[slice, ...]:

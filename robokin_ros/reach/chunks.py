@@ -153,6 +153,10 @@ class PreparedMap:
 
 
 #: The jobs this process has prepared, by key (a worker serves one map at a time; a few kept).
+#: Not per-model state, so not in :mod:`robokin_ros.model_cache`: a job is keyed by its URDF text
+#: and parameters, and its :class:`PreparedMap` makes and owns the model (registry entries hang
+#: off a model someone else keeps alive, and must not hold it). Worker processes and Ray tasks
+#: fill their own copy; what the model derives (IK problems, kernels) is in the registry.
 _PREPARED: dict[str, PreparedMap] = {}
 _KEEP = 4
 
