@@ -292,6 +292,24 @@ OPERATIONS = {
 }
 
 
+def test_joint_limits_record_sets_every_limit_and_round_trips(panda):
+    limits = JointLimits(-0.5, 0.25, velocity=2.0, effort=3.0, acceleration=4.0, deceleration=5.0, jerk=6.0)
+    new = add_body(panda, "panda_hand", "extra_joint", "prismatic", "extra", axis=(1, 0, 0), limits=limits)
+    j = new.joint_index("extra_joint")
+    got = [float(values[j]) for values in (new.joint_lower, new.joint_upper, new.joint_velocity, new.joint_effort,
+                                           new.joint_acceleration, new.joint_deceleration, new.joint_jerk)]
+    assert got == [-0.5, 0.25, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert RobotModel.from_urdf(new.to_urdf()).equals(new)
+    plain = add_body(panda, "panda_hand", "extra_joint", "prismatic", "extra", axis=(1, 0, 0), limits=(-0.5, 0.25))
+    k = plain.joint_index("extra_joint")
+    assert (plain.joint_lower[k], plain.joint_upper[k]) == (-0.5, 0.25)
+    assert np.isinf([plain.joint_velocity[k], plain.joint_effort[k], plain.joint_jerk[k]]).all()
+    spin = replace_joint(panda, "panda_joint1", "continuous", limits=JointLimits(velocity=1.5))
+    i = spin.joint_index("panda_joint1")
+    assert spin.joint_velocity[i] == 1.5 and np.isinf(spin.joint_effort[i])
+    assert (spin.joint_lower[i], spin.joint_upper[i]) == (-np.inf, np.inf)
+
+
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
 def test_results_round_trip_through_urdf(panda, operation):
     model = OPERATIONS[operation](panda)
