@@ -28,8 +28,11 @@ Array = NDArray[np.float64]
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RobotModel:
-    """A robot's kinematic tree with limits and inertials. Build it with :meth:`from_urdf`,
-    :meth:`from_dh` or the builder operations; never mutate it (its arrays are read-only).
+    """A robot's kinematic tree with limits and inertials: data, indices and constructors. Build it
+    with :meth:`from_urdf`, :meth:`from_dh`, the builder operations or :meth:`create` (of a
+    :class:`~robokin_ros.model.fields.ModelFields` record); never mutate it (its arrays are
+    read-only). The configuration-space operations (``check_q``, ``clamp``, ...) are functions of
+    :mod:`robokin_ros.model.configuration`; the methods of the same names delegate to them.
 
     Per link (``n_links``, parents before children):
         link_names, link_parents ``(n_links,)`` (-1 for the root),
