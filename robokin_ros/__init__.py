@@ -60,12 +60,12 @@ from .kinematics import (
                         pose_derivatives,
                         pose_second_derivatives,
 )
-from .model import CollisionGeometry, JointType, RobotModel
+from .model import CollisionGeometry, JointLimits, JointType, ModelFields, RobotModel
 
 __all__ = [
     "ArgumentError", "JointLimitError", "JointType", "KernelCheckError", "LoadWarning", "ModelError", "NonFiniteError",
     "RobokinError", "RobotModel", "SRDFError", "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError",
-    "UnknownNameError", "UnknownStateError",
+    "UnknownNameError", "UnknownStateError", "JointLimits", "ModelFields",
     "Kinematics", "forward_kinematics", "frame_transform", "joint_poses", "link_positions", "prepare",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",

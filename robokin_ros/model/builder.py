@@ -18,8 +18,31 @@ from ..checks import rigid_transform
 from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
 from .elements import SCALAR_TYPES, JointType, mesh_visual
+from .fields import ModelFields
 
 _TYPES = {t.name.lower(): t for t in JointType}
+
+
+@dataclasses.dataclass(frozen=True)
+class JointLimits:
+    """The limits of a joint (the URDF ``<limit>``; MATLAB's ``rigidBodyJoint.PositionLimits`` and
+    the rates): what :func:`add_body` and :func:`replace_joint` take as ``limits=`` when a joint has
+    more than position limits (``limits=(lower, upper)`` is short for ``JointLimits(lower, upper)``).
+
+    Attributes:
+        lower, upper: position limits [rad or m]; required for revolute and prismatic joints,
+            refused (None) for the others.
+        velocity [rad/s or m/s], effort [N m or N], acceleration, deceleration [rad/s² or m/s²],
+        jerk [rad/s³ or m/s³]: magnitudes; None for unlimited.
+    """
+
+    lower: float | None = None
+    upper: float | None = None
+    velocity: float | None = None
+    effort: float | None = None
+    acceleration: float | None = None
+    deceleration: float | None = None
+    jerk: float | None = None
 
 
 @dataclasses.dataclass
@@ -42,16 +65,10 @@ class _Joint:
     type: JointType
     axis: np.ndarray
     origin: np.ndarray
-    lower: float
-    upper: float
-    velocity: float
-    effort: float
-    acceleration: float
-    deceleration: float
-    jerk: float
-    mimic: str | None      # name of the joint followed (resolved to an independent one on assembly)
-    multiplier: float
-    offset: float
+    limits: JointLimits    # every field a float (±inf where none)
+    mimic: str | None = None    # name of the joint followed (resolved to an independent one on assembly)
+    multiplier: float = 1.0
+    offset: float = 0.0
 
 
 def _moved(geometries: tuple, X_inv: np.ndarray) -> tuple:
@@ -64,18 +81,20 @@ def _moved(geometries: tuple, X_inv: np.ndarray) -> tuple:
 
 
 def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
-    links = [_Link(n, float(model.link_masses[i]), model.link_coms[i].copy(), model.link_inertias[i].copy(),
-                   bool(model.link_has_inertial[i]), model.link_meshes[i],
-                   model.link_collisions[i], model.link_visuals[i] if model.link_visuals else ())
+    links = [_Link(name=n, mass=float(model.link_masses[i]), com=model.link_coms[i].copy(),
+                   inertia=model.link_inertias[i].copy(), has_inertial=bool(model.link_has_inertial[i]),
+                   mesh=model.link_meshes[i], collisions=model.link_collisions[i],
+                   visuals=model.link_visuals[i] if model.link_visuals else ())
              for i, n in enumerate(model.link_names)]
     names = model.all_joint_names
-    joints = [_Joint(names[j], model.link_names[model.link_parents[j + 1]], model.link_names[j + 1],
-                     JointType(model.joint_types[j]), model.joint_axes[j].copy(), model.joint_origins[j].copy(),
-                     float(model.joint_lower[j]), float(model.joint_upper[j]), float(model.joint_velocity[j]),
-                     float(model.joint_effort[j]), float(model.joint_acceleration[j]),
-                     float(model.joint_deceleration[j]), float(model.joint_jerk[j]),
-                     names[model.mimic_source[j]] if model.mimic_source[j] >= 0 else None,
-                     float(model.mimic_multiplier[j]), float(model.mimic_offset[j]))
+    joints = [_Joint(name=names[j], parent=model.link_names[model.link_parents[j + 1]],
+                     child=model.link_names[j + 1], type=JointType(model.joint_types[j]),
+                     axis=model.joint_axes[j].copy(), origin=model.joint_origins[j].copy(),
+                     limits=JointLimits(*(float(values[j]) for values in (
+                         model.joint_lower, model.joint_upper, model.joint_velocity, model.joint_effort,
+                         model.joint_acceleration, model.joint_deceleration, model.joint_jerk))),
+                     mimic=names[model.mimic_source[j]] if model.mimic_source[j] >= 0 else None,
+                     multiplier=float(model.mimic_multiplier[j]), offset=float(model.mimic_offset[j]))
               for j in range(model.n_joints)]
     return links, joints
 
@@ -116,18 +135,19 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         else:
             mult[k], offset[k] = 1.0, 0.0
     ol = [link_of[n] for n in order]
-    return type(model).create(
+    return type(model).create(ModelFields(
         name=name, link_names=order, joint_names=[j.name for j in ordered],
         joint_parents=[order.index(j.parent) for j in ordered], joint_types=[j.type for j in ordered],
         joint_axes=[j.axis for j in ordered], joint_origins=[j.origin for j in ordered],
-        joint_lower=[j.lower for j in ordered], joint_upper=[j.upper for j in ordered],
-        joint_velocity=[j.velocity for j in ordered], joint_effort=[j.effort for j in ordered],
-        joint_acceleration=[j.acceleration for j in ordered], joint_deceleration=[j.deceleration for j in ordered],
-        joint_jerk=[j.jerk for j in ordered], mimic_source=src, mimic_multiplier=mult,
+        joint_lower=[j.limits.lower for j in ordered], joint_upper=[j.limits.upper for j in ordered],
+        joint_velocity=[j.limits.velocity for j in ordered], joint_effort=[j.limits.effort for j in ordered],
+        joint_acceleration=[j.limits.acceleration for j in ordered],
+        joint_deceleration=[j.limits.deceleration for j in ordered],
+        joint_jerk=[j.limits.jerk for j in ordered], mimic_source=src, mimic_multiplier=mult,
         mimic_offset=offset, link_masses=[link.mass for link in ol], link_coms=[link.com for link in ol],
         link_inertias=[link.inertia for link in ol], link_has_inertial=[link.has_inertial for link in ol],
         link_meshes=[link.mesh for link in ol], link_collisions=[link.collisions for link in ol],
-        link_visuals=[link.visuals for link in ol])
+        link_visuals=[link.visuals for link in ol]))
 
 
 def submodel(model, links, name: str | None = None):
@@ -170,8 +190,8 @@ def _joint_type(joint_type) -> JointType:
     return t
 
 
-def _make_joint(model, name: str, parent: str, child: str, joint_type, origin, axis, limits,
-                velocity, effort, acceleration, mimic) -> _Joint:
+def _make_joint(model, name: str, parent: str, child: str, joint_type, *, origin=None,
+                axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None) -> _Joint:
     """A validated joint record (see :func:`add_body` for the arguments)."""
     t = _joint_type(joint_type)
     origin = np.eye(4) if origin is None else rigid_transform(origin, "origin")
@@ -186,17 +206,7 @@ def _make_joint(model, name: str, parent: str, child: str, joint_type, origin, a
         if np.linalg.norm(axis) < 1e-12:
             raise ModelError(f"joint {name!r} has a zero axis")
         axis = axis / np.linalg.norm(axis)
-    lower, upper = -np.inf, np.inf
-    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
-        if limits is None:
-            raise ModelError(f"joint {name!r} of type {t.name.lower()} needs limits=(lower, upper)")
-        lower, upper = (float(x) for x in limits)
-        if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
-            raise ModelError(f"joint {name!r} has invalid limits ({lower:g}, {upper:g}): "
-                             "they must be finite with lower <= upper")
-    elif limits is not None:
-        raise ModelError(f"joint {name!r} of type {t.name.lower()} takes no position limits "
-                         "(only revolute and prismatic joints do)")
+    limits = _joint_limits(name, t, limits)
     source, multiplier, offset = None, 1.0, 0.0
     if mimic is not None:
         source, *rest = mimic if isinstance(mimic, (tuple, list)) else (mimic,)
@@ -205,9 +215,39 @@ def _make_joint(model, name: str, parent: str, child: str, joint_type, origin, a
             raise ModelError(f"joint {name!r} of type {t.name.lower()} cannot mimic (only 1-DOF joints can)")
         if source != name:
             model.joint_index(source)  # raises UnknownJointError for an unknown source
-    return _Joint(name, parent, child, t, axis, origin, lower, upper,
-                  np.inf if velocity is None else float(velocity), np.inf if effort is None else float(effort),
-                  np.inf if acceleration is None else float(acceleration), np.inf, np.inf, source, multiplier, offset)
+    return _Joint(name=name, parent=parent, child=child, type=t, axis=axis, origin=origin,
+                  limits=limits, mimic=source, multiplier=multiplier, offset=offset)
+
+
+def _joint_limits(name: str, t: JointType, limits) -> JointLimits:
+    """``limits`` (None, ``(lower, upper)`` or a :class:`JointLimits`) checked for a joint of type
+    ``t``, as floats (±inf where none)."""
+    if limits is None:
+        given = JointLimits()
+    elif isinstance(limits, JointLimits):
+        given = limits
+    else:
+        try:
+            given = JointLimits(*limits)
+        except TypeError:
+            given = None
+        if given is None or len(limits) != 2:
+            raise ModelError(f"joint {name!r}: limits must be (lower, upper) or a JointLimits, got {limits!r}")
+    lower, upper = -np.inf, np.inf
+    positions = given.lower is not None or given.upper is not None
+    if t in (JointType.REVOLUTE, JointType.PRISMATIC):
+        if given.lower is None or given.upper is None:
+            raise ModelError(f"joint {name!r} of type {t.name.lower()} needs limits=(lower, upper)")
+        lower, upper = float(given.lower), float(given.upper)
+        if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
+            raise ModelError(f"joint {name!r} has invalid limits ({lower:g}, {upper:g}): "
+                             "they must be finite with lower <= upper")
+    elif positions:
+        raise ModelError(f"joint {name!r} of type {t.name.lower()} takes no position limits "
+                         "(only revolute and prismatic joints do)")
+    rates = [np.inf if v is None else float(v) for v in (given.velocity, given.effort, given.acceleration,
+                                                          given.deceleration, given.jerk)]
+    return JointLimits(lower, upper, *rates)
 
 
 def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:
@@ -227,8 +267,8 @@ def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:
 
 
 def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *, origin=None,
-             axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, velocity=None, effort=None,
-             acceleration=None, mimic=None, inertial=None, mesh: str | None = None):
+             axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None, inertial=None,
+             mesh: str | None = None):
     """A new model with link ``child_name`` hung from ``parent`` by joint ``joint_name``.
 
     Args:
@@ -238,8 +278,9 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
         joint_type: :class:`JointType` or its URDF name ("revolute", "fixed", ...).
         origin: ``(4, 4)`` pose of the joint (= child link) frame in the parent at q = 0 (default I).
         axis: ``(3,)`` joint axis in the joint frame (normalised; default z; ignored for fixed).
-        limits: ``(lower, upper)`` [rad or m]; required for revolute and prismatic, refused otherwise.
-        velocity, effort, acceleration: optional limits [rad/s or m/s, N m or N, rad/s² or m/s²].
+        limits: ``(lower, upper)`` [rad or m], or a :class:`JointLimits` with velocity, effort,
+            acceleration, deceleration or jerk limits too; position limits are required for
+            revolute and prismatic joints and refused for the others.
         mimic: ``source`` or ``(source, multiplier, offset)``: the joint follows ``source``.
         inertial: ``(mass [kg], com (3,) [m], inertia (3, 3) [kg m²] about the COM)`` in link axes.
         mesh: visual mesh path.
@@ -255,10 +296,11 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
     if joint_name in model.all_joint_names:
         raise ModelError(f"joint {joint_name!r} already exists")
     links, joints = _decompose(model)
-    joints.append(_make_joint(model, joint_name, parent, child_name, joint_type, origin, axis, limits,
-                              velocity, effort, acceleration, mimic))
-    visuals = (mesh_visual(mesh),) if mesh else ()
-    links.append(_Link(child_name, *_inertial(inertial), mesh, visuals=visuals))
+    joints.append(_make_joint(model, joint_name, parent, child_name, joint_type, origin=origin, axis=axis,
+                              limits=limits, mimic=mimic))
+    mass, com, inertia, has_inertial = _inertial(inertial)
+    links.append(_Link(name=child_name, mass=mass, com=com, inertia=inertia, has_inertial=has_inertial, mesh=mesh,
+                       visuals=(mesh_visual(mesh),) if mesh else ()))
     return _assemble(model, model.name, links, joints)
 
 
@@ -280,9 +322,9 @@ def add_root(model, link_name: str, joint_name: str, joint_type):
     if joint_name in model.all_joint_names:
         raise ModelError(f"joint {joint_name!r} already exists")
     links, joints = _decompose(model)
-    joints.insert(0, _make_joint(model, joint_name, link_name, model.root_link, t, None, (0.0, 0.0, 1.0), None,
-                                 None, None, None, None))
-    links.insert(0, _Link(link_name, *_inertial(None), None))
+    joints.insert(0, _make_joint(model, joint_name, link_name, model.root_link, t))
+    mass, com, inertia, has_inertial = _inertial(None)
+    links.insert(0, _Link(name=link_name, mass=mass, com=com, inertia=inertia, has_inertial=has_inertial, mesh=None))
     return _assemble(model, model.name, links, joints)
 
 
@@ -307,12 +349,12 @@ def remove_subtree(model, link: str):
 
 
 def replace_joint(model, joint_name: str, joint_type, *, origin=None,
-                  axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, velocity=None, effort=None,
-                  acceleration=None, mimic=None):
+                  axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None):
     """A new model where joint ``joint_name`` is replaced by a new joint between the same links.
 
     The new joint keeps the name, the parent and child links and, unless ``origin`` is given, the
-    old joint's origin; every other property comes from the arguments (as in :func:`add_body`).
+    old joint's origin; every other property comes from the arguments (as in :func:`add_body`:
+    ``limits`` is ``(lower, upper)`` or a :class:`JointLimits`).
     Joints that mimicked the old joint now follow the new one (through its own mimic, if any).
 
     Raises:
@@ -323,8 +365,7 @@ def replace_joint(model, joint_name: str, joint_type, *, origin=None,
     links, joints = _decompose(model)
     old = joints[k]
     joints[k] = _make_joint(model, joint_name, old.parent, old.child, joint_type,
-                            old.origin if origin is None else origin, axis, limits, velocity, effort,
-                            acceleration, mimic)
+                            origin=old.origin if origin is None else origin, axis=axis, limits=limits, mimic=mimic)
     return _assemble(model, model.name, links, joints)
 
 

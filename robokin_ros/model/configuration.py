@@ -1,18 +1,196 @@
-"""Configuration-space operations: moving a configuration by a velocity, wrapping angles."""
+"""Configuration-space operations on a model, Pinocchio-style free functions: checking, drawing,
+clamping and naming configurations, moving them by a velocity, wrapping angles.
+
+:class:`~robokin_ros.model.RobotModel` keeps the data and indices these read (``q_lower``,
+``q_upper``, ``q_names``, ``quaternion_slices``, ``mimic_terms``, ...); its methods of the same
+names (``model.check_q(q)``, ``model.clamp(q)``, ...) are one-line delegates to these functions.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import real_array
-from ..errors import ShapeError
+from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers, real_array
+from ..errors import ArgumentError, NonFiniteError, ShapeError, UnknownJointError
 from ..spatial import quat_exp, quat_multiply, quat_xyzw_to_matrix
-from .robot_model import JointType, RobotModel
+from .elements import SCALAR_TYPES, JointType
+
+if TYPE_CHECKING:
+    from .robot_model import RobotModel
 
 Array = NDArray[np.float64]
+
+__all__ = ["all_joint_values", "check_q", "clamp", "home_configuration", "integrate", "q_from_dict", "q_to_dict",
+           "random_configuration", "within_limits", "wrap_angle"]
+
+
+def check_q(model: RobotModel, q, argument: str = "q", single: bool = False) -> Array:
+    """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
+    exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
+
+    Raises:
+        ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
+            quaternion shorter than :data:`~robokin_ros.checks.QUATERNION_MIN_NORM`, naming the joint.
+        ShapeError: not ``(..., n_q)``.
+        NonFiniteError: NaN or inf entries, or a mimic joint whose value
+            ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
+    """
+    q = numbers(q, argument, vector=single)
+    if q.ndim == 0 or q.shape[-1] != model.n_q or single and q.ndim != 1:
+        raise ShapeError(argument, f"({model.n_q},)" if single else f"(..., {model.n_q})", q.shape)
+    if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
+        finite = np.isfinite(q)
+        if not finite.all():
+            bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
+            raise NonFiniteError(argument, bad, [model.q_names[i] for i in bad])
+    if model.mimic_terms:
+        _check_mimics(model, q, argument)
+    for s in model.quaternion_slices:   # floating joints: a (near) zero quaternion is no orientation
+        with np.errstate(under="ignore"):
+            norm = np.linalg.norm(q[..., s], axis=-1)
+        if (norm < QUATERNION_MIN_NORM).any():
+            joint = model.q_names[s.start].rsplit("/", 1)[0]
+            raise ArgumentError(argument, f"the quaternion {list(model.q_names[s])} of floating joint {joint!r} "
+                                          f"has norm {float(norm.min()):.3g} < {QUATERNION_MIN_NORM:g}: "
+                                          "it is zero, no orientation")
+    return q
+
+
+def _check_mimics(model: RobotModel, q: np.ndarray, argument: str) -> None:
+    """Raise :class:`NonFiniteError` when a mimic joint's value overflows for finite ``q``."""
+    if q.ndim == 1 and all(math.isfinite(m * q.item(i) + o) for _, i, m, o in model.mimic_terms):
+        return   # one configuration: Python floats (inf on overflow) cost less than building arrays
+    joints, index, mult, offset = (np.array(c) for c in zip(*model.mimic_terms))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = q[..., index] * mult + offset
+    bad = np.flatnonzero(~np.isfinite(values.reshape(-1, len(joints))).all(axis=0))
+    if bad.size:
+        raise NonFiniteError(argument, index[bad].tolist(), [
+            f"mimic joint {model.all_joint_names[joints[k]]!r} = {mult[k]:g} * "
+            f"{model.q_names[index[k]]!r} + {offset[k]:g}" for k in bad])
+
+
+def home_configuration(model: RobotModel) -> Array:
+    """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
+    q = np.clip(np.zeros(model.n_q), model.q_lower, model.q_upper)
+    for s in model.quaternion_slices:
+        q[s] = (0.0, 0.0, 0.0, 1.0)
+    return q
+
+
+def random_configuration(model: RobotModel, n: int | None = None, rng=None) -> Array:
+    """Configurations uniform within the limits: ``(n, n_q)``, or ``(n_q,)`` when ``n`` is None.
+
+    Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
+    [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
+
+    Args:
+        model: the robot.
+        n: None or a whole number >= 0 with ``n * n_q <= checks.MAX_ELEMENTS``.
+        rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``.
+
+    Raises:
+        ArgumentError: another ``n`` (text, float, negative, too many) or ``rng``.
+    """
+    if n is not None:
+        check_count(n, "n", per_item=model.n_q)
+    rng = np.random.default_rng(check_rng(rng))
+    shape = (1 if n is None else int(n), model.n_q)
+    lo = np.where(np.isfinite(model.q_lower), model.q_lower, -1.0)
+    hi = np.where(np.isfinite(model.q_upper), model.q_upper, 1.0)
+    for j in model.active_joints:
+        t, i = JointType(model.joint_types[j]), model.joint_q_index[j]
+        if t == JointType.CONTINUOUS or (t == JointType.PLANAR):
+            k = i if t == JointType.CONTINUOUS else i + 2
+            lo[k], hi[k] = -np.pi, np.pi
+    # lo + u (hi - lo) overflows for limits near ±1e308: draw halfway and scale by 2 instead
+    q = 2.0 * rng.uniform(0.5 * lo, 0.5 * hi, size=shape)
+    q = np.clip(q, lo, hi)
+    for s in model.quaternion_slices:
+        quat = rng.normal(size=(shape[0], 4))
+        q[:, s] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+    return q[0] if n is None else q
+
+
+def clamp(model: RobotModel, q) -> Array:
+    """``q (..., n_q)`` clipped into the limits (floating quaternions renormalised)."""
+    q = np.clip(check_q(model, q), model.q_lower, model.q_upper)
+    for s in model.quaternion_slices:
+        q[..., s] /= np.linalg.norm(q[..., s], axis=-1, keepdims=True)
+    return q
+
+
+def within_limits(model: RobotModel, q, tolerance: float = 0.0) -> NDArray[np.bool_]:
+    """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
+    q = check_q(model, q)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(tolerance) or tolerance < 0:
+        raise ArgumentError("tolerance", f"must be a finite number >= 0, got {tolerance!r}")
+    return np.all((q >= model.q_lower - tolerance) & (q <= model.q_upper + tolerance), axis=-1)
+
+
+def q_from_dict(model: RobotModel, values: Mapping[str, float], base=None, strict: bool = False) -> Array:
+    """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
+
+    Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
+    are ignored (they follow their source). Multi-coordinate (floating, planar) joints use the
+    labels of ``model.q_names`` (``"base/x"``, ..., ``"base/qw"``). With ``strict``, an unknown
+    name raises :class:`UnknownJointError` and a floating / planar joint's own name
+    :class:`ArgumentError` (listing its labels); without, both are ignored.
+    """
+    if not isinstance(values, Mapping):
+        raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
+    q = home_configuration(model) if base is None else check_q(model, base, "base", single=True).copy()
+    index = {n: i for i, n in enumerate(model.q_names)}
+    for name, value in values.items():
+        i = index.get(name)
+        if i is not None:
+            try:
+                q[i] = float(value)
+            except (TypeError, ValueError):
+                raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
+            if not math.isfinite(q[i]):
+                raise NonFiniteError("values", [name], [name])
+        elif strict:
+            _check_unused_name(model, name)
+    return q
+
+
+def _check_unused_name(model: RobotModel, name) -> None:
+    """Raise for a ``q_from_dict`` name that sets no coordinate: unknown, or a floating /
+    planar joint's own name (its coordinates have one label each, see ``model.q_names``)."""
+    try:
+        j = model.joint_index(name)
+    except UnknownJointError:
+        raise UnknownJointError(name, model.q_names) from None
+    if model.joint_nq[j] > 1:
+        labels = [n for n in model.q_names if n.startswith(f"{name}/")]
+        raise ArgumentError("values", f"{name!r} is a {JointType(model.joint_types[j]).name.lower()} joint with "
+                                      f"{len(labels)} coordinates: give them as {labels}")
+
+
+def q_to_dict(model: RobotModel, q) -> dict[str, float]:
+    """Joint name -> value for a single configuration ``(n_q,)``."""
+    q = check_q(model, q, single=True)
+    return {n: float(v) for n, v in zip(model.q_names, q)}
+
+
+def all_joint_values(model: RobotModel, q) -> dict[str, float]:
+    """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
+    q = check_q(model, q, single=True)
+    out = {}
+    for j in range(model.n_joints):
+        if JointType(model.joint_types[j]) not in SCALAR_TYPES:
+            continue
+        s = model.mimic_source[j] if model.is_mimic[j] else j
+        value = model.mimic_multiplier[j] * q[model.joint_q_index[s]] + model.mimic_offset[j]
+        out[model.all_joint_names[j]] = float(value)
+    return out
 
 
 def integrate(model: RobotModel, q, v) -> Array:
@@ -26,7 +204,7 @@ def integrate(model: RobotModel, q, v) -> Array:
         ShapeError: ``q`` or ``v`` of the wrong length, or batches that do not broadcast.
         NonFiniteError: NaN or inf in ``q`` or ``v``. ArgumentError: not real numbers.
     """
-    q = model.check_q(q)
+    q = check_q(model, q)
     v = real_array(v, "v", (model.n_v,), labels=model.v_names)
     try:
         shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])

@@ -28,6 +28,7 @@ import numpy as np
 from ..checks import numbers, rigid_transform, sequence
 from ..errors import ModelError, NonFiniteError, ShapeError
 from .elements import JointType
+from .fields import ModelFields
 
 _CONVENTIONS = ("standard", "modified")
 _COLUMNS = ("a", "alpha", "d", "theta_offset")
@@ -91,9 +92,9 @@ def _limits(limits, types: list[JointType], names: list[str]) -> tuple[np.ndarra
 def dh_fields(table, convention: str = "standard", joint_types: Sequence[str] | None = None,
               limits=None, tool=None, base=None, name: str = "dh_robot",
               link_names: Sequence[str] | None = None,
-              joint_names: Sequence[str] | None = None) -> dict:
-    """The fields of the model of a serial robot given by a DH table: the keyword arguments of
-    :meth:`RobotModel.create` (:meth:`RobotModel.from_dh` makes the model of them).
+              joint_names: Sequence[str] | None = None) -> ModelFields:
+    """The fields of the model of a serial robot given by a DH table (:meth:`RobotModel.from_dh`
+    makes the model of them with :meth:`RobotModel.create`).
 
     Args:
         table: ``(n, 4)`` rows ``(a, alpha, d, theta_offset)`` [m, rad, m, rad]; in the modified
@@ -157,7 +158,7 @@ def dh_fields(table, convention: str = "standard", joint_types: Sequence[str] | 
             origins.append(previous @ _rx(alpha) @ _translation(x=a) @ _rz(theta) @ _translation(z=d))
             previous = np.eye(4)
     origins.append(previous @ tool_T)
-    return dict(
+    return ModelFields(
         name=name, link_names=links, joint_names=joints, joint_parents=list(range(n + 1)),
         joint_types=list(types) + [JointType.FIXED], joint_axes=np.tile([0.0, 0.0, 1.0], (n + 1, 1)),
         joint_origins=np.array(origins), joint_lower=np.append(lower, -np.inf),

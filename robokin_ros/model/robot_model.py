@@ -9,85 +9,30 @@ support of ``i`` is ``i`` and every ancestor.
 from __future__ import annotations
 
 import dataclasses
-import math
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers
-from ..errors import ArgumentError, ModelError, NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError, shorten
-from . import builder
+from ..errors import ArgumentError, UnknownJointError, UnknownLinkError
+from . import builder, configuration
 from .dh import dh_fields
-from .elements import (
-    NQ_OF_TYPE,
-    NV_OF_TYPE,
-    SCALAR_TYPES,
-    CollisionGeometry,
-    JointType,
-    first_overflowing_link,
-    mesh_visual,
-)
-from .urdf import model_to_urdf, urdf_fields, urdf_file_fields
+from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, JointType
+from .fields import ModelFields, check_numbers, frozen, model_arrays
+from .urdf import urdf_fields, urdf_file_fields
+from .urdf_writer import model_to_urdf
 
 Array = NDArray[np.float64]
 
 
-def _validate(model: RobotModel) -> None:
-    """Raise :class:`ModelError` naming every joint or link with a number no kernel can use."""
-    problems = []
-    if not isinstance(model.name, str) or _has_control_characters(model.name):
-        problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
-    for name in [*model.link_names, *model.all_joint_names]:
-        if not isinstance(name, str) or not name:
-            problems.append(f"names must be non-empty strings, got {name!r}")
-        elif _has_control_characters(name):
-            problems.append(f"names must not contain control characters, got {shorten(name)}")
-    per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
-                 "mimic offset": model.mimic_offset}
-    for what, values in per_joint.items():
-        bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
-    for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
-                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort,
-                         "acceleration limit": model.joint_acceleration,
-                         "deceleration limit": model.joint_deceleration, "jerk limit": model.joint_jerk}.items():
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
-    for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
-                         "inertia": model.link_inertias}.items():
-        bad = ~np.isfinite(values.reshape(model.n_links, -1 if model.n_links else 0)).all(axis=1)
-        problems += [f"link {model.link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
-    if not problems and model.n_joints:
-        i = first_overflowing_link(model.link_parents[1:], model.joint_origins)
-        if i is not None:
-            problems.append(f"link {model.link_names[i]!r}: its placement overflows (the origins from the root to "
-                            f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
-    if problems:
-        raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
-
-
-def _has_control_characters(text: str) -> bool:
-    """True when ``text`` holds a control character (NUL, newline, escape, DEL, ...: Unicode Cc)."""
-    return not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text)
-
-
-def _mesh_visuals(meshes, n_links: int) -> list:
-    """Visual records of models made without them: each link's mesh (if any) at its origin, unscaled."""
-    return [(mesh_visual(m),) if m else () for m in (meshes or [None] * n_links)]
-
-
-def _frozen(a) -> np.ndarray:
-    a = np.array(a)
-    a.setflags(write=False)
-    return a
-
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class RobotModel:
-    """A robot's kinematic tree with limits and inertials. Build it with :meth:`from_urdf`,
-    :meth:`from_dh` or the builder operations; never mutate it (its arrays are read-only).
+    """A robot's kinematic tree with limits and inertials: data, indices and constructors. Build it
+    with :meth:`from_urdf`, :meth:`from_dh`, the builder operations or :meth:`create` (of a
+    :class:`~robokin_ros.model.fields.ModelFields` record); never mutate it (its arrays are
+    read-only). The configuration-space operations (``check_q``, ``clamp``, ...) are functions of
+    :mod:`robokin_ros.model.configuration`; the methods of the same names delegate to them.
 
     Per link (``n_links``, parents before children):
         link_names, link_parents ``(n_links,)`` (-1 for the root),
@@ -142,59 +87,21 @@ class RobotModel:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def create(cls, *, name: str, link_names: Sequence[str], joint_names: Sequence[str],
-               joint_parents: Sequence[int], joint_types: Sequence[int], joint_axes, joint_origins,
-               joint_lower=None, joint_upper=None, joint_velocity=None, joint_effort=None,
-               joint_acceleration=None, joint_deceleration=None, joint_jerk=None,
-               mimic_source=None, mimic_multiplier=None, mimic_offset=None,
-               link_masses=None, link_coms=None, link_inertias=None, link_has_inertial=None,
-               link_meshes=None, link_collisions=None, load_warnings=(), link_visuals=None) -> RobotModel:
-        """Make a model from per-link / per-joint data already in topological order.
-
-        ``joint_parents[j]`` is the parent link of joint ``j`` whose child is link ``j + 1``;
-        it must be ``<= j``. Mimic sources must already be resolved to independent joints.
-        Missing limits default to unbounded, missing inertials to massless links.
+    def create(cls, fields: ModelFields) -> RobotModel:
+        """Make a model of its fields (per-link / per-joint data already in topological order;
+        see :class:`~robokin_ros.model.fields.ModelFields` for each one and its default), checked
+        by :func:`~robokin_ros.model.fields.check_numbers`.
 
         Raises:
-            ModelError: names that are not non-empty strings, non-finite numbers (NaN limits; inf
-                is allowed for limits), or joint origins whose composition overflows.
+            ArgumentError: ``fields`` is not a :class:`ModelFields`.
+            ModelError: not a tree in topological order (``joint_parents[j] <= j``), names that are
+                not non-empty strings, non-finite numbers (NaN limits; inf is allowed for limits),
+                or joint origins whose composition overflows.
         """
-        n_links = len(link_names)
-        n_j = n_links - 1
-        if len(joint_names) != n_j or len(joint_parents) != n_j:
-            raise ModelError("a tree of n links has n - 1 joints")
-        parents = np.concatenate([[-1], np.asarray(joint_parents, dtype=np.int64)]).astype(np.int64)
-        if np.any(parents[1:] >= np.arange(1, n_links)) or np.any(parents[1:] < 0):
-            raise ModelError("links are not in topological order (parent after child)")
-        types = np.asarray(joint_types, dtype=np.int64).reshape(n_j)
-        fill = lambda v, default: (np.full(n_j, default, float) if v is None else np.asarray(v, float).reshape(n_j))  # noqa: E731
-        lower, upper = fill(joint_lower, -np.inf) + 0.0, fill(joint_upper, np.inf) + 0.0   # + 0.0: no -0.0 bounds
-        src = np.full(n_j, -1, np.int64) if mimic_source is None else np.asarray(mimic_source, np.int64).reshape(n_j)
-        model = cls(
-            name=name, link_names=tuple(link_names), link_parents=_frozen(parents),
-            all_joint_names=tuple(joint_names), joint_types=_frozen(types),
-            joint_axes=_frozen(np.asarray(joint_axes, float).reshape(n_j, 3)),
-            joint_origins=_frozen(np.asarray(joint_origins, float).reshape(n_j, 4, 4)),
-            joint_lower=_frozen(lower), joint_upper=_frozen(upper),
-            joint_velocity=_frozen(fill(joint_velocity, np.inf)), joint_effort=_frozen(fill(joint_effort, np.inf)),
-            joint_acceleration=_frozen(fill(joint_acceleration, np.inf)),
-            joint_deceleration=_frozen(fill(joint_deceleration, np.inf)), joint_jerk=_frozen(fill(joint_jerk, np.inf)),
-            mimic_source=_frozen(src), mimic_multiplier=_frozen(fill(mimic_multiplier, 1.0)),
-            mimic_offset=_frozen(fill(mimic_offset, 0.0)),
-            link_masses=_frozen(np.zeros(n_links) if link_masses is None else np.asarray(link_masses, float)),
-            link_coms=_frozen(np.zeros((n_links, 3)) if link_coms is None else np.asarray(link_coms, float)),
-            link_inertias=_frozen(np.zeros((n_links, 3, 3)) if link_inertias is None
-                                  else np.asarray(link_inertias, float)),
-            link_has_inertial=_frozen(np.zeros(n_links, bool) if link_has_inertial is None
-                                      else np.asarray(link_has_inertial, bool)),
-            link_meshes=tuple([None] * n_links if link_meshes is None else link_meshes),
-            link_collisions=tuple([()] * n_links if link_collisions is None
-                                  else (tuple(CollisionGeometry(*g) for g in c) for c in link_collisions)),
-            load_warnings=tuple(load_warnings),
-            link_visuals=tuple(_mesh_visuals(link_meshes, n_links) if link_visuals is None
-                               else (tuple(CollisionGeometry(*g) for g in v) for v in link_visuals)),
-        )
-        _validate(model)
+        if not isinstance(fields, ModelFields):
+            raise ArgumentError("fields", f"must be a ModelFields record, got {type(fields).__name__}")
+        model = cls(**model_arrays(fields))
+        check_numbers(model)
         return model
 
     @classmethod
@@ -202,17 +109,17 @@ class RobotModel:
         """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
         ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
         every problem found with its input line; see ``load_warnings`` for what was tolerated."""
-        return cls.create(**urdf_fields(xml, max_bytes))
+        return cls.create(urdf_fields(xml, max_bytes))
 
     @classmethod
     def from_urdf_file(cls, path, max_bytes: int | None = None) -> RobotModel:
         """Model of a URDF file; see :meth:`from_urdf`."""
-        return cls.create(**urdf_file_fields(path, max_bytes))
+        return cls.create(urdf_file_fields(path, max_bytes))
 
     @classmethod
     def from_dh(cls, table, convention: str = "standard", **kwargs) -> RobotModel:
         """Model of a Denavit–Hartenberg table; see :func:`robokin_ros.model.dh.dh_fields`."""
-        return cls.create(**dh_fields(table, convention=convention, **kwargs))
+        return cls.create(dh_fields(table, convention=convention, **kwargs))
 
     # ------------------------------------------------------------------ builder operations
     def add_body(self, parent: str, joint_name: str, joint_type, child_name: str, **kwargs) -> RobotModel:
@@ -261,22 +168,22 @@ class RobotModel:
     @cached_property
     def joint_parents(self) -> np.ndarray:
         """Parent link of each joint ``(n_joints,)``."""
-        return _frozen(self.link_parents[1:])
+        return frozen(self.link_parents[1:])
 
     @cached_property
     def joint_children(self) -> np.ndarray:
         """Child link of each joint ``(n_joints,)``: ``j + 1``."""
-        return _frozen(np.arange(1, self.n_links))
+        return frozen(np.arange(1, self.n_links))
 
     @cached_property
     def is_mimic(self) -> np.ndarray:
         """``(n_joints,)`` bool: joint follows another joint (adds no coordinate)."""
-        return _frozen(self.mimic_source >= 0)
+        return frozen(self.mimic_source >= 0)
 
     @cached_property
     def is_fixed(self) -> np.ndarray:
         """``(n_joints,)`` bool: fixed joint (no motion, no actuator)."""
-        return _frozen(self.joint_types == JointType.FIXED)
+        return frozen(self.joint_types == JointType.FIXED)
 
     @cached_property
     def _coordinates(self):
@@ -284,7 +191,7 @@ class RobotModel:
         nv = np.array([0 if m else NV_OF_TYPE[JointType(t)] for t, m in zip(self.joint_types, self.is_mimic)])
         q_idx = np.where(nq > 0, np.cumsum(nq) - nq, -1)
         v_idx = np.where(nv > 0, np.cumsum(nv) - nv, -1)
-        return _frozen(nq), _frozen(nv), _frozen(q_idx), _frozen(v_idx)
+        return frozen(nq), frozen(nv), frozen(q_idx), frozen(v_idx)
 
     @property
     def joint_nq(self) -> np.ndarray:
@@ -319,7 +226,7 @@ class RobotModel:
     @cached_property
     def active_joints(self) -> np.ndarray:
         """Indices of the independent joints (non-fixed, non-mimic), in q order."""
-        return _frozen(np.flatnonzero(self.joint_nq > 0))
+        return frozen(np.flatnonzero(self.joint_nq > 0))
 
     @cached_property
     def joint_names(self) -> tuple[str, ...]:
@@ -405,7 +312,7 @@ class RobotModel:
     def scalar_joint_indices(self) -> np.ndarray:
         """Indices of the revolute, continuous and prismatic joints, mimic ones included (the
         joints whose child poses go on /tf)."""
-        return _frozen(np.flatnonzero(np.isin(self.joint_types, SCALAR_TYPES)))
+        return frozen(np.flatnonzero(np.isin(self.joint_types, SCALAR_TYPES)))
 
     def joint_index(self, name: str) -> int:
         """Index of a joint (any type) by name. Raises :class:`UnknownJointError`."""
@@ -429,12 +336,12 @@ class RobotModel:
         d = np.zeros(self.n_links, np.int64)
         for i in range(1, self.n_links):
             d[i] = d[self.link_parents[i]] + 1
-        return _frozen(d)
+        return frozen(d)
 
     @cached_property
     def depth_levels(self) -> tuple[np.ndarray, ...]:
         """Links grouped by depth: ``depth_levels[k]`` are the links ``k`` joints from the root."""
-        return tuple(_frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
+        return tuple(frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
 
     @cached_property
     def support_mask(self) -> np.ndarray:
@@ -445,17 +352,17 @@ class RobotModel:
             p = self.link_parents[i]
             if p >= 0:
                 m[i] |= m[p]
-        return _frozen(m)
+        return frozen(m)
 
     @cached_property
     def link_subtrees(self) -> tuple[np.ndarray, ...]:
         """ν(i): link ``i`` and all its descendants, per link."""
-        return tuple(_frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
+        return tuple(frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
 
     @cached_property
     def link_supports(self) -> tuple[np.ndarray, ...]:
         """Link ``i`` and all its ancestors, root first, per link."""
-        return tuple(_frozen(np.flatnonzero(self.support_mask[i])) for i in range(self.n_links))
+        return tuple(frozen(np.flatnonzero(self.support_mask[i])) for i in range(self.n_links))
 
     @cached_property
     def velocity_support(self) -> np.ndarray:
@@ -468,13 +375,13 @@ class RobotModel:
                 continue
             vi, nv = self.joint_v_index[s], self.joint_nv[s]
             m[self.link_subtrees[j + 1], vi:vi + nv] = True
-        return _frozen(m)
+        return frozen(m)
 
     @cached_property
     def velocity_source_joints(self) -> np.ndarray:
         """Per joint, the independent joint whose v coordinates drive it (-1 for fixed)."""
         src = np.where(self.is_mimic, self.mimic_source, np.arange(self.n_joints))
-        return _frozen(np.where(self.is_fixed, -1, src))
+        return frozen(np.where(self.is_fixed, -1, src))
 
     def path_joints(self, base: str, tip: str, independent: bool = True) -> tuple[str, ...]:
         """Joints on the path from ``base`` down to ``tip``, root first: the independent ones
@@ -515,7 +422,7 @@ class RobotModel:
                 lo[i], hi[i] = self.joint_lower[j], self.joint_upper[j]
             elif t == JointType.FLOATING:
                 lo[i + 3:i + 7], hi[i + 3:i + 7] = -1.0, 1.0
-        return _frozen(lo), _frozen(hi)
+        return frozen(lo), frozen(hi)
 
     @cached_property
     def quaternion_slices(self) -> tuple[slice, ...]:
@@ -531,154 +438,36 @@ class RobotModel:
                       float(self.mimic_offset[j])) for j in np.flatnonzero(self.is_mimic))
 
     def check_q(self, q, argument: str = "q", single: bool = False) -> np.ndarray:
-        """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
-        exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
-
-        Raises:
-            ArgumentError: not real numbers (text, None, complex, objects); a floating joint's
-                quaternion shorter than :data:`~robokin_ros.checks.QUATERNION_MIN_NORM`, naming the joint.
-            ShapeError: not ``(..., n_q)``.
-            NonFiniteError: NaN or inf entries, or a mimic joint whose value
-                ``multiplier * source + offset`` overflows (naming the mimic joint and its source).
-        """
-        q = numbers(q, argument, vector=single)
-        if q.ndim == 0 or q.shape[-1] != self.n_q or single and q.ndim != 1:
-            raise ShapeError(argument, f"({self.n_q},)" if single else f"(..., {self.n_q})", q.shape)
-        if not np.isfinite(q.sum()):  # one reduction in the common case; details only on failure
-            finite = np.isfinite(q)
-            if not finite.all():
-                bad = sorted(set(np.nonzero(~finite)[-1].tolist()))
-                raise NonFiniteError(argument, bad, [self.q_names[i] for i in bad])
-        if self.mimic_terms:
-            self._check_mimics(q, argument)
-        for s in self.quaternion_slices:   # floating joints: a (near) zero quaternion is no orientation
-            with np.errstate(under="ignore"):
-                norm = np.linalg.norm(q[..., s], axis=-1)
-            if (norm < QUATERNION_MIN_NORM).any():
-                joint = self.q_names[s.start].rsplit("/", 1)[0]
-                raise ArgumentError(argument, f"the quaternion {list(self.q_names[s])} of floating joint {joint!r} "
-                                              f"has norm {float(norm.min()):.3g} < {QUATERNION_MIN_NORM:g}: "
-                                              "it is zero, no orientation")
-        return q
-
-    def _check_mimics(self, q: np.ndarray, argument: str) -> None:
-        """Raise :class:`NonFiniteError` when a mimic joint's value overflows for finite ``q``."""
-        joints, index, mult, offset = (np.array(c) for c in zip(*self.mimic_terms))
-        with np.errstate(over="ignore", invalid="ignore"):
-            values = q[..., index] * mult + offset
-        bad = np.flatnonzero(~np.isfinite(values.reshape(-1, len(joints))).all(axis=0))
-        if bad.size:
-            raise NonFiniteError(argument, index[bad].tolist(), [
-                f"mimic joint {self.all_joint_names[joints[k]]!r} = {mult[k]:g} * "
-                f"{self.q_names[index[k]]!r} + {offset[k]:g}" for k in bad])
+        """See :func:`robokin_ros.model.configuration.check_q`."""
+        return configuration.check_q(self, q, argument, single)
 
     def home_configuration(self) -> np.ndarray:
-        """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
-        q = np.clip(np.zeros(self.n_q), self.q_lower, self.q_upper)
-        for s in self.quaternion_slices:
-            q[s] = (0.0, 0.0, 0.0, 1.0)
-        return q
+        """See :func:`robokin_ros.model.configuration.home_configuration`."""
+        return configuration.home_configuration(self)
 
     def random_configuration(self, n: int | None = None, rng=None) -> np.ndarray:
-        """Configurations uniform within the limits: ``(n, n_q)``, or ``(n_q,)`` when ``n`` is None.
-
-        Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
-        [-1, 1] m; floating joints get positions in [-1, 1] m and uniform random quaternions.
-
-        Args:
-            n: None or a whole number >= 0 with ``n * n_q <= checks.MAX_ELEMENTS``.
-            rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``.
-
-        Raises:
-            ArgumentError: another ``n`` (text, float, negative, too many) or ``rng``.
-        """
-        if n is not None:
-            check_count(n, "n", per_item=self.n_q)
-        rng = np.random.default_rng(check_rng(rng))
-        shape = (1 if n is None else int(n), self.n_q)
-        lo = np.where(np.isfinite(self.q_lower), self.q_lower, -1.0)
-        hi = np.where(np.isfinite(self.q_upper), self.q_upper, 1.0)
-        for j in self.active_joints:
-            t, i = JointType(self.joint_types[j]), self.joint_q_index[j]
-            if t == JointType.CONTINUOUS or (t == JointType.PLANAR):
-                k = i if t == JointType.CONTINUOUS else i + 2
-                lo[k], hi[k] = -np.pi, np.pi
-        # lo + u (hi - lo) overflows for limits near ±1e308: draw halfway and scale by 2 instead
-        q = 2.0 * rng.uniform(0.5 * lo, 0.5 * hi, size=shape)
-        q = np.clip(q, lo, hi)
-        for s in self.quaternion_slices:
-            quat = rng.normal(size=(shape[0], 4))
-            q[:, s] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-        return q[0] if n is None else q
+        """See :func:`robokin_ros.model.configuration.random_configuration`."""
+        return configuration.random_configuration(self, n, rng)
 
     def clamp(self, q) -> np.ndarray:
-        """``q (..., n_q)`` clipped into the limits (floating quaternions renormalised)."""
-        q = np.clip(self.check_q(q), self.q_lower, self.q_upper)
-        for s in self.quaternion_slices:
-            q[..., s] /= np.linalg.norm(q[..., s], axis=-1, keepdims=True)
-        return q
+        """See :func:`robokin_ros.model.configuration.clamp`."""
+        return configuration.clamp(self, q)
 
     def within_limits(self, q, tolerance: float = 0.0) -> np.ndarray:
-        """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
-        q = self.check_q(q)
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(tolerance) or tolerance < 0:
-            raise ArgumentError("tolerance", f"must be a finite number >= 0, got {tolerance!r}")
-        return np.all((q >= self.q_lower - tolerance) & (q <= self.q_upper + tolerance), axis=-1)
+        """See :func:`robokin_ros.model.configuration.within_limits`."""
+        return configuration.within_limits(self, q, tolerance)
 
     def q_from_dict(self, values: Mapping[str, float], base=None, strict: bool = False) -> np.ndarray:
-        """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
-
-        Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
-        are ignored (they follow their source). Multi-coordinate (floating, planar) joints use the
-        labels of :attr:`q_names` (``"base/x"``, ..., ``"base/qw"``). With ``strict``, an unknown
-        name raises :class:`UnknownJointError` and a floating / planar joint's own name
-        :class:`ArgumentError` (listing its labels); without, both are ignored.
-        """
-        if not isinstance(values, Mapping):
-            raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
-        q = self.home_configuration() if base is None else self.check_q(base, "base", single=True).copy()
-        index = {n: i for i, n in enumerate(self.q_names)}
-        for name, value in values.items():
-            i = index.get(name)
-            if i is not None:
-                try:
-                    q[i] = float(value)
-                except (TypeError, ValueError):
-                    raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
-                if not math.isfinite(q[i]):
-                    raise NonFiniteError("values", [name], [name])
-            elif strict:
-                self._check_unused_name(name)
-        return q
-
-    def _check_unused_name(self, name) -> None:
-        """Raise for a ``q_from_dict`` name that sets no coordinate: unknown, or a floating /
-        planar joint's own name (its coordinates have one label each, see :attr:`q_names`)."""
-        j = self._joint_index.get(name) if isinstance(name, str) else None
-        if j is None:
-            raise UnknownJointError(name, self.q_names)
-        if self.joint_nq[j] > 1:
-            labels = [n for n in self.q_names if n.startswith(f"{name}/")]
-            raise ArgumentError("values", f"{name!r} is a {JointType(self.joint_types[j]).name.lower()} joint with "
-                                          f"{len(labels)} coordinates: give them as {labels}")
+        """See :func:`robokin_ros.model.configuration.q_from_dict`."""
+        return configuration.q_from_dict(self, values, base, strict)
 
     def q_to_dict(self, q) -> dict[str, float]:
-        """Joint name -> value for a single configuration ``(n_q,)``."""
-        q = self.check_q(q, single=True)
-        return {n: float(v) for n, v in zip(self.q_names, q)}
+        """See :func:`robokin_ros.model.configuration.q_to_dict`."""
+        return configuration.q_to_dict(self, q)
 
     def all_joint_values(self, q) -> dict[str, float]:
-        """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
-        q = self.check_q(q, single=True)
-        out = {}
-        for j in range(self.n_joints):
-            if JointType(self.joint_types[j]) not in SCALAR_TYPES:
-                continue
-            s = self.mimic_source[j] if self.is_mimic[j] else j
-            value = self.mimic_multiplier[j] * q[self.joint_q_index[s]] + self.mimic_offset[j]
-            out[self.all_joint_names[j]] = float(value)
-        return out
+        """See :func:`robokin_ros.model.configuration.all_joint_values`."""
+        return configuration.all_joint_values(self, q)
 
     # ------------------------------------------------------------------ equality
     def equals(self, other: RobotModel, atol: float = 1e-12) -> bool:

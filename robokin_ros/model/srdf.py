@@ -317,7 +317,7 @@ def _read_groups(doc, warnings, urdf: RobotModel, moveit: RobotModel, virtual: s
     return groups, built
 
 
-def _state_values(doc, warnings, moveit: RobotModel, el: ET.Element, name: str, group: str,
+def _state_values(doc, warnings, moveit: RobotModel, el: ET.Element, *, name: str, group: str,
                   members: frozenset[int]) -> dict[str, float]:
     """The values of a ``<group_state>`` for the URDF's independent 1-DOF joints of its group;
     anything else is left out with a warning naming group, state and joint."""
@@ -396,7 +396,8 @@ def parse_srdf(xml, model: RobotModel) -> SemanticDescription:
             _warn(doc, warnings, el, "group_state needs a name and one of the groups built from the SRDF "
                                      f"{sorted(members)[:10]}; skipped")
             continue
-        states.setdefault(group, {})[name] = _state_values(doc, warnings, moveit, el, name, group, members[group])
+        states.setdefault(group, {})[name] = _state_values(doc, warnings, moveit, el, name=name, group=group,
+                                                           members=members[group])
     passive = []
     for el in root.findall("passive_joint"):
         name = _name(el)

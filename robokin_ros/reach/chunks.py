@@ -23,7 +23,7 @@ from ..ik.chain import chain_of
 from ..kernels import prepare
 from ..kinematics import jacobian
 from ..model import RobotModel
-from .grid import VoxelGrid, chain_reach, reach_grid
+from .grid import VoxelGrid, reach_grid, reach_sphere
 from .orientations import cone_orientations, uniform_orientations
 from .parameters import ReachParameters
 
@@ -81,7 +81,7 @@ class PreparedMap:
         p = job.parameters
         self.job = job
         self.model = RobotModel.from_urdf(job.urdf)
-        self.reach_centre, self.reach_radius = chain_reach(self.model, p.tip, p.base)
+        self.reach_centre, self.reach_radius = reach_sphere(self.model, p.tip, p.base)
         self.grid: VoxelGrid = reach_grid(self.reach_centre, self.reach_radius, p.resolution)
         if p.cone is None:
             self.rotations = uniform_orientations(p.orientations)
@@ -153,6 +153,10 @@ class PreparedMap:
 
 
 #: The jobs this process has prepared, by key (a worker serves one map at a time; a few kept).
+#: Not per-model state, so not in :mod:`robokin_ros.model_cache`: a job is keyed by its URDF text
+#: and parameters, and its :class:`PreparedMap` makes and owns the model (registry entries hang
+#: off a model someone else keeps alive, and must not hold it). Worker processes and Ray tasks
+#: fill their own copy; what the model derives (IK problems, kernels) is in the registry.
 _PREPARED: dict[str, PreparedMap] = {}
 _KEEP = 4
 

@@ -30,11 +30,11 @@ from .parameters import MAX_VOXELS
 Array = NDArray[np.float64]
 
 
-#: Configurations sampled, farthest ones climbed, gradient steps and relative margin of :func:`chain_reach`.
+#: Configurations sampled, farthest ones climbed, gradient steps and relative margin of :func:`reach_sphere`.
 REACH_SAMPLES, REACH_CLIMBS, REACH_STEPS, REACH_MARGIN = 20_000, 16, 200, 0.01
 
 
-def chain_reach(model: RobotModel, tip: str, base: str | None = None) -> tuple[Array, float]:
+def reach_sphere(model: RobotModel, tip: str, base: str | None = None) -> tuple[Array, float]:
     """Centre ``(3,)`` [m, base frame] and radius [m] of a sphere holding every tip position
     (see the module docstring).
 

@@ -207,10 +207,12 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     seconds = time.perf_counter() - start
     if directory is not None:
         shutil.rmtree(directory, ignore_errors=True)
-    return ReachMap(job.parameters, job.robot_sha256, here.grid.resolution, here.grid.origin, here.grid.shape,
-                    here.grid.voxels.astype(np.int32), solved.mean(axis=1), manip, solved, here.rotations,
-                    np.asarray(here.reach_centre, float), here.reach_radius,
-                    RunStats(len(todo), here.n_chunks - len(todo), done - reused_poses, seconds))
+    return ReachMap(parameters=job.parameters, robot_sha256=job.robot_sha256, resolution=here.grid.resolution,
+                    grid_origin=here.grid.origin, grid_shape=here.grid.shape,
+                    voxels=here.grid.voxels.astype(np.int32), reachability=solved.mean(axis=1),
+                    manipulability=manip, solved=solved, orientations=here.rotations,
+                    reach_centre=np.asarray(here.reach_centre, float), reach_radius=here.reach_radius,
+                    run=RunStats(len(todo), here.n_chunks - len(todo), done - reused_poses, seconds))
 
 
 def _cores() -> int:

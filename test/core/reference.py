@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robokin_ros import JointType, RobotModel
+from robokin_ros import JointType, ModelFields, RobotModel
 
 
 def rodrigues(axis, angle: float) -> np.ndarray:
@@ -190,8 +190,8 @@ def random_tree(rng: np.random.Generator, n_links: int, types=None, mimic: bool 
             if jt[j] in scalar and candidates and rng.random() < 0.3:
                 src[j] = int(rng.choice(candidates))
                 mult[j], off[j] = rng.uniform(-2, 2), rng.uniform(-0.5, 0.5)
-    return RobotModel.create(
+    return RobotModel.create(ModelFields(
         name="random", link_names=[f"l{i}" for i in range(n_links)],
         joint_names=[f"j{j}" for j in range(n_j)], joint_parents=parents, joint_types=jt,
         joint_axes=axes, joint_origins=origins, joint_lower=lower, joint_upper=upper,
-        mimic_source=src, mimic_multiplier=mult, mimic_offset=off)
+        mimic_source=src, mimic_multiplier=mult, mimic_offset=off))

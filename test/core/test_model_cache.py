@@ -19,7 +19,7 @@ from reference import random_tree
 
 import robokin_ros as rk
 from robokin_ros import model_cache
-from robokin_ros.model import JointType
+from robokin_ros.model import JointType, ModelFields
 
 HERE = Path(__file__).resolve().parent
 
@@ -93,10 +93,10 @@ def two_arms() -> rk.RobotModel:
     origins = np.tile(np.eye(4), (10, 1, 1))
     origins[:, :3, 3] = rng.uniform(-0.3, 0.3, (10, 3))
     axes = rng.normal(size=(10, 3))
-    return rk.RobotModel.create(name="two_arms", link_names=[f"l{i}" for i in range(11)],
+    return rk.RobotModel.create(ModelFields(name="two_arms", link_names=[f"l{i}" for i in range(11)],
                                 joint_names=[f"j{j}" for j in range(10)], joint_parents=parents,
                                 joint_types=[JointType.REVOLUTE] * 10, joint_axes=axes / np.linalg.norm(axes, axis=1)[:, None],
-                                joint_origins=origins, joint_lower=[-3.0] * 10, joint_upper=[3.0] * 10)
+                                joint_origins=origins, joint_lower=[-3.0] * 10, joint_upper=[3.0] * 10))
 
 
 def drive_ten_thousand_requests() -> dict:

@@ -77,8 +77,9 @@ CASES = [
     ("add_body mimic NaN", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x", limits=(-1, 1),
                                                   mimic=("panda_joint1", float("nan"), 0)), ModelError,
      ["'jx'", "mimic multiplier"]),
-    ("add_body velocity NaN", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x", limits=(-1, 1),
-                                                     velocity=float("nan")), ModelError, ["'jx'", "velocity"]),
+    ("add_body velocity NaN", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x",
+                                                     limits=rk.JointLimits(-1, 1, velocity=float("nan"))),
+     ModelError, ["'jx'", "velocity"]),
     ("two fixed joints at 1e308", lambda: PANDA.add_body("panda_link0", "jx", "fixed", "x", origin=ORIGIN_1E308)
      .add_body("x", "jy", "fixed", "y", origin=ORIGIN_1E308), ModelError, ["'y'", "overflows", "'jy'"]),
     ("DH with 1e308", lambda: RobotModel.from_dh([[1e308, 0, 0, 0]] * 3), ModelError, ["overflows"]),

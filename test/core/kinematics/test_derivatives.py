@@ -22,7 +22,7 @@ from robokin_ros import (
     jacobian,
 )
 from robokin_ros.kinematics.derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
-from robokin_ros.model import JointType
+from robokin_ros.model import JointType, ModelFields
 from robokin_ros.spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix, skew
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -137,8 +137,9 @@ def test_hand_derived_planar_two_link():
 def test_axis_angle_second_derivative_is_K_squared_R():
     """d²R/dθ² = K² R for R = I + sinθ K + (1 − cosθ) K² about any unit axis."""
     axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
-    model = RobotModel.create(name="one", link_names=["a", "b"], joint_names=["j"], joint_parents=[0],
-                              joint_types=[JointType.CONTINUOUS], joint_axes=[axis], joint_origins=[np.eye(4)])
+    model = RobotModel.create(ModelFields(name="one", link_names=["a", "b"], joint_names=["j"], joint_parents=[0],
+                                          joint_types=[JointType.CONTINUOUS], joint_axes=[axis],
+                                          joint_origins=[np.eye(4)]))
     K = skew(axis)
     for theta in (0.0, 0.4, 2.5):
         R = np.eye(3) + np.sin(theta) * K + (1 - np.cos(theta)) * K @ K

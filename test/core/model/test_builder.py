@@ -18,7 +18,14 @@ from robokin_ros import (
     forward_kinematics,
 )
 from robokin_ros.model import JointType
-from robokin_ros.model.builder import add_body, remove_subtree, rename_base, replace_joint, set_fixed_transform
+from robokin_ros.model.builder import (
+    JointLimits,
+    add_body,
+    remove_subtree,
+    rename_base,
+    replace_joint,
+    set_fixed_transform,
+)
 from robokin_ros.spatial import rotation_about_axis, rpy_to_matrix, transform
 
 HERE = os.path.dirname(__file__)
@@ -60,7 +67,7 @@ def test_add_body_places_the_new_link_and_keeps_the_others(twin):
     origin = pose([0.2, -0.1, 0.4], [0.05, 0.1, 0.3])
     axis = np.array([1.0, 2.0, 2.0])
     new = add_body(twin, "torso_link", "sensor_joint", "revolute", "sensor_link", origin=origin, axis=axis,
-                   limits=(-1, 1), velocity=2.0, effort=3.0,
+                   limits=JointLimits(-1, 1, velocity=2.0, effort=3.0),
                    inertial=(0.5, [0.01, 0, 0.02], np.diag([1e-3, 2e-3, 3e-3])))
     assert new.n_links == twin.n_links + 1 and new.n_q == twin.n_q + 1
     assert "sensor_joint" in new.joint_names
@@ -77,7 +84,7 @@ def test_add_body_places_the_new_link_and_keeps_the_others(twin):
 
 def test_add_body_with_mimic_of_a_mimic_resolves_the_chain(panda):
     new = add_body(panda, "panda_hand", "third_finger_joint", "prismatic", "third_finger", axis=(1, 0, 0),
-                   limits=(0, 1), velocity=0.2, effort=20, mimic=("panda_finger_joint2", 3.0, 0.01))
+                   limits=JointLimits(0, 1, velocity=0.2, effort=20), mimic=("panda_finger_joint2", 3.0, 0.01))
     j = new.joint_index("third_finger_joint")
     assert new.all_joint_names[new.mimic_source[j]] == "panda_finger_joint1"
     assert new.mimic_multiplier[j] == 3.0 and new.mimic_offset[j] == 0.01
@@ -110,7 +117,8 @@ def test_remove_subtree_drops_descendants_and_coordinates(twin):
 
 def test_replace_joint_changes_the_motion_between_the_same_links():
     ur5e = load(os.path.join(ROBOTS, "ur5e.urdf"))
-    new = replace_joint(ur5e, "elbow_joint", "prismatic", axis=(1, 0, 0), limits=(-0.1, 0.2), velocity=1, effort=1)
+    new = replace_joint(ur5e, "elbow_joint", "prismatic", axis=(1, 0, 0),
+                        limits=JointLimits(-0.1, 0.2, velocity=1, effort=1))
     assert JointType(new.joint_types[new.joint_index("elbow_joint")]) == JointType.PRISMATIC
     q = new.random_configuration(4, rng=4)
     T = world_poses(new, q)
@@ -128,8 +136,8 @@ def test_replace_joint_changes_the_motion_between_the_same_links():
 
 
 def test_replace_a_mimic_source_by_a_mimic_rechains_the_followers(panda):
-    new = replace_joint(panda, "panda_finger_joint1", "prismatic", axis=(0, 1, 0), limits=(0, 0.04),
-                        velocity=0.2, effort=20, mimic=("panda_joint7", 0.5, 0.02))
+    new = replace_joint(panda, "panda_finger_joint1", "prismatic", axis=(0, 1, 0),
+                        limits=JointLimits(0, 0.04, velocity=0.2, effort=20), mimic=("panda_joint7", 0.5, 0.02))
     follower = new.joint_index("panda_finger_joint2")
     assert new.all_joint_names[new.mimic_source[follower]] == "panda_joint7"
     assert new.mimic_multiplier[follower] == 0.5 and new.mimic_offset[follower] == 0.02
@@ -196,6 +204,10 @@ def test_operations_return_new_models_and_leave_the_input_alone(panda):
     (dict(limits=None), ModelError, "joint 'new_joint' of type revolute needs limits=\\(lower, upper\\)"),
     (dict(limits=(1, 0)), ModelError, r"joint 'new_joint' has invalid limits \(1, 0\)"),
     (dict(joint_type="continuous"), ModelError, "joint 'new_joint' of type continuous takes no position limits"),
+    (dict(joint_type="continuous", limits=JointLimits(upper=1.0, velocity=2.0)), ModelError,
+     "joint 'new_joint' of type continuous takes no position limits"),
+    (dict(limits=JointLimits(-1.0, velocity=2.0)), ModelError, r"needs limits=\(lower, upper\)"),
+    (dict(limits=(-1, 1, 2)), ModelError, r"joint 'new_joint': limits must be \(lower, upper\) or a JointLimits"),
     (dict(axis=(0, 0, 0)), ModelError, "joint 'new_joint' has a zero axis"),
     (dict(axis=(0, 1)), ShapeError, r"axis must have shape \(3,\), got \(2,\)"),
     (dict(axis=(0, np.inf, 1)), NonFiniteError, r"axis has non-finite entries at \[1\]"),
@@ -262,21 +274,40 @@ def test_set_joint_to_child_refuses_multi_dof_joints(fixture, joint):
 #: Every operation, on robots with inertials, mimic joints and branches; each result must round-trip.
 OPERATIONS = {
     "add_revolute": lambda m: add_body(m, "panda_link3", "extra_joint", "revolute", "extra",
-                                       origin=pose([1, 0, 0], [0, 0.1, 0]), axis=(0, 1, 1), limits=(-1, 1),
-                                       velocity=1, effort=2,
+                                       origin=pose([1, 0, 0], [0, 0.1, 0]), axis=(0, 1, 1),
+                                       limits=JointLimits(-1, 1, velocity=1, effort=2),
                                        inertial=(0.3, [0.01, 0, 0], np.diag([1e-3, 1e-3, 2e-3]))),
-    "add_mimic": lambda m: add_body(m, "panda_hand", "extra_joint", "prismatic", "extra", limits=(0, 1), velocity=1,
-                                    effort=2, mimic=("panda_finger_joint2", 2.0, 0.1)),
+    "add_mimic": lambda m: add_body(m, "panda_hand", "extra_joint", "prismatic", "extra",
+                                    limits=JointLimits(0, 1, velocity=1, effort=2), mimic=("panda_finger_joint2", 2.0, 0.1)),
     "add_fixed_with_mesh": lambda m: add_body(m, "panda_link0", "extra_joint", "fixed", "extra",
                                               mesh="package://p/m.stl"),
     "remove_subtree": lambda m: remove_subtree(m, "panda_link5"),
-    "replace_joint": lambda m: replace_joint(m, "panda_joint2", "continuous", axis=(1, 0, 0), velocity=1, effort=2),
+    "replace_joint": lambda m: replace_joint(m, "panda_joint2", "continuous", axis=(1, 0, 0),
+                                             limits=JointLimits(velocity=1, effort=2)),
     "set_parent_to_joint": lambda m: set_fixed_transform(m, "panda_joint6",
                                                          parent_to_joint=pose([0, 1, 0], [0, 0, 0.1])),
     "set_joint_to_child": lambda m: set_fixed_transform(m, "panda_joint6",
                                                         joint_to_child=pose([0, 0, 1], [0, 0, 0.1])),
     "rename_base": lambda m: rename_base(m, "world"),
 }
+
+
+def test_joint_limits_record_sets_every_limit_and_round_trips(panda):
+    limits = JointLimits(-0.5, 0.25, velocity=2.0, effort=3.0, acceleration=4.0, deceleration=5.0, jerk=6.0)
+    new = add_body(panda, "panda_hand", "extra_joint", "prismatic", "extra", axis=(1, 0, 0), limits=limits)
+    j = new.joint_index("extra_joint")
+    got = [float(values[j]) for values in (new.joint_lower, new.joint_upper, new.joint_velocity, new.joint_effort,
+                                           new.joint_acceleration, new.joint_deceleration, new.joint_jerk)]
+    assert got == [-0.5, 0.25, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert RobotModel.from_urdf(new.to_urdf()).equals(new)
+    plain = add_body(panda, "panda_hand", "extra_joint", "prismatic", "extra", axis=(1, 0, 0), limits=(-0.5, 0.25))
+    k = plain.joint_index("extra_joint")
+    assert (plain.joint_lower[k], plain.joint_upper[k]) == (-0.5, 0.25)
+    assert np.isinf([plain.joint_velocity[k], plain.joint_effort[k], plain.joint_jerk[k]]).all()
+    spin = replace_joint(panda, "panda_joint1", "continuous", limits=JointLimits(velocity=1.5))
+    i = spin.joint_index("panda_joint1")
+    assert spin.joint_velocity[i] == 1.5 and np.isinf(spin.joint_effort[i])
+    assert (spin.joint_lower[i], spin.joint_upper[i]) == (-np.inf, np.inf)
 
 
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))

@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from robokin_ros import (
+    ArgumentError,
     JointType,
+    ModelError,
+    ModelFields,
     NonFiniteError,
     RobokinError,
     RobotModel,
@@ -18,6 +21,8 @@ from robokin_ros import (
     UnknownJointError,
     UnknownLinkError,
 )
+from robokin_ros.model import configuration
+from robokin_ros.model.urdf import urdf_fields
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ROBOTS = Path(__file__).resolve().parents[3] / "robokin_ros" / "robots"
@@ -76,9 +81,11 @@ def test_parents_come_before_children_in_bundled_robots():
 def test_create_rejects_bad_trees():
     common = dict(name="x", joint_types=[1], joint_axes=[[0, 0, 1]], joint_origins=[np.eye(4)])
     with pytest.raises(ValueError, match="n - 1 joints"):
-        RobotModel.create(link_names=["a", "b", "c"], joint_names=["j"], joint_parents=[0], **common)
+        RobotModel.create(ModelFields(link_names=["a", "b", "c"], joint_names=["j"], joint_parents=[0], **common))
     with pytest.raises(ValueError, match="topological order"):
-        RobotModel.create(link_names=["a", "b"], joint_names=["j"], joint_parents=[1], **common)
+        RobotModel.create(ModelFields(link_names=["a", "b"], joint_names=["j"], joint_parents=[1], **common))
+    with pytest.raises(ArgumentError, match="ModelFields"):
+        RobotModel.create(dict(link_names=["a", "b"], joint_names=["j"], joint_parents=[0], **common))
 
 
 # ---------------------------------------------------------------------------- index maps
@@ -122,11 +129,11 @@ def limited_model():
     """One joint of each kind, with a revolute and a prismatic joint whose range excludes 0."""
     types = [JointType.REVOLUTE, JointType.PRISMATIC, JointType.CONTINUOUS, JointType.FLOATING, JointType.PLANAR,
              JointType.REVOLUTE]
-    return RobotModel.create(
+    return RobotModel.create(ModelFields(
         name="limited", link_names=[f"l{i}" for i in range(7)], joint_names=["rev", "pris", "cont", "free", "plane", "neg"],
         joint_parents=[0, 1, 2, 3, 4, 5], joint_types=types, joint_axes=np.tile([0.0, 0.0, 1.0], (6, 1)),
         joint_origins=np.tile(np.eye(4), (6, 1, 1)),
-        joint_lower=[0.5, 0.1, -np.inf, -np.inf, -np.inf, -2.0], joint_upper=[1.5, 0.3, np.inf, np.inf, np.inf, -1.0])
+        joint_lower=[0.5, 0.1, -np.inf, -np.inf, -np.inf, -2.0], joint_upper=[1.5, 0.3, np.inf, np.inf, np.inf, -1.0]))
 
 
 def test_home_configuration_clamps_zero_and_has_identity_quaternion():
@@ -174,6 +181,53 @@ def test_clamp():
     assert q[0] == 7.0  # input untouched
     batch = m.clamp(np.stack([q, q]).reshape(1, 2, -1))
     assert batch.shape == (1, 2, m.n_q) and np.array_equal(batch[0, 1], out)
+
+
+def test_configuration_functions_take_the_model_first():
+    """The free functions of model.configuration (Pinocchio-style) against values worked by hand."""
+    m = limited_model()
+    home = configuration.home_configuration(m)
+    np.testing.assert_array_equal(home, [0.5, 0.1, 0.0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, -1.0])
+    q = configuration.random_configuration(m, 300, rng=5)
+    assert q.shape == (300, m.n_q) and configuration.within_limits(m, q).all()
+    far = q + 10.0
+    out = configuration.clamp(m, far)
+    expected = np.clip(far, m.q_lower, m.q_upper)
+    expected[:, 6:10] /= np.linalg.norm(expected[:, 6:10], axis=1, keepdims=True)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-15)
+    assert not configuration.within_limits(m, far).any() and configuration.within_limits(m, far, 11.0).all()
+    values = configuration.q_to_dict(m, home)
+    assert values["rev"] == 0.5 and values["free/qw"] == 1.0 and len(values) == m.n_q
+    np.testing.assert_array_equal(configuration.q_from_dict(m, {**values, "neg": -1.5}), home + np.eye(m.n_q)[13] * -0.5)
+    assert configuration.all_joint_values(m, home) == {"rev": 0.5, "pris": 0.1, "cont": 0.0, "neg": -1.0}
+    assert configuration.check_q(m, [home.tolist()] * 2).shape == (2, m.n_q)
+    with pytest.raises(ShapeError, match=r"base must have shape \(14,\)"):
+        configuration.check_q(m, home[:3], "base", single=True)
+    with pytest.raises(UnknownJointError, match="unknown joint 'nothing'"):
+        configuration.q_from_dict(m, {"nothing": 1.0}, strict=True)
+    with pytest.raises(ArgumentError, match="'free' is a floating joint with 7 coordinates"):
+        configuration.q_from_dict(m, {"free": 1.0}, strict=True)
+
+
+def test_a_single_configuration_and_a_batch_name_the_same_overflowing_mimic(mimic):
+    """One configuration takes the Python-float mimic check, a batch the array one: same error."""
+    m = mimic.replace_joint("follower_joint", "continuous", mimic=("wheel_joint", 1e300, 0.0))
+    for q in (np.array([0.0, 1e10]), np.array([[0.0, 1.0], [0.0, 1e10]])):
+        with pytest.raises(NonFiniteError, match=r"mimic joint 'follower_joint' = 1e\+300 \* 'wheel_joint' \+ 0"):
+            m.check_q(q)
+    assert m.check_q(np.array([0.0, 1.0])).shape == (2,)
+
+
+def test_fields_record_is_frozen_and_replaceable():
+    text = (FIXTURES / "branched.urdf").read_text()
+    fields = urdf_fields(text)
+    assert isinstance(fields, ModelFields)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fields.name = "other"
+    renamed = RobotModel.create(dataclasses.replace(fields, name="other"))
+    assert renamed.name == "other" and renamed.equals(RobotModel.from_urdf(text))
+    with pytest.raises(ModelError, match="joint 'trunk_joint': velocity limit is NaN"):
+        RobotModel.create(dataclasses.replace(fields, joint_velocity=np.full(len(fields.joint_names), np.nan)))
 
 
 def test_within_limits_batch_and_tolerance():

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robokin_ros import JointType, RobokinError, RobotModel, URDFError
+from robokin_ros import JointLimits, JointType, ModelFields, RobokinError, RobotModel, URDFError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from peers import ERD_ROBOTS, erd_urdf  # noqa: E402
@@ -272,10 +272,10 @@ def test_round_trip_example_robot_data(robot_name):
 
 def test_round_trip_without_velocity_and_effort_limits():
     """A model made in code (DH, builder) has no velocity/effort limits (inf): they must stay inf."""
-    model = RobotModel.create(name="chain", link_names=["a", "b", "c"], joint_names=["j", "k"],
-                              joint_parents=[0, 1], joint_types=[JointType.REVOLUTE, JointType.PRISMATIC],
-                              joint_axes=[[0, 0, 1], [1, 0, 0]], joint_origins=np.tile(np.eye(4), (2, 1, 1)),
-                              joint_lower=[-1, 0], joint_upper=[1, 0.5])
+    model = RobotModel.create(ModelFields(
+        name="chain", link_names=["a", "b", "c"], joint_names=["j", "k"], joint_parents=[0, 1],
+        joint_types=[JointType.REVOLUTE, JointType.PRISMATIC], joint_axes=[[0, 0, 1], [1, 0, 0]],
+        joint_origins=np.tile(np.eye(4), (2, 1, 1)), joint_lower=[-1, 0], joint_upper=[1, 0.5]))
     assert_round_trip(model)
 
 
@@ -343,7 +343,7 @@ def test_builder_and_submodel_keep_the_1_2_limits():
     trimmed = model.remove_subtree("tip")
     assert trimmed.joint_acceleration[trimmed.joint_index("spin")] == 7
     assert trimmed.joint_deceleration[trimmed.joint_index("slide")] == 3.5
-    grown = model.add_body("tip", "extra", "revolute", "extra_link", limits=(-1, 1), acceleration=9.0)
+    grown = model.add_body("tip", "extra", "revolute", "extra_link", limits=JointLimits(-1, 1, acceleration=9.0))
     assert grown.joint_jerk[grown.joint_index("slide")] == 40
     assert grown.joint_acceleration[grown.joint_index("extra")] == 9.0
 

@@ -11,7 +11,7 @@ import pytest
 
 from robokin_ros import RobotModel, forward_kinematics
 from robokin_ros.errors import ArgumentError, ModelError, UnknownLinkError
-from robokin_ros.reach import MAX_VOXELS, chain_reach, reach_grid
+from robokin_ros.reach import MAX_VOXELS, reach_grid, reach_sphere
 
 ROOT = Path(__file__).resolve().parents[3]
 ROBOTS, FIXTURES = ROOT / "robokin_ros" / "robots", ROOT / "test" / "fixtures"
@@ -19,7 +19,7 @@ ROBOTS, FIXTURES = ROOT / "robokin_ros" / "robots", ROOT / "test" / "fixtures"
 
 def test_planar_arm_reach_is_the_sum_of_its_links():
     model = RobotModel.from_urdf_file(FIXTURES / "planar_2link.urdf")
-    centre, radius = chain_reach(model, "tool")
+    centre, radius = reach_sphere(model, "tool")
     assert np.allclose(centre, 0) and radius == pytest.approx(1.5, abs=1e-9)   # L1 + L2, at q2 = 0
 
 
@@ -30,7 +30,7 @@ def test_reach_sphere_holds_every_sampled_tip_position_and_is_tight(robot, tip, 
     model = RobotModel.from_urdf_file(ROBOTS / f"{robot}.urdf")
     if tip not in model.link_names:
         pytest.skip(f"{robot} has no {tip}")
-    centre, radius = chain_reach(model, tip, base)
+    centre, radius = reach_sphere(model, tip, base)
     T = forward_kinematics(model, model.random_configuration(50_000, rng=7))
     b = 0 if base is None else model.link_index(base)
     p = (np.linalg.inv(T[:, b]) @ T[:, model.link_index(tip)])[:, :3, 3]
@@ -58,13 +58,13 @@ def test_reach_grid_refuses_too_many_voxels():
         reach_grid(np.zeros(3), 1.0, 0.001)
 
 
-def test_chain_reach_errors_name_the_culprit():
+def test_reach_sphere_errors_name_the_culprit():
     model = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
     with pytest.raises(UnknownLinkError, match="panda_hand_tcpp"):
-        chain_reach(model, "panda_hand_tcpp")
+        reach_sphere(model, "panda_hand_tcpp")
     with pytest.raises(ArgumentError, match="'panda_link7' is not an ancestor of the tip 'panda_link3'"):
-        chain_reach(model, "panda_link3", "panda_link7")
+        reach_sphere(model, "panda_link3", "panda_link7")
     floating = RobotModel.from_urdf_file(FIXTURES / "floating.urdf")
     moving = [n for n in floating.link_names if n != floating.root_link]
     with pytest.raises(ModelError, match="floating joint .* the reach is unbounded"):
-        chain_reach(floating, moving[-1])
+        reach_sphere(floating, moving[-1])
