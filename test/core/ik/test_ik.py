@@ -20,13 +20,15 @@ from robokin_ros import (
     frame_transform,
     jacobian,
 )
-from robokin_ros.ik import IKOptionError, IKResult, integrate, lm, requests, solve_ik
+from robokin_ros.ik import IKOptionError, IKOptions, IKResult, integrate, lm, solve_ik
 from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.chain import chain_of
-from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, twist_lines
-from robokin_ros.ik.options import parse_options
-from robokin_ros.ik.problem import ik_problem
-from robokin_ros.ik.solver import Budget, Solver
+from robokin_ros.ik.budget import Budget
+from robokin_ros.ik.call import ik_call
+from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, normal_solve, twist_lines
+from robokin_ros.ik.options import tolerances
+from robokin_ros.ik.problem import IKProblem
+from robokin_ros.ik.solver import Solver
 from robokin_ros.kernels import selection
 from robokin_ros.kernels.fk_codegen import compiled_frames
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
@@ -69,11 +71,12 @@ def solver(model, tips, active=None, **options):
     """The solver of one call (default options unless given), with the generated kernel if any."""
     index = tuple(model.link_index(t) for t in tips)
     active = model.active_joints if active is None else [model.joint_index(name) for name in active]
-    problem = ik_problem(model, index, 0, tuple(sorted(int(j) for j in active)))
+    problem = IKProblem(model, index, 0, tuple(sorted(int(j) for j in active)))
     args = dict(position_tolerance=1e-5, rotation_tolerance=1e-5, axis_tolerances=None, weights=None,
                 max_iterations=200, restarts=None)
     args.update(options)
-    return Solver(model, problem, model.q_lower, model.q_upper, parse_options(len(tips), **args), compiled_frames(model, tips))
+    tol = tolerances(IKOptions(**args), len(tips))
+    return Solver(model, problem, model.q_lower, model.q_upper, tol, compiled_frames(model, tips))
 
 
 def flat_target(T):
@@ -203,7 +206,8 @@ def test_damped_steps_match_numpy_in_arrays(m, n):
     J, r, damping = rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.uniform(1e-6, 1e-1, B)
     A = np.swapaxes(J, 1, 2) @ J + damping[:, None, None] * np.eye(n)
     expected = -np.linalg.solve(A, np.swapaxes(J, 1, 2) @ r[..., None])[..., 0]
-    np.testing.assert_allclose(lm_step_arrays(J.transpose(1, 2, 0), r.T, damping).T, expected, atol=1e-10)
+    step = lm_step_arrays(J.transpose(1, 2, 0), r.T, damping, normal_solve(min(m, n)))
+    np.testing.assert_allclose(step.T, expected, atol=1e-10)
 
 
 def test_generic_frames_match_the_generated_kernel():
@@ -617,8 +621,8 @@ def test_float_and_vectorised_restarts_agree(monkeypatch):
 def test_requests_are_cached_yet_validated(ur5e):
     T = frame_transform(ur5e, ur5e.home_configuration(), ur5e.root_link, "tool0")
     assert solve_ik(ur5e, T, "tool0", active_joints=["shoulder_pan_joint", "wrist_1_joint"]).success
-    key = (("tool0",), None, ("shoulder_pan_joint", "wrist_1_joint"), 1e-5, 1e-5, None, None, 200, None)
-    assert requests.request(ur5e, *key) is requests.request(ur5e, *key)
+    options = IKOptions(active_joints=["shoulder_pan_joint", "wrist_1_joint"], max_iterations=200)
+    assert ik_call(ur5e, ("tool0",), options) is ik_call(ur5e, ("tool0",), IKOptions(**vars(options)))
     with pytest.raises(IKOptionError, match=r"position_tolerance must be a number in \[0, 1e\+06\], got -1"):
         solve_ik(ur5e, T, "tool0", position_tolerance=-1)
     with pytest.raises(UnknownJointError, match="nope"):
