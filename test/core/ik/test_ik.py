@@ -22,9 +22,9 @@ from robokin_ros import (
 )
 from robokin_ros.ik import IKOptionError, IKOptions, IKResult, integrate, lm, solve_ik
 from robokin_ros.ik import solver as ik_solver
-from robokin_ros.ik.chain import chain_of
 from robokin_ros.ik.budget import Budget
 from robokin_ros.ik.call import ik_call
+from robokin_ros.ik.chain import chain_of
 from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, normal_solve, twist_lines
 from robokin_ros.ik.options import tolerances
 from robokin_ros.ik.problem import IKProblem

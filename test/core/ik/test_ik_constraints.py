@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
 from robokin_ros.errors import IKOptionError
+from robokin_ros.ik import reach_upper_bound
 from robokin_ros.ik.constrained import solve_constrained
 from robokin_ros.ik.constraints import (
     ROTATION_VECTOR,
@@ -21,7 +22,6 @@ from robokin_ros.ik.constraints import (
     Region,
     xyz_euler_angles,
 )
-from robokin_ros.ik import reach_upper_bound
 from robokin_ros.spatial import exp_so3
 
 ROBOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "robokin_ros", "robots")
