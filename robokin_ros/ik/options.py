@@ -80,26 +80,34 @@ class IKOptions:
         put = object.__setattr__
         for name in ("position_tolerance", "rotation_tolerance"):
             value = getattr(self, name)
-            if not is_real(value) or not 0 <= value <= MAX_TOLERANCE:
-                raise IKOptionError(f"{name} must be a number in [0, {MAX_TOLERANCE:g}], got {value!r}", name)
-            put(self, name, float(value))
-        if not is_whole(self.max_iterations) or self.max_iterations < 1:
-            raise IKOptionError(f"max_iterations must be a whole number >= 1, got {self.max_iterations!r}",
-                                "max_iterations")
-        put(self, "max_iterations", int(self.max_iterations))
-        if self.restarts is not None and (not is_whole(self.restarts) or self.restarts < 0):
+            if type(value) is not float or not 0.0 <= value <= MAX_TOLERANCE:   # (the common case: a float)
+                if not is_real(value) or not 0 <= value <= MAX_TOLERANCE:
+                    raise IKOptionError(f"{name} must be a number in [0, {MAX_TOLERANCE:g}], got {value!r}", name)
+                put(self, name, float(value))
+        if type(self.max_iterations) is not int or self.max_iterations < 1:
+            if not is_whole(self.max_iterations) or self.max_iterations < 1:
+                raise IKOptionError(f"max_iterations must be a whole number >= 1, got {self.max_iterations!r}",
+                                    "max_iterations")
+            put(self, "max_iterations", int(self.max_iterations))
+        if type(self.restarts) is not int:
+            if self.restarts is not None and (not is_whole(self.restarts) or self.restarts < 0):
+                raise IKOptionError(f"restarts must be a whole number >= 0, got {self.restarts!r}", "restarts")
+            put(self, "restarts", 0 if self.restarts is None else int(self.restarts))
+        elif self.restarts < 0:
             raise IKOptionError(f"restarts must be a whole number >= 0, got {self.restarts!r}", "restarts")
-        put(self, "restarts", 0 if self.restarts is None else int(self.restarts))
         timeout = self.timeout
-        if timeout is not None:
+        if timeout is not None and (type(timeout) is not float or not timeout > 0.0):
             if not (is_real(timeout) or timeout == math.inf) or not timeout > 0:
                 raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}", "timeout")
             put(self, "timeout", float(timeout))
-        check_rng(self.rng)
-        if self.active_joints is not None:
+        if self.rng is not None:
+            check_rng(self.rng)
+        if self.active_joints is not None and type(self.active_joints) is not tuple:
             put(self, "active_joints", sequence(self.active_joints, "active_joints", one=True))
-        self._arrays(put)
-        self._choices()
+        if not (self.axis_tolerances is None and self.weights is None and self.lower is None and self.upper is None):
+            self._arrays(put)
+        if not (self.avoid_collisions is False and self.objective is None and self.solutions is None):
+            self._choices()
 
     def _arrays(self, put) -> None:
         """Check and freeze the array options."""
@@ -115,8 +123,10 @@ class IKOptions:
                 raise IKOptionError(f"weights must be finite and >= 0, got {w.tolist()}", "weights")
             put(self, "weights", _frozen(w.tolist()))
         for name in ("lower", "upper"):
-            if getattr(self, name) is not None:
-                put(self, name, _frozen(numbers(getattr(self, name), name, vector=True).tolist()))
+            given = getattr(self, name)
+            if given is not None and type(given) is not tuple:
+                given = numbers(given, name, vector=True)
+                put(self, name, tuple(given.tolist()) if given.ndim == 1 else _frozen(given.tolist()))
 
     def _choices(self) -> None:
         """Check the collision, objective and solutions options."""

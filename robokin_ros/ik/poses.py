@@ -49,15 +49,17 @@ def solve_poses(model: RobotModel, targets, tips, seed, options: IKOptions,
     if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
         raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}", "tips")
     call = ik_call(model, (tips,) if single else tuple(tips), options)
-    T = checked_targets(targets, call.n_tips, single)
+    T, entries = checked_targets(targets, call.n_tips, single)
     accept = collision_test(model, options.avoid_collisions)
-    if T.ndim == 3 and call.floats and (seed is None or np.ndim(seed) == 1):
-        return solve_one(model, call, T, seed, Budget(options.timeout, 1, options.rng, accept, cancel))
+    if entries is not None and call.floats and (seed is None or getattr(seed, "ndim", None) == 1
+                                                or np.ndim(seed) == 1):
+        return solve_one(model, call, (T, entries), seed, Budget(options.timeout, 1, options.rng, accept, cancel))
     return _solve_batch(model, call, T, seed, lambda n: Budget(options.timeout, n, options.rng, accept, cancel))
 
 
-def checked_targets(targets, n_tips: int, single: bool) -> Array:
-    """``targets`` as ``(..., n_tips, 4, 4)`` finite rigid transforms.
+def checked_targets(targets, n_tips: int, single: bool) -> tuple[Array, list | None]:
+    """``targets`` as ``(..., n_tips, 4, 4)`` finite rigid transforms, and for one target set
+    (no batch) its ``16 n_tips`` entries as a list of floats (row-major; None for a batch).
 
     Raises:
         ShapeError: not ``(..., 4, 4)`` (``single``) nor ``(..., n_tips, 4, 4)``.
@@ -74,14 +76,16 @@ def checked_targets(targets, n_tips: int, single: bool) -> Array:
         entries = T.reshape(-1).tolist()
         if not math.isfinite(sum(entries)) and not all(math.isfinite(x) for x in entries):
             raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
-        if not all(_rigid(entries[16 * k:16 * k + 16]) for k in range(n_tips)):
-            check_rigid_targets(T)   # raises, or accepts what is within the tolerance
-        return T
+        for k in range(n_tips):
+            if not _rigid(entries[16 * k:16 * k + 16]):
+                check_rigid_targets(T)   # raises, or accepts what is within the tolerance
+                break
+        return T, entries
     finite = np.isfinite(T).all(axis=(-3, -2, -1))
     if not finite.all():
         raise NonFiniteError("targets", [tuple(int(k) for k in i) for i in np.argwhere(~finite)])
     check_rigid_targets(T)
-    return T
+    return T, None
 
 
 def _rigid(e: list) -> bool:

@@ -22,8 +22,9 @@ from .result import IKResult
 Array = NDArray[np.float64]
 
 
-def solve_one(model: RobotModel, call: IKCall, T: Array, seed, budget: Budget) -> IKResult:
-    """Targets ``T (n_tips, 4, 4)`` (checked) from ``seed`` (None or ``(n_q,)``) in floats.
+def solve_one(model: RobotModel, call: IKCall, targets: tuple[Array, list], seed, budget: Budget) -> IKResult:
+    """One target set ``targets``: ``T (n_tips, 4, 4)`` (checked) and its entries as a list
+    (see :func:`~robokin_ros.ik.poses.checked_targets`), from ``seed`` (None or ``(n_q,)``), in floats.
 
     Raises:
         ShapeError, NonFiniteError, ArgumentError: a bad seed (see :meth:`RobotModel.check_q`).
@@ -37,14 +38,15 @@ def solve_one(model: RobotModel, call: IKCall, T: Array, seed, budget: Budget) -
     full = call.clamped_seed(model, full)
     q0 = full if call.whole else [full[i] for i in call.index]
     problem, nt = call.problem, call.n_tips
+    T, entries = targets
     if problem.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
         solved = call.solver.model
         T_world_base = compiled_frames(solved, (solved.link_names[problem.base],)).single(np.array(q0))[0, :4, :4]
-        T = T_world_base @ T
+        entries = (T_world_base @ T).reshape(-1).tolist()
     elif problem.base:
-        T = problem.T_world_base @ T
-    flat = T.reshape(nt, 16).tolist()
-    target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
+        entries = (problem.T_world_base @ T).reshape(-1).tolist()
+    target = [x for k in range(0, 16 * nt, 16) for x in entries[k:k + 3] + entries[k + 4:k + 7] + entries[k + 8:k + 11]
+              + entries[k + 3:k + 12:4]]
     q, status, it, position, rotation, success = call.solver.solve_floats(q0, target, budget)
     if not call.whole:
         q, solved_q = full[:], q
