@@ -24,7 +24,7 @@ from ..kernels import selection
 from ..kernels.fk_codegen import compiled_frames
 from ..model import RobotModel
 from .chain import Chain, chain_of
-from .options import IKOptions, effective_bounds, tolerances
+from .options import IKOptions, clamped_seeds, effective_bounds, tolerances
 from .problem import IKProblem
 from .solver import Solver
 
@@ -70,14 +70,13 @@ class IKCall:
         return self.chain is None
 
     def clamped_seeds(self, model: RobotModel, seeds: Array) -> Array:
-        """``seeds (..., n_q)`` clamped into the call's bounds, quaternions normalised (a new array)."""
-        out = np.minimum(np.maximum(seeds, self.lower), self.upper)
-        for s in model.quaternion_slices:
-            out[..., s] /= np.linalg.norm(out[..., s], axis=-1, keepdims=True)
-        return out
+        """``seeds (..., n_q)`` clamped into the call's bounds (see
+        :func:`~robokin_ros.ik.options.clamped_seeds`)."""
+        return clamped_seeds(model, seeds, self.lower, self.upper)
 
     def clamped_seed(self, model: RobotModel, seed: list) -> list:
-        """One seed (a list of ``n_q`` floats) as :meth:`clamped_seeds` clamps it, as a list."""
+        """One seed (a list of ``n_q`` floats) as :meth:`clamped_seeds` clamps it, as a list (in
+        floats when the model has no floating joint)."""
         if model.quaternion_slices:
             return self.clamped_seeds(model, np.array(seed)).tolist()
         return [lo if x < lo else hi if x > hi else x for x, lo, hi in zip(seed, self.lower_list, self.upper_list)]

@@ -26,7 +26,7 @@ from ..model import RobotModel
 from ..spatial import transform
 from .budget import CancelToken
 from .constraints import OrientationConstraint, PositionConstraint, Residual
-from .options import IKOptions, effective_bounds
+from .options import IKOptions, clamped_seeds, effective_bounds
 from .result import CONVERGED, IKResult
 from .solve import solve
 
@@ -171,8 +171,8 @@ def _layout(poses: dict, orientations: list, positions: list) -> tuple[list, _La
 
 def _unmoved(model: RobotModel, start: Array, options: IKOptions) -> IKResult:
     """The seed (clamped into the bounds) as a converged result: nothing is asked of any axis."""
-    lo, hi = effective_bounds(model, options.lower, options.upper)
-    return IKResult(np.minimum(np.maximum(start, lo), hi), np.asarray(True), np.asarray(0.0), np.asarray(0.0),
+    q = clamped_seeds(model, start, *effective_bounds(model, options.lower, options.upper))
+    return IKResult(q, np.asarray(True), np.asarray(0.0), np.asarray(0.0),
                     np.asarray(0), np.asarray(CONVERGED))
 
 

@@ -189,6 +189,15 @@ def effective_bounds(model: RobotModel, lower, upper) -> tuple[Array, Array]:
     return lo, hi
 
 
+def clamped_seeds(model: RobotModel, seeds: Array, lower: Array, upper: Array) -> Array:
+    """``seeds (..., n_q)`` clamped into ``lower, upper (n_q,)``, floating joints' quaternions
+    normalised (a new array): the seeds IK starts from."""
+    out = np.minimum(np.maximum(seeds, lower), upper)
+    for s in model.quaternion_slices:
+        out[..., s] /= np.linalg.norm(out[..., s], axis=-1, keepdims=True)
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Tolerances:
     """What the solver's iterations take of the options for a number of tips."""

@@ -9,9 +9,9 @@ where a numpy call would cost more than the arithmetic it does; the same loop co
 (:mod:`robokin_ros.ik.compiled_loop`: the same iterates, ~0.5 µs an iteration) takes over once
 loaded, in the background once the float path has been busy, or at once by :func:`prepare_ik
 <robokin_ros.ik.single.prepare_ik>` (for the few problems solved one at a time, and the last
-few of a batch: the same iterates, so the answers do not depend on whether it is loaded). A
-single request of one tip skips most numpy calls of the checks (:mod:`robokin_ros.ik.single`).
-Many problems iterate together,
+few of a batch: the same iterates, so the answers do not depend on whether it is loaded). One
+problem (one target set, one seed) is checked and solved with few numpy calls
+(:mod:`robokin_ros.ik.single`). Many problems iterate together,
 stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
 rows (the small normal systems are solved by a straight-line Cholesky factorisation whose
 entries are ``(B,)`` arrays). Finished problems make room for waiting ones; the last few
@@ -26,6 +26,13 @@ of one problem (its seed, or a restart). ``x`` are the problem's free coordinate
 dead band, no free axis) the step is computed in the world axes instead, with
 ``[p - p_t; log(R R_tᵀ)]`` (the same vector rotated by ``R_t``, so the same least squares) and
 the kernel's LOCAL_WORLD_ALIGNED Jacobian as it is.
+
+Call graph: :func:`solve_ik` makes the call's :class:`~robokin_ros.ik.options.IKOptions` and hands
+them to :func:`solve`, which dispatches to :func:`~robokin_ros.ik.branches.distinct_solutions`,
+:func:`~robokin_ros.ik.branches.solve_with_objective` or the primitive
+:func:`~robokin_ros.ik.poses.solve_poses` (which they call too); the primitive takes the cached
+:class:`~robokin_ros.ik.call.IKCall` and solves one problem in floats
+(:func:`~robokin_ros.ik.single.solve_one`) or a stacked batch.
 """
 
 from __future__ import annotations
