@@ -41,7 +41,7 @@ from .errors import (
                         UnknownStateError,
                         URDFError,
 )
-from .ik import IKOptionError, IKResult, InvalidTargetError, integrate, prepare_ik, solve_ik
+from .ik import CancelToken, IKOptionError, IKOptions, IKResult, InvalidTargetError, integrate, prepare_ik, solve_ik
 from .kernels import prepare
 from .kinematics import (
                         LOCAL,
@@ -69,7 +69,8 @@ __all__ = [
     "Kinematics", "forward_kinematics", "frame_transform", "joint_poses", "link_positions", "prepare",
     "LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Reference", "frame_pose_and_jacobian", "jacobian", "jacobians",
     "kinematic_hessian", "pose_derivatives", "pose_second_derivatives",
-    "IKOptionError", "IKResult", "InvalidTargetError", "integrate", "prepare_ik", "solve_ik",
+    "CancelToken", "IKOptionError", "IKOptions", "IKResult", "InvalidTargetError", "integrate", "prepare_ik",
+    "solve_ik",
     "CollisionGeometry", "CollisionModel", "CollisionUnavailableError", "Contact", "SelfCollisionResult",
     "bounding_box_model", "collision_model", "disabled_pairs_by_sampling", "self_collisions",
     "aba", "center_of_mass", "center_of_mass_jacobian", "coriolis_torques", "crba", "gravity_torques",

@@ -2,7 +2,7 @@
 collision models. One home, one eviction rule.
 
 Everything robokin derives from a :class:`~robokin_ros.model.RobotModel` and keeps for later
-calls lives here, under a *kind* (``"fk plan"``, ``"fk kernels"``, ``"ik problems"``, ...) and a
+calls lives here, under a *kind* (``"fk plan"``, ``"fk kernels"``, ``"ik calls"``, ...) and a
 key within the kind. The rule:
 
 - entries are held per model and go when the model goes (the model itself is not held);

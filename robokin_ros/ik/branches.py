@@ -9,19 +9,21 @@ self-motion), or its time runs out, and sorts them by the objective.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import is_real, is_whole, numbers
+from ..checks import numbers
 from ..errors import IKOptionError
 from ..model import RobotModel
 from ..model.configuration import wrap_angle
+from .budget import CancelToken
 from .objectives import Task, refine
-from .options import effective_bounds
+from .options import IKOptions
+from .poses import solve_poses
 from .result import IKResult
 
 Array = NDArray[np.float64]
@@ -35,74 +37,67 @@ CORRECTION_ITERATIONS = 20
 MAX_ROUNDS = 16
 
 
-def _task(model: RobotModel, targets: Array, tips, seed: Array, objective: str, options: dict) -> Task:
-    names = (tips,) if isinstance(tips, str) else tuple(tips)
-    T = targets.reshape(len(names), 4, 4)
-    lo, hi = effective_bounds(model, options.get("lower"), options.get("upper"))
-    axis = options.get("axis_tolerances")
-    return Task(model, names, options.get("base"), T, None if axis is None else numbers(axis, "axis_tolerances"),
-                options.get("active_joints"), lo, hi, seed, objective)
-
-
 def _seed(model: RobotModel, seed) -> Array:
     return model.home_configuration() if seed is None else model.check_q(seed, "seed")
 
 
-def solve_with_objective(solve: Callable[..., IKResult], model: RobotModel, targets, tips, seed, objective: str,
-                         options: dict) -> IKResult:
-    """``solve(model, targets, tips, seed, **options)``, each solution then refined for ``objective``."""
+def _cancelled(cancel: CancelToken | None, deadline: float | None) -> bool:
+    return cancel is not None and cancel.cancelled or deadline is not None and time.perf_counter() > deadline
+
+
+def solve_with_objective(model: RobotModel, targets, tips, seed, options: IKOptions,
+                         cancel: CancelToken | None = None) -> IKResult:
+    """:func:`~robokin_ros.ik.poses.solve_poses`, each solution then refined for ``options.objective``."""
     began = time.perf_counter()
-    result = solve(model, targets, tips, seed, **options)
+    result = solve_poses(model, targets, tips, seed, options, cancel)
     batch = result.success.shape
     n_tips = 1 if isinstance(tips, str) else len(tips)
     tail = (4, 4) if isinstance(tips, str) else (n_tips, 4, 4)
     T = np.broadcast_to(numbers(targets, "targets"), batch + tail)
     seeds = np.broadcast_to(_seed(model, seed), batch + (model.n_q,))
-    timeout = options.get("timeout")
-    deadline = None if timeout is None else began + timeout * max(1, math.prod(batch))
+    deadline = None if options.timeout is None else began + options.timeout * max(1, math.prod(batch))
     # Corrections start next to a solution: a few iterations, no parallel restarts.
-    short = dict(options, max_iterations=CORRECTION_ITERATIONS, restarts=None)
+    short = dataclasses.replace(options, max_iterations=CORRECTION_ITERATIONS, restarts=0)
     fields = {name: np.array(getattr(result, name)) for name in ("q", "success", "position_error", "rotation_error",
                                                                  "iterations", "status")}
+    names = (tips,) if isinstance(tips, str) else tuple(tips)
     for index in np.ndindex(batch):
         if not fields["success"][index]:
             continue
-        task = _task(model, T[index], tips, seeds[index], objective, options)
+        task = Task(model, names, T[index].reshape(n_tips, 4, 4), seeds[index], options)
 
         def correct(start: Array, target=T[index]) -> tuple[Array, bool]:
-            r = solve(model, target, tips, start, **short)
+            r = solve_poses(model, target, tips, start, short, cancel)
             return r.q, bool(r.success)
 
-        q = refine(task, fields["q"][index], correct, deadline)
-        final = solve(model, T[index], tips, q, **short)  # (0 iterations: q is a solution) its errors
+        q = refine(task, fields["q"][index], correct, lambda: _cancelled(cancel, deadline))
+        final = solve_poses(model, T[index], tips, q, short, cancel)  # (0 iterations: q is a solution) its errors
         for name in ("q", "position_error", "rotation_error"):
             fields[name][index] = getattr(final, name)
     return IKResult(**fields)
 
 
-def distinct_solutions(solve: Callable[..., IKResult], model: RobotModel, targets, tips, seed, count: int,
-                       distance: float, objective: str | None, options: dict) -> IKResult:
-    """Up to ``count`` solutions of one target, pairwise farther apart than ``distance`` (Euclidean
-    over the free coordinates, continuous joints wrapped), sorted by ``objective`` (None:
-    ``closest``); batch shape ``(m,)``, ``1 <= m <= count``: the solutions found (all
-    ``success``), or the primary solve's failed result when there is none. ``timeout`` bounds the
-    whole search (None: :data:`MAX_ROUNDS` rounds of :data:`ROUND_SEEDS` configurations).
+def distinct_solutions(model: RobotModel, targets, tips, seed, options: IKOptions,
+                       cancel: CancelToken | None = None) -> IKResult:
+    """Up to ``options.solutions`` solutions of one target, pairwise farther apart than
+    ``options.solution_distance`` (Euclidean over the free coordinates, continuous joints
+    wrapped), sorted by ``options.objective`` (None: ``closest``); batch shape ``(m,)``,
+    ``1 <= m <= count``: the solutions found (all ``success``), or the primary solve's failed
+    result when there is none. ``timeout`` bounds the whole search (None: :data:`MAX_ROUNDS`
+    rounds of :data:`ROUND_SEEDS` configurations); cancelling ``cancel`` ends it.
 
     Raises:
-        IKOptionError: ``count`` not a whole number >= 1, ``distance`` not > 0, or a batch of targets.
+        IKOptionError: a batch of targets.
     """
-    if not is_whole(count) or count < 1:
-        raise IKOptionError(f"solutions must be a whole number >= 1, got {count!r}")
-    if not is_real(distance) or not distance > 0:
-        raise IKOptionError(f"solution_distance must be > 0, got {distance!r}")
+    count, distance = options.solutions, options.solution_distance
     T = numbers(targets, "targets")
     if T.ndim != (2 if isinstance(tips, str) else 3) or (seed is not None and np.ndim(seed) != 1):
         raise IKOptionError(f"solutions= solves one target (targets {T.shape}): call it once per target")
     seed_q = _seed(model, seed)
-    task = _task(model, T, tips, seed_q, objective or "closest", options)
-    timeout = options.get("timeout")
-    deadline = None if timeout is None else time.perf_counter() + timeout
-    rng = np.random.default_rng(options.get("rng"))
+    names = (tips,) if isinstance(tips, str) else tuple(tips)
+    task = Task(model, names, T.reshape(len(names), 4, 4), seed_q, options, options.objective or "closest")
+    deadline = None if options.timeout is None else time.perf_counter() + options.timeout
+    rng = np.random.default_rng(options.rng)
     lo = np.where(np.isfinite(task.lo), task.lo, -np.pi)
     hi = np.where(np.isfinite(task.hi), task.hi, np.pi)
     found: list[IKResult] = []
@@ -116,16 +111,16 @@ def distinct_solutions(solve: Callable[..., IKResult], model: RobotModel, target
             if len(found) < count and all(_distance(task, one.q, other.q) > distance for other in found):
                 found.append(one)
 
-    primary = solve(model, T, tips, seed_q, **options)
+    primary = solve_poses(model, T, tips, seed_q, options, cancel)
     keep(primary)
     for _ in range(MAX_ROUNDS if deadline is None else 1 << 30):
-        if len(found) >= count or (deadline is not None and time.perf_counter() > deadline):
+        if len(found) >= count or _cancelled(cancel, deadline):
             break
         seeds = np.repeat(seed_q[None], ROUND_SEEDS, axis=0)
         seeds[:, task.free_q] = rng.uniform(lo, hi, (ROUND_SEEDS, len(task.free_q)))
         if deadline is not None:  # (a batch's timeout is per problem, pooled over the batch)
-            options = dict(options, timeout=max(deadline - time.perf_counter(), 1e-6) / ROUND_SEEDS)
-        keep(solve(model, np.broadcast_to(T, (ROUND_SEEDS,) + T.shape), tips, seeds, **options))
+            options = dataclasses.replace(options, timeout=max(deadline - time.perf_counter(), 1e-6) / ROUND_SEEDS)
+        keep(solve_poses(model, np.broadcast_to(T, (ROUND_SEEDS,) + T.shape), tips, seeds, options, cancel))
     if not found:
         return IKResult(*(np.asarray(getattr(primary, f))[None] for f in
                           ("q", "success", "position_error", "rotation_error", "iterations", "status")))

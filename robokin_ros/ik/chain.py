@@ -14,6 +14,10 @@ from ..model.builder import submodel
 
 Array = NDArray[np.float64]
 
+#: The registry kind of :class:`Chain` s (see :func:`chain_of`): chains are models, with kernels
+#: of their own, shared by every call on the same tips and base.
+IK_CHAINS = "ik chains"
+
 
 class Chain:
     """The links from a base to the tips of a problem as a model of their own (the base its root),
@@ -39,7 +43,7 @@ def chain_of(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:
     Raises:
         UnknownLinkError: an unknown tip or base (never cached).
     """
-    return model_cache.cached(model, "ik chains", (tips, base), _extract, (model, tips, base))
+    return model_cache.cached(model, IK_CHAINS, (tips, base), _extract, (model, tips, base))
 
 
 def _extract(model: RobotModel, tips: tuple, base: str | None) -> Chain | None:

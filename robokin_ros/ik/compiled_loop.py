@@ -8,7 +8,8 @@ the solver's straight-line iteration (:func:`~robokin_ros.ik.float_source.float_
 detection and the R2-sequence restarts — for up to ``chunk`` iterations. It returns to Python when
 the problem converges, spends its iterations, needs the call's first restart index (drawn from
 the call's ``rng`` only then, as the float path does), or after ``chunk`` iterations, so that
-Python checks the time budget and :data:`~robokin_ros.ik.solver.STOP_ALL` (numba has no clock).
+Python checks the time budget and the call's cancel token (numba has no clock):
+:meth:`Budget.timed_out <robokin_ros.ik.budget.Budget.timed_out>`.
 
 The same problem gives the same iterates as the float path (numba calls the same libm ``cos``,
 ``sin``, ``acos``, ``sqrt``; no fast-math), hence the same answers and iteration counts, except
@@ -169,13 +170,12 @@ class CompiledLoop(LazyAccelerated):
         return math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-12) and np.allclose(
             x[:self._n_q], q_next, rtol=0.0, atol=1e-12)
 
-    def solve(self, run, q: list, target: list, budget, it: int, stall: int, best_cost: float, reference: float,
-              best_q: list | None) -> tuple:
+    def solve(self, run, q: list, target: list, budget, row) -> tuple:
         """:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` on ``run``: the same
-        arguments and result."""
+        arguments (``row`` a :class:`~robokin_ros.ik.lm.RowState`) and result."""
         solver, n, S = self._solver(), self._n_q, self._state
-        x = np.array(q + target + (q if best_q is None else best_q)
-                     + [float(it), float(stall), best_cost, reference, -1.0, 0.0, 0.0])
+        x = np.array(q + target + (q if row.best_q is None else row.best_q)
+                     + [float(row.it), float(row.stall), row.best_cost, row.reference, -1.0, 0.0, 0.0])
         max_iterations, first = float(solver.tol.max_iterations), None
         while True:
             status = run(x, CHUNK, max_iterations)

@@ -33,22 +33,13 @@ def float_source(s, numba: bool = False) -> str:
     configuration written into ``qn (n_q,)``; or -1.0 when every tip is within tolerance, with
     the position and rotation errors written into ``err (2,)``.
     """
-    tol, w, nt, n_q = s.tol, s.width, s.n_tips, s.model.n_q
+    tol, nt, n_q = s.tol, s.n_tips, s.model.n_q
     names = [[f"b{k}_{i}{j}" for i in range(3) for j in range(3)] + [f"u{k}_{i}" for i in range(3)] for k in range(nt)]
     head = ["    F = flat(q)", f"    {''.join(x + ', ' for row in names for x in row)}= t"]
     for k in range(nt):
-        head += twist_lines(k, w, tol.world)
-    checks = []
-    for j, (k, i, _, box) in enumerate(tol.rows):  # residual: the part outside the dead band
-        d = f"d{k}_{i}"
-        head.append(f"    r{j} = {d}" if box == 0.0 else
-                    f"    r{j} = {d} - {box!r} if {d} > {box!r} else {d} + {box!r} if {d} < {-box!r} else 0.0")
-    for k in range(nt):
-        for kind, limit in ((range(3), tol.position ** 2), (range(3, 6), tol.rotation ** 2)):
-            rows = [j for j, row in enumerate(tol.rows) if row[0] == k and row[1] in kind]
-            if rows:
-                checks.append("(" + " + ".join(f"r{j} * r{j}" for j in rows) + f") <= {limit!r}")
-    ok = " and ".join(checks) or "True"
+        head += twist_lines(k, s.width, tol.world)
+    head += _residual_lines(tol)
+    ok = _within_tolerance(tol, nt)
     norm = lambda k, axes: "sqrt(" + " + ".join(f"d{k}_{i} * d{k}_{i}" for i in axes) + ")"  # noqa: E731
     errors = (f"max({', '.join(norm(k, range(3)) for k in range(nt))}, 0.0), "
               f"max({', '.join(norm(k, range(3, 6)) for k in range(nt))}, 0.0)")
@@ -68,9 +59,47 @@ def float_source(s, numba: bool = False) -> str:
     if m == 0 or n == 0:  # every weight zero, or nothing moves
         return "\n".join(report + lines + ["    return cost, q"]) + "\n"
     lines.append(f"    {''.join(f'q{i}, ' for i in range(n_q))}= q")
+    lines += _jacobian_lines(s)
+    lines += _hold_lines(s)
+    lines.append(f"    damping = mu * cost + {DAMPING_FLOOR!r}")
+    lines += damped_step_lines(m, n)
+    out, step = _step_lines(s)
+    lines += step
+    if numba:
+        lines += [f"    qn[{i}] = {x}" for i, x in enumerate(out)] + ["    return cost"]
+    else:
+        lines.append(f"    return cost, [{', '.join(out)}]")
+    return "\n".join(report + lines) + "\n"
+
+
+def _residual_lines(tol) -> list:
+    """Lines of the residual rows ``r{j}``: each constrained axis's error outside its dead band."""
+    lines = []
+    for j, (k, i, _, box) in enumerate(tol.rows):
+        d = f"d{k}_{i}"
+        lines.append(f"    r{j} = {d}" if box == 0.0 else
+                     f"    r{j} = {d} - {box!r} if {d} > {box!r} else {d} + {box!r} if {d} < {-box!r} else 0.0")
+    return lines
+
+
+def _within_tolerance(tol, nt: int) -> str:
+    """The expression true when every tip's residual is within the tolerances."""
+    checks = []
+    for k in range(nt):
+        for kind, limit in ((range(3), tol.position ** 2), (range(3, 6), tol.rotation ** 2)):
+            rows = [j for j, row in enumerate(tol.rows) if row[0] == k and row[1] in kind]
+            if rows:
+                checks.append("(" + " + ".join(f"r{j} * r{j}" for j in rows) + f") <= {limit!r}")
+    return " and ".join(checks) or "True"
+
+
+def _jacobian_lines(s) -> list:
+    """Lines of the weighted Jacobian rows ``j{a}_{c}`` in the residual's axes."""
+    tol, w, n = s.tol, s.width, len(s.free)
     columns = s.problem.free_v.tolist()
     contiguous = columns == list(range(columns[0], columns[0] + n))
-    for a, j in enumerate(s.lm_rows):  # Jacobian rows in the residual's axes, weighted
+    lines = []
+    for a, j in enumerate(s.lm_rows):
         k, i, _, _ = tol.rows[j]
         o, weight = 10 * w * k, s.weights[a]
         row = [f"j{a}_{c}" for c in range(n)]
@@ -88,7 +117,13 @@ def float_source(s, numba: bool = False) -> str:
                 top = o + (4 + 3 * (i // 3)) * w + v
                 terms = " + ".join(f"b{k}_{l}{i % 3} * F[{top + l * w}]" for l in range(3))
                 lines.append(f"    j{a}_{c} = {scale}({terms})")
-    for c, (_, (i, lo, hi)) in enumerate(s.free):  # hold a coordinate at a bound the gradient pushes outwards
+    return lines
+
+
+def _hold_lines(s) -> list:
+    """Lines holding a coordinate at a bound the gradient pushes outwards (its column zeroed)."""
+    m, lines = len(s.lm_rows), []
+    for c, (_, (i, lo, hi)) in enumerate(s.free):
         bounds = ((f"q{i} <= {lo!r}", "g > 0.0", lo), (f"q{i} >= {hi!r}", "g < 0.0", hi))
         sides = [(at, push) for at, push, bound in bounds if math.isfinite(bound)]
         if not sides:
@@ -97,10 +132,14 @@ def float_source(s, numba: bool = False) -> str:
                   "        g = " + " + ".join(f"j{a}_{c} * rw{a}" for a in range(m)),
                   "        if " + " or ".join(f"({at} and {push})" for at, push in sides) + ":",
                   "            " + " = ".join(f"j{a}_{c}" for a in range(m)) + " = 0.0"]
-    lines.append(f"    damping = mu * cost + {DAMPING_FLOOR!r}")
-    lines += damped_step_lines(m, n)
-    out = [f"q{i}" for i in range(n_q)]
-    wrap = set(s.wrap.tolist())
+    return lines
+
+
+def _step_lines(s) -> tuple[list, list]:
+    """The next configuration's names (``q{i}`` or ``z{c}``) and the lines of the clamped,
+    wrapped step."""
+    out = [f"q{i}" for i in range(s.model.n_q)]
+    wrap, lines = set(s.wrap.tolist()), []
     for c, (_, (i, lo, hi)) in enumerate(s.free):
         x = f"z{c}"
         lines.append(f"    {x} = q{i} + dx{c}")
@@ -111,8 +150,4 @@ def float_source(s, numba: bool = False) -> str:
         if c in wrap:
             lines.append(f"    {x} = {math.pi!r} - ({math.pi!r} - {x}) % {2 * math.pi!r}")
         out[i] = x
-    if numba:
-        lines += [f"    qn[{i}] = {x}" for i, x in enumerate(out)] + ["    return cost"]
-    else:
-        lines.append(f"    return cost, [{', '.join(out)}]")
-    return "\n".join(report + lines) + "\n"
+    return out, lines

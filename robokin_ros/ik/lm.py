@@ -9,6 +9,7 @@ world's when every axis counts alike. Stacked arrays are component-first, batch-
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -30,6 +31,19 @@ POSITION_WEIGHT = 3.0
 #: iterations restarts elsewhere (measured on the benchmark arms: 3 needs fewer iterations in
 #: all than 5 or 7; a stalled row rarely recovers).
 STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
+
+
+@dataclasses.dataclass
+class RowState:
+    """Where one row's loop stands: ``it`` iterations done, ``stall`` iterations since the last
+    progress, the ``best_cost`` so far and the ``reference`` cost of the last progress, the
+    ``best_q`` iterate (None: the row's start); a new row by default."""
+
+    it: int = 0
+    stall: int = 0
+    best_cost: float = math.inf
+    reference: float = math.inf
+    best_q: list | None = None
 
 
 def log_near_pi(*E: float) -> list:
@@ -107,16 +121,12 @@ def solve_source(size: int) -> str:
     return "\n".join(lines + [f"    return [{', '.join(f'x{i}' for i in range(size))}]"]) + "\n"
 
 
-_SOLVES: dict = {}
-
-
-def array_solve(size: int):
-    """The generated :func:`solve_source` of ``size``, cached."""
-    if size not in _SOLVES:
-        namespace: dict = {"sqrt": np.sqrt, "maximum": np.maximum}
-        exec(compile(solve_source(size), f"<robokin ik solve {size}>", "exec"), namespace)  # noqa: S102
-        _SOLVES[size] = namespace["solve"]
-    return _SOLVES[size]
+def normal_solve(size: int):
+    """The generated :func:`solve_source` of ``size`` (each solver holds the one of its normal
+    system's size: :func:`lm_step_arrays` takes it)."""
+    namespace: dict = {"sqrt": np.sqrt, "maximum": np.maximum}
+    exec(compile(solve_source(size), f"<robokin ik solve {size}>", "exec"), namespace)  # noqa: S102
+    return namespace["solve"]
 
 
 def errors_stacked(P: Array, target: Array, world: bool) -> Array:
@@ -142,14 +152,15 @@ def errors_stacked(P: Array, target: Array, world: bool) -> Array:
     return np.concatenate([e, w], axis=1)
 
 
-def lm_step_arrays(J: Array, r: Array, damping: Array) -> Array:
+def lm_step_arrays(J: Array, r: Array, damping: Array, solve) -> Array:
     """``dx (n, B)`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` for ``J (m, n, B)``, ``r (m, B)``,
-    ``λ = damping (B,)``, through the smaller normal system (see :func:`damped_step_lines`)."""
+    ``λ = damping (B,)``, through the smaller normal system (see :func:`damped_step_lines`),
+    solved by ``solve``, the :func:`normal_solve` of ``min(m, n)``."""
     m, n = J.shape[:2]
     if m <= n:
         G = np.einsum("acs,bcs->abs", J, J)
         G[range(m), range(m)] += damping
-        return -np.einsum("acs,as->cs", J, np.array(array_solve(m)(G, r)))
+        return -np.einsum("acs,as->cs", J, np.array(solve(G, r)))
     G = np.einsum("acs,ads->cds", J, J)
     G[range(n), range(n)] += damping
-    return -np.array(array_solve(n)(G, np.einsum("acs,as->cs", J, r)))
+    return -np.array(solve(G, np.einsum("acs,as->cs", J, r)))

@@ -18,20 +18,17 @@ Objectives (``h`` of the free coordinates ``x``):
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import IKOptionError
 from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import wrap_angle
-from .problem import IKProblem, ik_problem
+from .options import IKOptions, effective_bounds
+from .problem import IKProblem
 
 Array = NDArray[np.float64]
-
-OBJECTIVES = ("closest", "center", "manipulability")
 #: Null-space steps tried per solution (each one a short corrective solve).
 MAX_STEPS = 24
 #: [rad or m] longest step in the free coordinates.
@@ -42,35 +39,32 @@ MIN_STEP = 1e-4
 GRADIENT_STEP = 1e-6
 
 
-def check_objective(objective) -> None:
-    """Raises IKOptionError: ``objective`` is not None nor one of :data:`OBJECTIVES`."""
-    if objective is not None and objective not in OBJECTIVES:
-        raise IKOptionError(f"objective must be one of {list(OBJECTIVES)} or None, got {objective!r}")
-
-
 class Task:
     """What the null space of one call needs: free coordinates, the task's rows and the objective.
 
     Args:
-        model: the robot. tips: tip names. base: base name or None. targets: ``(n_tips, 4, 4)``
-        ``T_base_tip``. axis_tolerances: ``(n_tips, 6)`` (inf: a free axis) or None.
-        active_joints: names or None. lower, upper: ``(n_q,)`` bounds. seed: ``(n_q,)``.
-        objective: one of :data:`OBJECTIVES`.
+        model: the robot. tips: tip names. targets: ``(n_tips, 4, 4)`` ``T_base_tip``.
+        seed: ``(n_q,)``. options: the call's (``base``, ``active_joints``, bounds,
+        ``axis_tolerances`` (inf: a free axis)). objective: one of
+        :data:`~robokin_ros.ik.options.OBJECTIVES`; None: ``options.objective``.
     """
 
-    def __init__(self, model: RobotModel, tips: tuple[str, ...], base: str | None, targets: Array,
-                 axis_tolerances, active_joints, lower: Array, upper: Array, seed: Array, objective: str):
-        self.model, self.tips, self.objective = model, tips, objective
-        self.base = model.link_index(base) if base is not None else 0
-        active = (tuple(int(j) for j in model.active_joints) if active_joints is None
-                  else tuple(sorted({model.joint_index(n) for n in active_joints})))
-        problem: IKProblem = ik_problem(model, tuple(model.link_index(t) for t in tips), self.base, active)
+    def __init__(self, model: RobotModel, tips: tuple[str, ...], targets: Array, seed: Array, options: IKOptions,
+                 objective: str | None = None):
+        self.model, self.tips = model, tips
+        self.objective = options.objective if objective is None else objective
+        self.base = model.link_index(options.base) if options.base is not None else 0
+        active = (tuple(int(j) for j in model.active_joints) if options.active_joints is None
+                  else tuple(sorted({model.joint_index(n) for n in options.active_joints})))
+        problem = IKProblem(model, tuple(model.link_index(t) for t in tips), self.base, active)
         self.free_q, self.free_v = problem.free_q, problem.free_v
         self.periodic = problem.periodic
         self.usable = problem.scalar and len(self.free_q) > 0
+        lower, upper = effective_bounds(model, options.lower, options.upper)
         self.lo, self.hi = lower[self.free_q], upper[self.free_q]
         self.R_base_target = targets[:, :3, :3]
-        box = np.zeros((len(tips), 6)) if axis_tolerances is None else np.broadcast_to(axis_tolerances, (len(tips), 6))
+        axis = options.axis_tolerances
+        box = np.zeros((len(tips), 6)) if axis is None else np.broadcast_to(np.array(axis, float), (len(tips), 6))
         self.rows = np.isfinite(box)
         self.seed = seed[self.free_q]
 
@@ -131,14 +125,15 @@ class Task:
         return step if length <= MAX_STEP else step * (MAX_STEP / length)
 
 
-def refine(task: Task, q: Array, correct, deadline: float | None) -> Array:
+def refine(task: Task, q: Array, correct, stop) -> Array:
     """``q (n_q,)`` (a solution) moved along the objective's null-space direction while it stays
-    a solution and ``h`` drops; ``correct(q_start) -> (q, success)`` is the corrective solve."""
+    a solution and ``h`` drops; ``correct(q_start) -> (q, success)`` is the corrective solve,
+    ``stop() -> bool`` says when the call's time is spent (or it is cancelled)."""
     if not task.usable:
         return q
     h, alpha = task.value(q), 1.0
     for _ in range(MAX_STEPS):
-        if deadline is not None and time.perf_counter() > deadline:
+        if stop():
             break
         direction = task.direction(q)
         if float(np.linalg.norm(direction)) < MIN_STEP:

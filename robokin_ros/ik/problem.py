@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import model_cache
 from ..kinematics import forward_kinematics
 from ..model import SCALAR_TYPES, JointType, RobotModel
 
 
 class IKProblem:
-    """What one (model, tips, base, active joints) problem needs, built once and cached.
+    """What one (model, tips, base, active joints) problem needs, built once per IK call
+    (:class:`~robokin_ros.ik.call.IKCall`).
 
     Attributes:
         tips, base: link indices. free_joints: independent joints that move a tip relative to
@@ -59,8 +59,3 @@ class IKProblem:
         self.base_moves = bool(np.any(~model.is_fixed[np.flatnonzero(base_support[1:])]))
         self.T_world_base = forward_kinematics(model, model.home_configuration())[base]
 
-
-def ik_problem(model: RobotModel, tips: tuple[int, ...], base: int, active: tuple[int, ...]) -> IKProblem:
-    """The :class:`IKProblem` of link indices ``tips``, ``base`` and joint indices ``active``
-    (kept in :mod:`robokin_ros.model_cache`)."""
-    return model_cache.cached(model, "ik problems", (tips, base, active), IKProblem, (model, tips, base, active))

@@ -15,8 +15,11 @@ import numpy as np
 from .. import model_cache
 from ..model import JointType, RobotModel
 
+#: The registry kind of the bounds of :func:`reach_upper_bound`.
+IK_REACH = "ik reach"
 
-def chain_reach(model: RobotModel, base: str, tip: str) -> float:
+
+def reach_upper_bound(model: RobotModel, base: str, tip: str) -> float:
     """[m] upper bound of ``‖p_base_tip‖`` over every configuration; ``inf`` when the base is not
     above the tip or a joint between them is floating or planar (no bound). Kept in
     :mod:`robokin_ros.model_cache` (a /compute_ik request asks it once per tip).
@@ -25,7 +28,7 @@ def chain_reach(model: RobotModel, base: str, tip: str) -> float:
         UnknownLinkError: an unknown base or tip (never cached).
     """
     tip_i, base_i = model.link_index(tip), model.link_index(base)
-    return model_cache.cached(model, "ik reach", (tip_i, base_i), _reach, (model, tip_i, base_i))
+    return model_cache.cached(model, IK_REACH, (tip_i, base_i), _reach, (model, tip_i, base_i))
 
 
 def _reach(model: RobotModel, tip_i: int, base_i: int) -> float:

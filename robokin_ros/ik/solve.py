@@ -9,9 +9,9 @@ where a numpy call would cost more than the arithmetic it does; the same loop co
 (:mod:`robokin_ros.ik.compiled_loop`: the same iterates, ~0.5 µs an iteration) takes over once
 loaded, in the background once the float path has been busy, or at once by :func:`prepare_ik
 <robokin_ros.ik.single.prepare_ik>` (for the few problems solved one at a time, and the last
-few of a batch: the same iterates, so the answers do not depend on whether it is loaded). A
-single request of one tip skips most numpy calls of the checks (:mod:`robokin_ros.ik.single`).
-Many problems iterate together,
+few of a batch: the same iterates, so the answers do not depend on whether it is loaded). One
+problem (one target set, one seed) is checked and solved with few numpy calls
+(:mod:`robokin_ros.ik.single`). Many problems iterate together,
 stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
 rows (the small normal systems are solved by a straight-line Cholesky factorisation whose
 entries are ``(B,)`` arrays). Finished problems make room for waiting ones; the last few
@@ -26,30 +26,26 @@ of one problem (its seed, or a restart). ``x`` are the problem's free coordinate
 dead band, no free axis) the step is computed in the world axes instead, with
 ``[p - p_t; log(R R_tᵀ)]`` (the same vector rotated by ``R_t``, so the same least squares) and
 the kernel's LOCAL_WORLD_ALIGNED Jacobian as it is.
+
+Call graph: :func:`solve_ik` makes the call's :class:`~robokin_ros.ik.options.IKOptions` and hands
+them to :func:`solve`, which dispatches to :func:`~robokin_ros.ik.branches.distinct_solutions`,
+:func:`~robokin_ros.ik.branches.solve_with_objective` or the primitive
+:func:`~robokin_ros.ik.poses.solve_poses` (which they call too); the primitive takes the cached
+:class:`~robokin_ros.ik.call.IKCall` and solves one problem in floats
+(:func:`~robokin_ros.ik.single.solve_one`) or a stacked batch.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
 
-import numpy as np
-
-from ..checks import check_rigid_targets, check_rng, finite_mimics, is_real, numbers, sequence
-from ..errors import IKOptionError, NonFiniteError, ShapeError
-from ..kernels.fk_codegen import compiled_frames
-from ..kinematics import forward_kinematics
+from ..errors import ArgumentError, IKOptionError
 from ..model import RobotModel
 from .branches import distinct_solutions, solve_with_objective
-from .chain import Chain, chain_of
-from .collision_gate import collision_test, refuse_collisions
-from .objectives import check_objective
-from .options import effective_bounds
-from .requests import request, solver_for
+from .budget import CancelToken
+from .options import IKOptions
+from .poses import solve_poses
 from .result import IKResult
-from .single import solve_single
-from .solver import Budget, Outcome
 
 
 def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = None,
@@ -57,7 +53,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
              axis_tolerances=None, weights=None, active_joints: Sequence[str] | None = None,
              lower=None, upper=None, timeout: float | None = None, max_iterations: int = 500,
              restarts: int | None = None, rng=None, avoid_collisions=False, objective: str | None = None,
-             solutions: int | None = None, solution_distance: float = 0.1) -> IKResult:
+             solutions: int | None = None, solution_distance: float = 0.1, options: IKOptions | None = None,
+             cancel: CancelToken | None = None) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
@@ -129,6 +126,12 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             :func:`robokin_ros.ik.branches.distinct_solutions`).
         solution_distance: [rad or m] least Euclidean distance between two of the ``solutions``
             over the free coordinates (continuous joints wrapped).
+        options: None, or an :class:`~robokin_ros.ik.options.IKOptions` holding the options above
+            (``base`` ... ``solution_distance``), checked once when made: the value to build once
+            and pass to many calls. An option may be given either way, not both (a keyword left
+            at its default defers to ``options``).
+        cancel: None, or a :class:`~robokin_ros.ik.budget.CancelToken`: cancelling it ends this
+            solve at its next budget check as if its time budget were spent (status ``"timeout"``).
 
     Returns:
         :class:`IKResult` with batch shape ``...`` (the broadcast of the targets' and seed's);
@@ -141,130 +144,52 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         InvalidTargetError: a target that is not a rigid transform (see :data:`robokin_ros.checks.ROTATION_TOLERANCE`).
         UnknownLinkError: unknown tip or base. UnknownJointError: unknown active joint.
         JointLimitError: a bound override that leaves a joint no admissible value.
-        IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0.
+        IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0;
+            an option given both as a keyword and in ``options``; ``options`` not an IKOptions.
         ArgumentError: targets, seed, bounds, weights or tolerances that are not real numbers
-            (text, None, complex); an ``rng`` of another kind.
+            (text, None, complex); an ``rng`` of another kind; ``cancel`` not a CancelToken.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
-    if objective is not None or solutions is not None:
-        check_objective(objective)
-        options = dict(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
-                       axis_tolerances=axis_tolerances, weights=weights, active_joints=active_joints, lower=lower,
-                       upper=upper, timeout=timeout, max_iterations=max_iterations, restarts=restarts, rng=rng,
-                       avoid_collisions=avoid_collisions)
-        if solutions is not None:
-            return distinct_solutions(solve_ik, model, targets, tips, seed, solutions, solution_distance, objective,
-                                      options)
-        return solve_with_objective(solve_ik, model, targets, tips, seed, objective, options)
-    single = isinstance(tips, str)
-    if avoid_collisions is False and axis_tolerances is None and weights is None and not restarts:
-        # maybe one request of one tip: checked in floats
-        result = solve_single(model, targets, tips, seed, base, active_joints, lower, upper, position_tolerance,
-                              rotation_tolerance, max_iterations, timeout, rng)
-        if result is not None:
-            return result
-    check_rng(rng)
-    if active_joints is not None:
-        active_joints = sequence(active_joints, "active_joints", one=True)
-    if not single and not (isinstance(tips, (list, tuple)) and all(isinstance(t, str) for t in tips)):
-        raise IKOptionError(f"tips must be a link name or a sequence of link names, got {str(tips)[:60]!r}")
-    # (Collisions involve the whole robot: a collision-aware problem is solved on all of it.)
-    chain = None if avoid_collisions else chain_of(model, (tips,) if single else tuple(tips), base)
-    if chain is not None:
-        return _solve_on_chain(model, chain, targets, tips, seed, active_joints=active_joints, lower=lower,
-                               upper=upper, position_tolerance=position_tolerance,
-                               rotation_tolerance=rotation_tolerance, axis_tolerances=axis_tolerances,
-                               weights=weights, timeout=timeout, max_iterations=max_iterations, restarts=restarts,
-                               rng=rng)
-    if timeout is not None and (not is_real(timeout) and timeout != math.inf or timeout <= 0):
-        raise IKOptionError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    active_names = active_joints
-    call = request(model, (tips,) if single else tuple(tips), base, active_names, position_tolerance,
-                       rotation_tolerance, axis_tolerances, weights, max_iterations, restarts)
-    problem, tol, compiled, nt, base_idx = call.problem, call.tol, call.compiled, call.n_tips, call.base
-    T = numbers(targets, "targets")
-    tail = (4, 4) if single else (nt, 4, 4)
-    if T.ndim < len(tail) or T.shape[T.ndim - len(tail):] != tail:
-        raise ShapeError("targets", "(..., 4, 4)" if single else f"(..., {nt}, 4, 4)", T.shape)
-    if (T.ndim == len(tail) and (seed is None or np.ndim(seed) == 1) and compiled is not None
-            and tol.restarts == 0):
-        # One problem (the /compute_ik case): validated and solved on Python floats.
-        flat = T.reshape(nt, 16).tolist()
-        entries = [x for row in flat for x in row]
-        if not math.isfinite(sum(entries)) and not all(math.isfinite(x) for x in entries):
-            raise NonFiniteError("targets", [()])  # (a finite sum proves finite entries; an overflow is checked)
-        check_rigid_targets(T)
-        seed_list = model.home_configuration().tolist() if seed is None else numbers(seed, "seed").tolist()
-        if len(seed_list) != model.n_q or not (math.isfinite(sum(seed_list)) or all(map(math.isfinite, seed_list))) \
-                or not finite_mimics(model, seed_list):
-            model.check_q(seed, "seed")  # raises the named error
-        solver = (call.solver if lower is None and upper is None else
-                  solver_for(model, problem, *effective_bounds(model, lower, upper), tol, compiled))
-        seed_list = [lo if x < lo else hi if x > hi else x
-                     for x, lo, hi in zip(seed_list, solver.q_lower, solver.q_upper)]
-        if problem.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
-            T_world_base = compiled_frames(model, (model.link_names[base_idx],)).single(np.array(seed_list))[0, :4, :4]
-            flat = (T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
-        elif base_idx:
-            flat = (problem.T_world_base @ T.reshape(nt, 4, 4)).reshape(nt, 16).tolist()
-        target = [x for row in flat for x in row[0:3] + row[4:7] + row[8:11] + row[3:12:4]]
-        accept = collision_test(model, avoid_collisions)
-        return refuse_collisions(solver.solve_one(seed_list, target, Budget(timeout, 1, rng, accept)), accept)
-
-    T = T.reshape(T.shape[:T.ndim - len(tail)] + (nt, 4, 4))
-    finite = np.isfinite(T).all(axis=(-3, -2, -1))
-    if not finite.all():
-        raise NonFiniteError("targets", [tuple(int(k) for k in i) for i in np.argwhere(~finite)]
-                             if finite.ndim else [()])
-    check_rigid_targets(T)
-    batch = T.shape[:-3]
-    seed_q = model.home_configuration() if seed is None else model.check_q(seed, "seed")
-    try:
-        batch = np.broadcast_shapes(batch, seed_q.shape[:-1])
-    except ValueError:
-        raise ShapeError("seed", f"(..., {model.n_q}) broadcastable to the targets' batch {batch}",
-                         seed_q.shape) from None
-    lo, hi = effective_bounds(model, lower, upper)
-
-    n = math.prod(batch)
-    T = np.broadcast_to(T, batch + (nt, 4, 4)).reshape(n, nt, 4, 4)
-    seeds = np.minimum(np.maximum(np.broadcast_to(seed_q, batch + (model.n_q,)).reshape(n, model.n_q), lo), hi)
-    for s in model.quaternion_slices:
-        seeds[:, s] /= np.linalg.norm(seeds[:, s], axis=-1, keepdims=True)
-    if problem.base_moves:
-        T = forward_kinematics(model, seeds)[:, None, base_idx] @ T
-    elif base_idx:
-        T = problem.T_world_base @ T
-    # Target components (n, n_tips * 12): per tip its rotation row-major, then its position.
-    targets_flat = np.concatenate([T[..., :3, :3].reshape(n, nt, 9), T[..., :3, 3]], axis=-1).reshape(n, nt * 12)
-    solver = solver_for(model, problem, lo, hi, tol, compiled)
-    accept = collision_test(model, avoid_collisions)
-    result = solver.solve(targets_flat, seeds, Outcome(seeds, Budget(timeout, n, rng, accept)))
-    return refuse_collisions(IKResult(*(a.reshape(batch + a.shape[1:]) for a in result)), accept)
+    given = dict(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
+                 axis_tolerances=axis_tolerances, weights=weights, active_joints=active_joints, lower=lower,
+                 upper=upper, timeout=timeout, max_iterations=max_iterations, restarts=restarts, rng=rng,
+                 avoid_collisions=avoid_collisions, objective=objective, solutions=solutions,
+                 solution_distance=solution_distance)
+    return solve(model, targets, tips, seed, _options(options, given), cancel)
 
 
-def _solve_on_chain(model: RobotModel, chain: Chain, targets, tips, seed, *, active_joints, lower, upper,
-                    **options) -> IKResult:
-    """:func:`solve_ik` on ``chain``'s own model, coordinates outside it kept at the (clamped) seed."""
-    index = chain.q_index
-    if active_joints is not None:
-        names = sequence(active_joints, "active_joints", one=True)
-        for name in names:
-            model.joint_index(name)  # unknown names are errors of the whole robot's
-        active_joints = [name for name in names if name in chain.joint_names]
-    if lower is not None or upper is not None:
-        lo, hi = effective_bounds(model, lower, upper)
-        lower, upper = lo[index], hi[index]
-    else:
-        lo, hi = model.q_lower, model.q_upper
-    if seed is None:
-        full = model.home_configuration()
-    else:  # clamped and normalised as the solver treats seeds
-        full = np.minimum(np.maximum(model.check_q(seed, "seed"), lo), hi)
-        for s in model.quaternion_slices:
-            full[..., s] /= np.linalg.norm(full[..., s], axis=-1, keepdims=True)
-    result = solve_ik(chain.chain, targets, tips, full[..., index], active_joints=active_joints, lower=lower,
-                      upper=upper, **options)
-    q = np.array(np.broadcast_to(full, result.q.shape[:-1] + (model.n_q,)))
-    q[..., index] = result.q
-    return dataclasses.replace(result, q=q)
+def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: CancelToken | None = None) -> IKResult:
+    """:func:`solve_ik` with its options as one validated value: distinct solutions
+    (:func:`~robokin_ros.ik.branches.distinct_solutions`), an objective
+    (:func:`~robokin_ros.ik.branches.solve_with_objective`), else the primitive
+    (:func:`~robokin_ros.ik.poses.solve_poses`).
+
+    Raises:
+        ArgumentError: ``cancel`` not None nor a :class:`~robokin_ros.ik.budget.CancelToken`;
+            else what :func:`solve_ik` raises.
+    """
+    if cancel is not None and not isinstance(cancel, CancelToken):
+        raise ArgumentError("cancel", f"must be None or a CancelToken, got {type(cancel).__name__}")
+    if options.solutions is not None:
+        return distinct_solutions(model, targets, tips, seed, options, cancel)
+    if options.objective is not None:
+        return solve_with_objective(model, targets, tips, seed, options, cancel)
+    return solve_poses(model, targets, tips, seed, options, cancel)
+
+
+def _options(options, given: dict) -> IKOptions:
+    """The call's :class:`IKOptions`: made of the keywords ``given``, or ``options`` when no
+    keyword differs from its default (an object identical to the default counts as not given).
+
+    Raises:
+        IKOptionError: ``options`` not an IKOptions, or an option given both ways.
+    """
+    if options is None:
+        return IKOptions(**given)
+    if not isinstance(options, IKOptions):
+        raise IKOptionError(f"options must be an IKOptions or None, got {type(options).__name__}", "options")
+    defaults = solve_ik.__kwdefaults__
+    for name, value in given.items():
+        if value is not defaults[name]:
+            raise IKOptionError(f"{name} given both as a keyword and in options=: give it once", name)
+    return options

@@ -1,17 +1,16 @@
 """The Levenberg–Marquardt iterations of IK, one row in floats or many rows stacked.
 
 A :class:`Solver` holds everything fixed for one problem, options and bounds (no per-call
-state); :meth:`Solver.solve` runs a batch of problems, :meth:`Solver.solve_one` one problem in
-Python floats. Per call, a :class:`Budget` holds the time limit, the restart sequence and the
-collision test; an :class:`Outcome` the results as problems finish.
+state); :meth:`Solver.solve` runs a batch of problems, :meth:`Solver.solve_floats` one problem in
+Python floats. Per call, a :class:`~robokin_ros.ik.budget.Budget` holds the time limit, the cancel
+token, the restart sequence and the collision test; an :class:`Outcome` the results as problems
+finish.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import threading
-import time
 import weakref
 from collections.abc import Sequence
 
@@ -21,6 +20,7 @@ from numpy.typing import NDArray
 from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
+from .budget import Budget
 from .collision_gate import rejected_rows
 from .compiled_loop import CompiledLoop
 from .float_source import float_source
@@ -30,24 +30,18 @@ from .lm import (
     POSITION_WEIGHT,
     STALL_ITERATIONS,
     STALL_PROGRESS,
+    RowState,
     errors_stacked,
     lm_step_arrays,
     log_near_pi,
+    normal_solve,
 )
 from .options import Tolerances
 from .problem import IKProblem
-from .result import CONVERGED, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
+from .result import CONVERGED, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT
 
 Array = NDArray[np.float64]
 
-#: Restarts of a call take consecutive points of an R2 low-discrepancy sequence (Roberts 2018)
-#: from a random start among this many: consecutive restarts cover the bounds evenly and cost
-#: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
-#: as an iteration).
-RESTART_OFFSETS = 1 << 20
-#: Set: every solve in progress in this process ends at its next iteration as if its time budget
-#: were spent (status ``timeout``); the node sets it on shutdown.
-STOP_ALL = threading.Event()
 #: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
 BATCH_ROWS = 2048
 #: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
@@ -74,30 +68,6 @@ def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array
         out[:, k, :4, :4] = T[:, tip]
         out[:, k, 4:, :model.n_v] = jacobian(model, q, model.link_names[tip], LOCAL_WORLD_ALIGNED, poses=T)
     return out
-
-
-class Budget:
-    """Per-call time budget, position in the sequence of restart configurations (drawn
-    from ``rng`` on first use: most calls never restart) and the test a converged
-    configuration must pass (``avoid_collisions``)."""
-
-    def __init__(self, timeout: float | None, n: int, rng, accept=None):
-        self.deadline = None if timeout is None else time.perf_counter() + timeout * n
-        self._rng, self._next = rng, -1
-        self.accept = accept  # None, or the avoid_collisions test (see collision_test)
-
-    def take(self, k: int) -> range:
-        """Indices of the call's next ``k`` restarts in the R2 sequence (see :meth:`Solver.starts`)."""
-        if self._next < 0:
-            if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
-                self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
-            else:
-                self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
-        self._next += k
-        return range(self._next - k, self._next)
-
-    def timed_out(self) -> bool:
-        return STOP_ALL.is_set() or self.deadline is not None and time.perf_counter() > self.deadline
 
 
 class Outcome:
@@ -160,8 +130,8 @@ class Solver:
         return self._model()
 
     def __init__(self, model: RobotModel, problem: IKProblem, lo: Array, hi: Array, tol: Tolerances, compiled):
-        # Cached per model (in a WeakKeyDictionary keyed by the model): a strong reference here
-        # would keep every model ever solved alive.
+        # Kept in the model's registry (robokin_ros.model_cache): a strong reference here would
+        # keep the model alive.
         self._model = weakref.ref(model)
         self.problem, self.tol, self.compiled = problem, tol, compiled
         fq = problem.free_q
@@ -206,6 +176,8 @@ class Solver:
         self.sqrt_weight = np.array(self.weights)[:, None, None]
         self.linear = np.array([[row[0] == k and row[1] < 3 for row in rows] for k in range(nt)], float)
         self.angular = np.array([[row[0] == k and row[1] >= 3 for row in rows] for k in range(nt)], float)
+        # The stacked damped step's straight-line solve of the smaller normal system
+        self.normal_solve = normal_solve(min(len(self.lm_rows), len(fq))) if self.lm_rows and len(fq) else None
         if compiled is not None:  # the float path's generated functions, see float_source
             namespace = {"flat": compiled.flat, "acos": math.acos, "sqrt": math.sqrt, "log_near_pi": log_near_pi}
             exec(compile(float_source(self), f"<robokin ik {model.name}>", "exec"), namespace)  # noqa: S102
@@ -238,12 +210,6 @@ class Solver:
             out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
-    def solve_one(self, seed: list, target: list, budget: Budget) -> IKResult:
-        """:meth:`solve` for one problem (``seed``, ``target`` as lists), with few numpy calls."""
-        q, status, it, position, rotation, success = self.solve_floats(seed, target, budget)
-        return IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
-                        np.array(it, np.int64), np.array(status, "<U14"))
-
     def solve_floats(self, seed: list, target: list, budget: Budget) -> tuple:
         """:meth:`scalar` from ``seed`` (not modified), continuous joints reported nearest the seed."""
         q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
@@ -253,32 +219,31 @@ class Solver:
         return q, status, it, position, rotation, success
 
     # ------------------------------------------------------------------ one problem in floats
-    def scalar(self, q: list, target: list, budget: Budget, it: int = 0, stall: int = 0, best_cost: float = math.inf,
-               reference: float = math.inf, best_q: list | None = None) -> tuple:
+    def scalar(self, q: list, target: list, budget: Budget, row: RowState | None = None) -> tuple:
         """Solve one problem alone in Python floats on the generated :meth:`iteration` (every
         free coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
-        A row of a vectorised pass continues from its state (``it`` ... ``best_q``). Runs the
-        compiled loop (:mod:`robokin_ros.ik.compiled_loop`, the same iterates) once it is loaded,
-        unless converged configurations must pass ``budget.accept``.
+        A row of a vectorised pass continues from its ``row`` state. Runs the compiled loop
+        (:mod:`robokin_ros.ik.compiled_loop`, the same iterates) once it is loaded, unless
+        converged configurations must pass ``budget.accept``.
 
         Returns:
             ``(q, status, iterations, position error, rotation error, success)``.
         """
+        row = RowState() if row is None else row
         if self.loop is not None and budget.accept is None:
             run = self.loop.function()
             if run is not None:
-                return self.loop.solve(run, q, target, budget, it, stall, best_cost, reference, best_q)
-            start = it
-            result = self._scalar_floats(q, target, budget, it, stall, best_cost, reference, best_q)
-            self.loop.function(result[2] - start + 1)   # float iterations count towards compiling the loop
+                return self.loop.solve(run, q, target, budget, row)
+            result = self._scalar_floats(q, target, budget, row)
+            self.loop.function(result[2] - row.it + 1)   # float iterations count towards compiling the loop
             return result
-        return self._scalar_floats(q, target, budget, it, stall, best_cost, reference, best_q)
+        return self._scalar_floats(q, target, budget, row)
 
-    def _scalar_floats(self, q: list, target: list, budget: Budget, it: int, stall: int, best_cost: float,
-                       reference: float, best_q: list | None) -> tuple:
+    def _scalar_floats(self, q: list, target: list, budget: Budget, row: RowState) -> tuple:
         """:meth:`scalar` in Python floats."""
         iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
-        best_q = q if best_q is None else best_q
+        it, stall, best_cost, reference = row.it, row.stall, row.best_cost, row.reference
+        best_q = q if row.best_q is None else row.best_q
         while True:
             cost, q_next = iteration(q, target, DAMPING_COST)
             if cost is None:
@@ -365,8 +330,9 @@ class Solver:
             extra = np.arange(q.shape[1]) % R > 0
             q[:, extra] = self.restart(q[:, extra], out.budget)
         inf, zero = np.full(q.shape[1], np.inf), np.zeros(q.shape[1], np.int64)
-        return _Rows(q, np.repeat(target[start:stop].T, R, axis=1), np.repeat(np.arange(start, stop), R),
-                     zero, inf, q.copy(), zero.copy(), inf.copy())
+        return _Rows(q=q, target=np.repeat(target[start:stop].T, R, axis=1),
+                     problem=np.repeat(np.arange(start, stop), R), iteration=zero, best_cost=inf, best_q=q.copy(),
+                     stall=zero.copy(), reference=inf.copy())
 
     def vectorised(self, out: Outcome, target: Array, seeds: Array) -> None:
         """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
@@ -444,10 +410,10 @@ class Solver:
         a few rows' float iterations), each from its row with the lowest cost so far."""
         for j in _pick(rows.problem, rows.best_cost, np.arange(rows.problem.size)).tolist():
             p = int(rows.problem[j])
+            row = RowState(int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
+                           float(rows.reference[j]), rows.best_q[:, j].tolist())
             (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget,
-                                           int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
-                                           float(rows.reference[j]), rows.best_q[:, j].tolist())
+             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget, row)
             out.unfinished[p] = False
 
     def step(self, out: Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> Array:
@@ -463,7 +429,7 @@ class Solver:
             if at_lo.any() or at_hi.any():
                 g = np.einsum("acb,ab->cb", J[:, self.bounded_v], rw)
                 J[:, self.bounded_v] *= ~((at_lo & (g > 0)) | (at_hi & (g < 0)))
-            dx = lm_step_arrays(J, rw, DAMPING_COST * cost + DAMPING_FLOOR)
+            dx = lm_step_arrays(J, rw, DAMPING_COST * cost + DAMPING_FLOOR, self.normal_solve)
             fq = problem.free_q
             if problem.scalar:
                 x = rows.q[fq] + dx

@@ -142,7 +142,7 @@ def test_ten_thousand_distinct_ik_requests_keep_per_model_state_bounded():
     assert out["tip_sets"] * out["joint_sets"] == out["distinct"] == 10_024
     sizes = out["sizes"]
     assert not out["chain_of_first"]
-    for kind in ("ik requests", "ik problems", "ik solvers", "fk kernels"):
+    for kind in ("ik calls", "fk kernels"):
         assert 0 < sizes[kind] <= model_cache.MAX_ENTRIES, sizes
     # (tracemalloc would make the 10,000 solves 18x slower: objects and resident memory instead)
     assert out["objects_10k"] - out["objects_2k"] < 2000, f"{out['objects_10k'] - out['objects_2k']} more live objects"

@@ -109,27 +109,69 @@ def test_model_churn_and_many_calls_leave_nothing_behind():
     assert len(gc.get_objects()) - objects < 1000
 
 
-def test_stop_all_ends_a_solve_running_in_another_thread():
-    # what the node's shutdown relies on: a solve with a 1e6 s budget ends at its next iteration
-    from robokin_ros.ik.solver import STOP_ALL
+def test_a_cancel_token_ends_a_solve_running_in_another_thread():
+    # what the node's shutdown relies on: a solve with a 1e6 s budget ends at its next budget check
     model = RobotModel.from_urdf(XML)
     target = np.eye(4)
     target[0, 3] = 5.0   # out of reach
+    token = rk.CancelToken()
     results = []
     thread = threading.Thread(target=lambda: results.append(
-        rk.solve_ik(model, target, "panda_hand_tcp", timeout=1e6, max_iterations=2 ** 62)))
+        rk.solve_ik(model, target, "panda_hand_tcp", timeout=1e6, max_iterations=2 ** 62, cancel=token)))
     thread.start()
     try:
         thread.join(0.5)
         assert thread.is_alive()   # still solving
-        STOP_ALL.set()
+        token.cancel()
         thread.join(5.0)
         assert not thread.is_alive()
     finally:
-        STOP_ALL.set()
+        token.cancel()
         thread.join(60.0)
-        STOP_ALL.clear()
+    assert token.cancelled
     assert str(results[0].status) == "timeout" and not bool(results[0].success)
+
+
+def test_cancelling_one_token_stops_only_the_solves_given_it():
+    """Two solves (one problem, and a stacked batch) given token A and one given token B run at
+    once: cancelling A ends A's two, B's goes on; a solve given no token meanwhile spends its
+    iteration budget as usual; then cancelling B ends B's."""
+    model = RobotModel.from_urdf(XML)
+    target = np.eye(4)
+    target[0, 3] = 5.0   # out of reach
+    a, b = rk.CancelToken(), rk.CancelToken()
+    results: dict = {}
+
+    def solve(name, token, targets):
+        results[name] = rk.solve_ik(model, targets, "panda_hand_tcp", timeout=1e6, max_iterations=2 ** 62,
+                                    cancel=token)
+
+    threads = {name: threading.Thread(target=solve, args=(name, token, targets)) for name, token, targets in
+               (("a", a, target), ("a batch", a, np.stack([target] * 200)), ("b", b, target))}
+    for thread in threads.values():
+        thread.start()
+    try:
+        threads["a"].join(0.5)
+        assert all(thread.is_alive() for thread in threads.values())   # all still solving
+        a.cancel()
+        threads["a"].join(10.0)
+        threads["a batch"].join(10.0)
+        assert not threads["a"].is_alive() and not threads["a batch"].is_alive()
+        assert threads["b"].is_alive() and not b.cancelled
+        untouched = rk.solve_ik(model, target, "panda_hand_tcp", max_iterations=300)
+        assert str(untouched.status) == "max_iterations" and int(untouched.iterations) == 300
+        assert threads["b"].is_alive()
+        b.cancel()
+        threads["b"].join(10.0)
+        assert not threads["b"].is_alive()
+    finally:
+        a.cancel()
+        b.cancel()
+        for thread in threads.values():
+            thread.join(60.0)
+    for name in ("a", "b"):
+        assert str(results[name].status) == "timeout" and not bool(results[name].success)
+    assert (results["a batch"].status == "timeout").all() and not results["a batch"].success.any()
 
 
 def test_stop_background_loads_waits_for_a_running_compile(tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import (
+    ArgumentError,
     JointLimitError,
     NonFiniteError,
     RobotModel,
@@ -20,13 +21,15 @@ from robokin_ros import (
     frame_transform,
     jacobian,
 )
-from robokin_ros.ik import IKOptionError, IKResult, integrate, lm, requests, solve_ik
+from robokin_ros.ik import IKOptionError, IKOptions, IKResult, integrate, lm, solve_ik
 from robokin_ros.ik import solver as ik_solver
+from robokin_ros.ik.budget import Budget
+from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.chain import chain_of
-from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, twist_lines
-from robokin_ros.ik.options import parse_options
-from robokin_ros.ik.problem import ik_problem
-from robokin_ros.ik.solver import Budget, Solver
+from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, normal_solve, twist_lines
+from robokin_ros.ik.options import tolerances
+from robokin_ros.ik.problem import IKProblem
+from robokin_ros.ik.solver import Solver
 from robokin_ros.kernels import selection
 from robokin_ros.kernels.fk_codegen import compiled_frames
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
@@ -69,11 +72,12 @@ def solver(model, tips, active=None, **options):
     """The solver of one call (default options unless given), with the generated kernel if any."""
     index = tuple(model.link_index(t) for t in tips)
     active = model.active_joints if active is None else [model.joint_index(name) for name in active]
-    problem = ik_problem(model, index, 0, tuple(sorted(int(j) for j in active)))
+    problem = IKProblem(model, index, 0, tuple(sorted(int(j) for j in active)))
     args = dict(position_tolerance=1e-5, rotation_tolerance=1e-5, axis_tolerances=None, weights=None,
                 max_iterations=200, restarts=None)
     args.update(options)
-    return Solver(model, problem, model.q_lower, model.q_upper, parse_options(len(tips), **args), compiled_frames(model, tips))
+    tol = tolerances(IKOptions(**args), len(tips))
+    return Solver(model, problem, model.q_lower, model.q_upper, tol, compiled_frames(model, tips))
 
 
 def flat_target(T):
@@ -203,7 +207,8 @@ def test_damped_steps_match_numpy_in_arrays(m, n):
     J, r, damping = rng.normal(size=(B, m, n)), rng.normal(size=(B, m)), rng.uniform(1e-6, 1e-1, B)
     A = np.swapaxes(J, 1, 2) @ J + damping[:, None, None] * np.eye(n)
     expected = -np.linalg.solve(A, np.swapaxes(J, 1, 2) @ r[..., None])[..., 0]
-    np.testing.assert_allclose(lm_step_arrays(J.transpose(1, 2, 0), r.T, damping).T, expected, atol=1e-10)
+    step = lm_step_arrays(J.transpose(1, 2, 0), r.T, damping, normal_solve(min(m, n)))
+    np.testing.assert_allclose(step.T, expected, atol=1e-10)
 
 
 def test_generic_frames_match_the_generated_kernel():
@@ -617,8 +622,8 @@ def test_float_and_vectorised_restarts_agree(monkeypatch):
 def test_requests_are_cached_yet_validated(ur5e):
     T = frame_transform(ur5e, ur5e.home_configuration(), ur5e.root_link, "tool0")
     assert solve_ik(ur5e, T, "tool0", active_joints=["shoulder_pan_joint", "wrist_1_joint"]).success
-    key = (("tool0",), None, ("shoulder_pan_joint", "wrist_1_joint"), 1e-5, 1e-5, None, None, 200, None)
-    assert requests.request(ur5e, *key) is requests.request(ur5e, *key)
+    options = IKOptions(active_joints=["shoulder_pan_joint", "wrist_1_joint"], max_iterations=200)
+    assert ik_call(ur5e, ("tool0",), options) is ik_call(ur5e, ("tool0",), IKOptions(**vars(options)))
     with pytest.raises(IKOptionError, match=r"position_tolerance must be a number in \[0, 1e\+06\], got -1"):
         solve_ik(ur5e, T, "tool0", position_tolerance=-1)
     with pytest.raises(UnknownJointError, match="nope"):
@@ -715,3 +720,79 @@ def test_bound_errors(ur5e):
 def test_bad_options_raise(ur5e, options, error, message):
     with pytest.raises(error, match=message):
         solve_ik(ur5e, np.eye(4), "tool0", **options)
+
+
+# ---------------------------------------------------------------------------- options as a value, cancel tokens
+def test_options_as_one_value_give_the_keywords_results(ur5e):
+    """``options=IKOptions(...)`` and the same keywords: the same answer (batch and one target);
+    an option given both ways, or an options of another type, is refused naming it."""
+    rng = np.random.default_rng(4)
+    q = ur5e.random_configuration(6, rng)
+    T = frame_transform(ur5e, q, ur5e.root_link, "tool0")
+    seeds = ur5e.random_configuration(6, rng)
+    kw = dict(max_iterations=80, rng=3, lower=ur5e.q_lower * 0.9, active_joints=list(ur5e.joint_names))
+    options = IKOptions(**kw)
+    for targets, seed in ((T, seeds), (T[0], seeds[0])):
+        a, b = solve_ik(ur5e, targets, "tool0", seed, **kw), solve_ik(ur5e, targets, "tool0", seed, options=options)
+        for field in ("q", "success", "iterations", "status", "position_error"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    with pytest.raises(IKOptionError, match="max_iterations given both") as error:
+        solve_ik(ur5e, T[0], "tool0", max_iterations=80, options=options)
+    assert error.value.argument == "max_iterations"
+    with pytest.raises(IKOptionError, match="options must be an IKOptions"):
+        solve_ik(ur5e, T[0], "tool0", options=dict(kw))
+    with pytest.raises(ArgumentError, match="cancel"):
+        solve_ik(ur5e, T[0], "tool0", cancel=True)
+
+
+def test_ik_options_are_checked_when_made_and_frozen():
+    with pytest.raises(IKOptionError, match=r"position_tolerance must be a number in \[0, 1e\+06\], got -1"):
+        IKOptions(position_tolerance=-1)
+    with pytest.raises(IKOptionError, match="max_iterations must be a whole number >= 1, got True"):
+        IKOptions(max_iterations=True)
+    with pytest.raises(IKOptionError, match="timeout must be > 0 seconds or None, got nan"):
+        IKOptions(timeout=float("nan"))
+    with pytest.raises(IKOptionError, match="restarts must be a whole number >= 0"):
+        IKOptions(restarts=-1)
+    with pytest.raises(IKOptionError, match="objective must be one of"):
+        IKOptions(objective="fastest")
+    with pytest.raises(IKOptionError, match="solutions must be a whole number >= 1"):
+        IKOptions(solutions=0)
+    with pytest.raises(IKOptionError, match="weights must be finite and >= 0"):
+        IKOptions(weights=[1.0, -1.0])
+    with pytest.raises(IKOptionError, match="avoid_collisions must be a bool or a CollisionModel"):
+        IKOptions(avoid_collisions="yes")
+    with pytest.raises(ArgumentError, match="rng"):
+        IKOptions(rng=1.5)
+    options = IKOptions(position_tolerance=1, max_iterations=np.int64(7), restarts=None, lower=np.zeros(3),
+                        axis_tolerances=np.array([[0.0] * 5 + [np.inf]] * 2))
+    assert options.position_tolerance == 1.0 and type(options.position_tolerance) is float
+    assert options.max_iterations == 7 and type(options.max_iterations) is int and options.restarts == 0
+    assert options.lower == (0.0, 0.0, 0.0) and np.array(options.axis_tolerances).shape == (2, 6)
+    assert options == IKOptions(**vars(options)) and hash(options) == hash(IKOptions(**vars(options)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.max_iterations = 3
+    with pytest.raises(IKOptionError, match="max_iterations"):
+        dataclasses.replace(options, max_iterations=0)
+
+
+def test_a_cancelled_token_ends_every_route_at_once(ur5e):
+    """A token cancelled before the call: one target (floats or the compiled loop), a stacked
+    batch, an objective and distinct solutions all end at their first budget check with status
+    timeout; a solve given a fresh token is unaffected."""
+    from robokin_ros.ik import CancelToken
+
+    far = frame_transform(ur5e, ur5e.home_configuration(), ur5e.root_link, "tool0")
+    far[:3, 3] += 5.0
+    token = CancelToken()
+    token.cancel()
+    one = solve_ik(ur5e, far, "tool0", max_iterations=10**9, cancel=token)
+    assert str(one.status) == "timeout" and int(one.iterations) <= 32   # (the compiled loop checks every CHUNK)
+    batch = solve_ik(ur5e, np.stack([far] * 100), "tool0", max_iterations=10**9, cancel=token)
+    assert (batch.status == "timeout").all() and batch.iterations.max() <= 1
+    objective = solve_ik(ur5e, far, "tool0", max_iterations=10**9, objective="closest", cancel=token)
+    assert str(objective.status) == "timeout"
+    found = solve_ik(ur5e, far, "tool0", max_iterations=10**9, solutions=3, cancel=token)
+    assert found.status.tolist() == ["timeout"]
+    fresh = solve_ik(ur5e, far, "tool0", max_iterations=40, cancel=CancelToken())
+    assert str(fresh.status) == "max_iterations" and int(fresh.iterations) == 40

@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
 from robokin_ros.errors import IKOptionError
+from robokin_ros.ik import reach_upper_bound
 from robokin_ros.ik.constrained import solve_constrained
 from robokin_ros.ik.constraints import (
     ROTATION_VECTOR,
@@ -21,7 +22,6 @@ from robokin_ros.ik.constraints import (
     Region,
     xyz_euler_angles,
 )
-from robokin_ros.ik.reach import chain_reach
 from robokin_ros.spatial import exp_so3
 
 ROBOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "robokin_ros", "robots")
@@ -168,13 +168,13 @@ def test_bad_constraints_are_named():
 def test_reach_bounds_every_configuration_and_is_the_sum_of_offsets():
     """The bound is never exceeded (sampled), and on a planar chain it is reached when stretched."""
     for model, tip in ((PANDA, "panda_hand"), (SO101, "tool"), (OMX, "tool")):
-        reach = chain_reach(model, model.root_link, tip)
+        reach = reach_upper_bound(model, model.root_link, tip)
         q = model.random_configuration(20000, np.random.default_rng(1))
         distance = np.linalg.norm(forward_kinematics(model, q)[:, model.link_index(tip), :3, 3], axis=1)
         assert distance.max() <= reach
     planar = RobotModel.from_dh([[0.3, 0.0, 0.0, 0.0], [0.2, 0.0, 0.0, 0.0]])
-    assert chain_reach(planar, planar.root_link, "tool") == pytest.approx(0.5)
-    assert chain_reach(PANDA, "panda_hand", PANDA.root_link) == math.inf
+    assert reach_upper_bound(planar, planar.root_link, "tool") == pytest.approx(0.5)
+    assert reach_upper_bound(PANDA, "panda_hand", PANDA.root_link) == math.inf
 
 
 def test_every_axis_free_answers_the_seed():
@@ -212,7 +212,7 @@ def test_one_free_axis_without_a_pose_target_solves_near_a_half_turn():
         R = T[:3, :3] @ exp_so3(np.array([0.0, 0.0, 3.0]))
         constraints = [OrientationConstraint("panda_hand", R, (0.02, 0.02, math.pi), ROTATION_VECTOR),
                        PositionConstraint("panda_hand", (0.0, 0.0, 0.0), (Region("sphere", (0.003,), T),))]
-        result = solve_constrained(PANDA, constraints, timeout=1.0, rng=0, max_iterations=10 ** 6)
+        result = solve_constrained(PANDA, constraints, rng=0, max_iterations=2000)   # (12-18 needed)
         assert bool(result.result.success), [r.describe() for r in result.residuals]
         reached = frame_transform(PANDA, result.result.q, PANDA.root_link, "panda_hand")
         assert np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 0.003

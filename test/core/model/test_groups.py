@@ -298,7 +298,7 @@ def test_every_corpus_robot_solves_ik_in_its_default_group():
         q_true = model.random_configuration(rng=rng)
         target = frame_transform(model, q_true, model.root_link, group.tip)
         seed = model.clamp(q_true + 0.1 * rng.standard_normal(model.n_q))
-        result = solve_ik(model, target, group.tip, seed=seed, timeout=1.0, max_iterations=100_000)
+        result = solve_ik(model, target, group.tip, seed=seed, max_iterations=1000)   # (<= 5 needed: an iteration budget)
         if not bool(result.success):
             failures.append(f"{name} ({group.tip}): {result.status}")
     assert not failures, failures

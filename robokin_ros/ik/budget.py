@@ -1,0 +1,75 @@
+"""What bounds one IK call's work: its :class:`Budget` (time, cancel token, restart sequence,
+collision test) and the :class:`CancelToken` a caller holds to stop the solves given it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+#: Restarts of a call take consecutive points of an R2 low-discrepancy sequence (Roberts 2018)
+#: from a random start among this many: consecutive restarts cover the bounds evenly and cost
+#: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
+#: as an iteration).
+RESTART_OFFSETS = 1 << 20
+
+
+class CancelToken:
+    """Stops the solves it is given (``solve_ik(..., cancel=token)``,
+    ``solve_constrained(..., cancel=token)``): once :meth:`cancel` is called, each of them ends at
+    its next budget check (every iteration in floats and when stacked, every
+    :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations on the compiled loop) as if its time
+    budget were spent (status ``"timeout"``, the best iterate so far). Solves given another token,
+    or none, go on. Thread-safe; a cancelled token stays cancelled (make a new one per batch of
+    solves to cancel together).
+    """
+
+    __slots__ = ("_event",)
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask every solve given this token to stop (from any thread)."""
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` has been called."""
+        return self._event.is_set()
+
+
+class Budget:
+    """Per-call time budget and cancel token, position in the sequence of restart configurations
+    (drawn from ``rng`` on first use: most calls never restart) and the test a converged
+    configuration must pass (``accept``: None, or the ``avoid_collisions`` test of
+    :func:`~robokin_ros.ik.collision_gate.collision_test`).
+
+    Args:
+        timeout: [s] per problem, or None. n: problems sharing the budget (the time is pooled).
+        rng: see :class:`~robokin_ros.ik.options.IKOptions`. accept: the collision test or None.
+        cancel: a :class:`CancelToken` or None.
+    """
+
+    def __init__(self, timeout: float | None, n: int, rng, accept=None, cancel: CancelToken | None = None):
+        self.deadline = None if timeout is None else time.perf_counter() + timeout * n
+        self._rng, self._next = rng, -1
+        self.accept = accept
+        self._cancel = None if cancel is None else cancel._event
+
+    def take(self, k: int) -> range:
+        """Indices of the call's next ``k`` restarts in the R2 sequence (see
+        :meth:`Solver.restart <robokin_ros.ik.solver.Solver.restart>`)."""
+        if self._next < 0:
+            if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
+                self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
+            else:
+                self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
+        self._next += k
+        return range(self._next - k, self._next)
+
+    def timed_out(self) -> bool:
+        """The time budget is spent or the call's token is cancelled."""
+        return (self._cancel is not None and self._cancel.is_set()
+                or self.deadline is not None and time.perf_counter() > self.deadline)
