@@ -75,14 +75,24 @@ def _resolve(module: str, node: ast.ImportFrom | ast.Import, is_package: bool) -
     return [name for name in names if name.split(".")[0] == "robokin_ros" and name in MODULES]
 
 
+def _typing_only(tree: ast.Module) -> set[int]:
+    """ids of the import statements under ``if TYPE_CHECKING:`` (never run: no arrow)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    return out
+
+
 def _graph() -> dict[str, set[str]]:
-    """module -> modules it imports (module-level and inside functions alike)."""
+    """module -> modules it imports when it runs (module-level and inside functions alike)."""
     graph = {}
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(), str(path))
+        typing_only = _typing_only(tree)
         edges = set()
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in typing_only:
                 edges.update(_resolve(module, node, path.name == "__init__.py"))
         edges.discard(module)
         graph[module] = edges
@@ -239,3 +249,7 @@ def test_the_checks_find_what_they_look_for():
     assert GUARD.search("if type(q) is np.ndarray and q.ndim == 1:")
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+    typed = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .x import Y\nfrom .z import W\n")
+    assert [type(typed.body[i]) in (ast.ImportFrom,) and id(typed.body[i]) in _typing_only(typed) for i in (0, 2)] \
+        == [False, False]
+    assert id(typed.body[1].body[0]) in _typing_only(typed)
