@@ -13,15 +13,25 @@ the robot as a model of its own), :mod:`.collision_gate` (``avoid_collisions``),
 
 from ..errors import IKOptionError, InvalidTargetError
 from ..model.configuration import integrate
-from .constrained import ConstrainedResult, solve_constrained
-from .constraints import OrientationConstraint, PositionConstraint, Region, Residual
+from .constrained import ConstrainedResult, residuals, solve_constrained
+from .constraints import (
+    BOX,
+    CYLINDER,
+    ROTATION_VECTOR,
+    SPHERE,
+    XYZ_EULER_ANGLES,
+    OrientationConstraint,
+    PositionConstraint,
+    Region,
+    Residual,
+)
 from .objectives import OBJECTIVES
 from .reach import chain_reach
 from .result import CONVERGED, IN_COLLISION, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
 from .single import prepare_ik
 from .solve import solve_ik
 
-__all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES", "TIMEOUT",
-           "ConstrainedResult", "IKOptionError", "IKResult", "InvalidTargetError", "OrientationConstraint",
-           "PositionConstraint", "Region", "Residual", "chain_reach", "integrate", "prepare_ik", "solve_constrained",
-           "solve_ik"]
+__all__ = ["BOX", "CONVERGED", "CYLINDER", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES",
+           "ROTATION_VECTOR", "SPHERE", "TIMEOUT", "XYZ_EULER_ANGLES", "ConstrainedResult", "IKOptionError",
+           "IKResult", "InvalidTargetError", "OrientationConstraint", "PositionConstraint", "Region", "Residual",
+           "chain_reach", "integrate", "prepare_ik", "residuals", "solve_constrained", "solve_ik"]

@@ -4,8 +4,8 @@ Robot description and joint states in; TF, Jacobians, gravity torques and the /c
 /compute_fk and /check_state_validity services out. Everything else lives in plain modules
 without rclpy: parameter declarations and checks in :mod:`~robokin_ros.node.parameters`,
 reading and parsing descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
-:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.services`,
-message conversions in :mod:`~robokin_ros.node.conversions`.
+:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.ik_service`
+and :mod:`~robokin_ros.node.services`, message conversions in :mod:`~robokin_ros.node.conversions`.
 
 Threading: everything but /compute_ik and /check_state_validity runs in the node's default
 (mutually exclusive) callback group, inline on the spinning thread (/compute_fk included: it is
@@ -43,7 +43,7 @@ from tf2_msgs.msg import TFMessage
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
-from . import services
+from . import ik_service, services
 from .background import LatestJobWorker
 from .conversions import (
     duration_to_seconds,
@@ -525,7 +525,7 @@ class KinematicsNode(Node):
     def _compute_ik(self, request, response):
         settings = self.settings.ik
         clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
-        response = services.compute_ik(request, response, self._snapshot(), settings, self._crash)
+        response = ik_service.compute_ik(request, response, self._snapshot(), settings, self._crash)
         if clamped:
             response.error_code.message += clamped
         return _capped_reply(response)

@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
 from robokin_ros.model.srdf import IKGroup
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
 from robokin_ros.node.parameters import IKSettings
 
@@ -242,7 +242,7 @@ def panda_request(T, **fields):
 
 
 def call_ik(req, robot=SNAP, settings=ARM, **kw):
-    return services.compute_ik(req, GetPositionIK.Response(), robot, settings, **kw)
+    return ik_service.compute_ik(req, GetPositionIK.Response(), robot, settings, **kw)
 
 
 def test_solve_unchecked_policy_solves_and_says_so():
@@ -309,7 +309,7 @@ def test_group_that_does_not_fit_the_robot():
 
 def test_an_unexpected_exception_becomes_crash(monkeypatch):
     crashes = []
-    monkeypatch.setattr(services.ik, 'solve_ik', lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(ik_service.ik, 'solve_ik', lambda *a, **k: 1 / 0)
     T = frame_transform(PANDA, PANDA.home_configuration(), 'panda_link0', 'panda_hand_tcp')
     res = call_ik(panda_request(T), on_crash=crashes.append)
     assert_code(res, 'CRASH', r'internal error: ZeroDivisionError')

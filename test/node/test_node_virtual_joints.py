@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.model.srdf import parse_srdf
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix, robot_state_to_q
 from robokin_ros.node.parameters import IKSettings
 
@@ -95,7 +95,7 @@ def test_ik_of_a_group_with_the_virtual_joint_moves_the_base():
     q_goal = MOBILE.moveit_configuration(TWIN.home_configuration())
     q_goal[:3] = 3.0, -1.0, 0.7
     T = frame_transform(moveit, q_goal, 'odom_combined', 'left_tool0')
-    res = services.compute_ik(ik_request('whole_body', '', T, 'odom_combined'), GetPositionIK.Response(), SNAP,
+    res = ik_service.compute_ik(ik_request('whole_body', '', T, 'odom_combined'), GetPositionIK.Response(), SNAP,
                               SETTINGS)
     assert_code(res, 'SUCCESS', r"group 'whole_body'")
     q = robot_state_to_q(moveit, res.solution, moveit.home_configuration())
@@ -112,7 +112,7 @@ def test_ik_of_an_arm_group_in_the_parent_frame_keeps_the_requests_base_pose():
     state = base_state(1.0, 2.0, 0.5)    # and the torso, which the arm's chain does not move
     torso = float(q_goal[MOBILE.moveit_model.q_names.index('torso_lift_joint')])
     state.joint_state = JointState(name=['torso_lift_joint'], position=[torso])
-    res = services.compute_ik(ik_request('left_arm', '', T, 'odom_combined', state), GetPositionIK.Response(), SNAP,
+    res = ik_service.compute_ik(ik_request('left_arm', '', T, 'odom_combined', state), GetPositionIK.Response(), SNAP,
                               SETTINGS)
     assert_code(res, 'SUCCESS', r"group 'left_arm'")
     assert not res.solution.multi_dof_joint_state.joint_names     # the URDF's joints only
@@ -132,7 +132,7 @@ def test_a_group_with_no_movable_joint_exists_for_every_service():
                                         policy='solve_unchecked')
     assert res.valid, problems
     T = frame_transform(TWIN, TWIN.home_configuration(), 'left_wrist_link', 'left_tool0')
-    ik = services.compute_ik(ik_request('left_hand', '', T, 'left_wrist_link'), GetPositionIK.Response(), SNAP,
+    ik = ik_service.compute_ik(ik_request('left_hand', '', T, 'left_wrist_link'), GetPositionIK.Response(), SNAP,
                              SETTINGS)
     assert_code(ik, 'NO_IK_SOLUTION', r"group 'left_hand' has no movable joint")
 
