@@ -9,6 +9,8 @@ set by test/conftest.py before this module imports rclpy.
 * ``ros`` is a :class:`ros_harness.RosChecker`: a node on a private context spun in the test
   thread, with waits that poll for a condition up to a timeout (never fixed sleeps) and fail
   early, with the output, if a watched process dies.
+* ``make_node(**parameters)`` makes a :class:`~robokin_ros.node.kinematics_node.KinematicsNode`
+  in the test process, driven through its callbacks (no DDS traffic needed).
 """
 
 import os
@@ -19,7 +21,10 @@ import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from ros_harness import NodeProcess, RosChecker
+
+from robokin_ros.node.kinematics_node import KinematicsNode
 
 
 def pytest_collection_modifyitems(config, items):
@@ -84,3 +89,21 @@ def ros(ros_context, ros_node):
     checker.close()
     executor.remove_node(ros_node)
     executor.shutdown()
+
+
+@pytest.fixture
+def make_node(ros_context, request):
+    """Factory: ``make_node(**parameters) -> KinematicsNode`` in the test process, in a namespace
+    named after the test module (``/test_node_limits`` ...), destroyed after the test."""
+    namespace = '/' + request.module.__name__.rpartition('.')[2]
+    nodes = []
+
+    def make(**parameters):
+        node = KinematicsNode(context=ros_context, namespace=namespace,
+                              parameter_overrides=[Parameter(k, value=v) for k, v in parameters.items()])
+        nodes.append(node)
+        return node
+
+    yield make
+    for node in nodes:
+        node.destroy_node()

@@ -16,12 +16,10 @@ from moveit_msgs.msg import (
     JointConstraint,
     MoveItErrorCodes,
     PositionConstraint,
-    RobotState,
     VisibilityConstraint,
 )
 from moveit_msgs.srv import GetPositionIK, GetStateValidity
-from node_harness import KinNode, Probe, robot_xml
-from sensor_msgs.msg import JointState
+from node_harness import KinNode, Probe, assert_code, robot_state, robot_xml, solution_q
 
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.model.srdf import IKGroup, parse_srdf
@@ -41,10 +39,6 @@ PANDA = RobotModel.from_urdf(PANDA_XML)
 PANDA_CM = CollisionModel.build(PANDA, srdf=PANDA_SRDF)
 
 
-def robot_state(model, q):
-    return RobotState(joint_state=JointState(name=list(model.q_names), position=[float(v) for v in q]))
-
-
 def moveit_ik_request(model, group, link, T, seed, frame='', timeout=1.0, avoid_collisions=True):
     """A request as MoveIt's RViz plugin / MoveGroupInterface sends it: group, tip link, a pose
     stamped in the planning frame, the current state as seed, avoid_collisions set."""
@@ -56,16 +50,6 @@ def moveit_ik_request(model, group, link, T, seed, frame='', timeout=1.0, avoid_
     ik.robot_state = robot_state(model, seed)
     ik.timeout = Duration(sec=int(timeout), nanosec=int((timeout % 1) * 1e9))
     return req
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val, response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
-
-
-def solution_q(model, response):
-    js = response.solution.joint_state
-    return model.q_from_dict(dict(zip(js.name, js.position)))
 
 
 def free_targets(model, cm, tip, n, seed, joints=None, base=None):

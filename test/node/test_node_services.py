@@ -2,16 +2,15 @@
 groups), and the handlers called directly for the rarer error paths."""
 
 import dataclasses
-import re
 import time
 
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
-from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState, VisibilityConstraint
+from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, VisibilityConstraint
 from moveit_msgs.srv import GetPositionFK, GetPositionIK
-from node_harness import KinNode, Probe, joint_state, robot_xml
+from node_harness import KinNode, Probe, assert_code, joint_state, robot_state, robot_xml, solution_q
 from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform
@@ -50,19 +49,10 @@ def q_of(names, values):
     return MODEL.q_from_dict(dict(zip(names, values)))
 
 
-def robot_state(q):
-    return RobotState(joint_state=JointState(name=list(MODEL.q_names), position=[float(v) for v in q]))
-
-
 def pose_stamped(T, frame=''):
     ps = PoseStamped(pose=matrix_to_pose(T))
     ps.header.frame_id = frame
     return ps
-
-
-def solution_q(response):
-    js = response.solution.joint_state
-    return MODEL.q_from_dict(dict(zip(js.name, js.position)))
 
 
 def ik_request(group='', link='', target=None, seed=None, timeout=5.0, frame='', **fields):
@@ -72,17 +62,11 @@ def ik_request(group='', link='', target=None, seed=None, timeout=5.0, frame='',
     if target is not None:
         ik.pose_stamped = pose_stamped(target, frame)
     if seed is not None:
-        ik.robot_state = robot_state(seed)
+        ik.robot_state = robot_state(MODEL, seed)
     ik.timeout = Duration(sec=int(timeout), nanosec=int((timeout % 1) * 1e9))
     for k, v in fields.items():
         setattr(ik, k, v)
     return req
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val, response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
-    assert response.error_code.source == 'robokin'
 
 
 def near(q, rng, scale=0.05):
@@ -95,7 +79,7 @@ def test_ik_round_trip_in_the_default_group(probe):
     seed = near(q_true, 11)
     res = probe.call(probe.ik, ik_request(target=target, seed=seed))
     assert_code(res, 'SUCCESS', r"group 'left_arm'")
-    q = solution_q(res)
+    q = solution_q(MODEL, res)
     np.testing.assert_allclose(frame_transform(MODEL, q, 'base_link', 'left_tool0'), target, atol=1e-4)
     # joints outside the group keep the seed; the full state is returned (mimic fingers included)
     outside = [MODEL.q_names.index(n) for n in ['head_pan_joint'] + RIGHT]
@@ -116,7 +100,7 @@ def test_ik_multi_tip_with_a_target_in_a_moving_frame(probe):
         pose_stamped(frame_transform(MODEL, q_true, 'head_link', 'right_tool0'), 'head_link')]
     res = probe.call(probe.ik, req)
     assert_code(res, 'SUCCESS')
-    q = solution_q(res)
+    q = solution_q(MODEL, res)
     # head_link is resolved with the seed state, in which the head is where it was in q_true
     for tip, frame in (('left_tool0', 'torso_link'), ('right_tool0', 'head_link')):
         expected = frame_transform(MODEL, q_true, frame, tip)
@@ -132,7 +116,7 @@ def test_ik_honours_joint_constraints(probe):
         joint_name='left_elbow_flex_joint', position=float(q_true[i]), tolerance_above=0.01, tolerance_below=0.01)]
     res = probe.call(probe.ik, req)
     assert_code(res, 'SUCCESS')
-    assert abs(solution_q(res)[i] - q_true[i]) <= 0.01 + 1e-12
+    assert abs(solution_q(MODEL, res)[i] - q_true[i]) <= 0.01 + 1e-12
 
 
 def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
@@ -144,10 +128,10 @@ def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
         pub.publish(joint_state(MODEL.q_names, q_latest))
         res = probe.call(probe.ik, ik_request(target=target, timeout=0.5))
         return res if res.error_code.val == MoveItErrorCodes.SUCCESS and np.allclose(
-            solution_q(res)[MODEL.q_names.index('head_pan_joint')], q_latest[MODEL.q_names.index('head_pan_joint')]) else None
+            solution_q(MODEL, res)[MODEL.q_names.index('head_pan_joint')], q_latest[MODEL.q_names.index('head_pan_joint')]) else None
     res = probe.spin_until(answered_from_latest, 'an IK answer seeded by the published joint state')
     # the seed was the solution itself: it is returned as is
-    np.testing.assert_allclose(solution_q(res), q_latest, atol=1e-9)
+    np.testing.assert_allclose(solution_q(MODEL, res), q_latest, atol=1e-9)
 
 
 @pytest.mark.parametrize('change, code, pattern', [
@@ -195,7 +179,7 @@ def test_spent_iteration_budget_is_no_ik_solution():
 
 def test_fk_poses_in_a_frame_for_a_given_state(probe):
     q = MODEL.random_configuration(rng=17)
-    req = GetPositionFK.Request(fk_link_names=['left_tool0', 'tw/camera_optical_frame'], robot_state=robot_state(q))
+    req = GetPositionFK.Request(fk_link_names=['left_tool0', 'tw/camera_optical_frame'], robot_state=robot_state(MODEL, q))
     req.header.frame_id = 'tw/torso_link'
     res = probe.call(probe.fk, req)
     assert_code(res, 'SUCCESS')
@@ -207,7 +191,7 @@ def test_fk_poses_in_a_frame_for_a_given_state(probe):
 
 def test_fk_empty_frame_is_the_root_with_prefix(probe):
     q = MODEL.random_configuration(rng=18)
-    res = probe.call(probe.fk, GetPositionFK.Request(fk_link_names=['right_tool0'], robot_state=robot_state(q)))
+    res = probe.call(probe.fk, GetPositionFK.Request(fk_link_names=['right_tool0'], robot_state=robot_state(MODEL, q)))
     assert_code(res, 'SUCCESS')
     assert res.pose_stamped[0].header.frame_id == 'tw/base_link'
     T = forward_kinematics(MODEL, q)[MODEL.link_index('right_tool0')]

@@ -5,14 +5,13 @@ Groups MoveIt builds with no movable joint exist (Baxter's hands). The handlers 
 directly; one DDS test checks the node hands the SRDF to them."""
 
 import math
-import re
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, Transform
-from moveit_msgs.msg import MoveItErrorCodes, RobotState
+from moveit_msgs.msg import RobotState
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, KinNode, Probe, TFListener, joint_state, robot_xml
+from node_harness import FIXTURES, KinNode, Probe, TFListener, assert_code, joint_state, robot_xml
 from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from robokin_ros import RobotModel, frame_transform
@@ -34,12 +33,6 @@ def base_state(x, y, theta) -> RobotState:
     tf.translation.x, tf.translation.y = x, y
     tf.rotation.z, tf.rotation.w = math.sin(theta / 2), math.cos(theta / 2)
     return RobotState(multi_dof_joint_state=MultiDOFJointState(joint_names=['world_joint'], transforms=[tf]))
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val,
-                                                                        response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
 
 
 def fk(frame, links, state=None, robot=SNAP):
