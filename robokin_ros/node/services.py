@@ -24,7 +24,7 @@ from moveit_msgs.msg import ConstraintEvalResult, ContactInformation, MoveItErro
 from std_msgs.msg import Header
 
 from .. import ik
-from ..collision import self_collisions
+from ..collision import Contact, self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
@@ -309,6 +309,40 @@ def _pose_constraint_results(frames: RequestFrames, c) -> list:
             for r in ik.residuals(model, frames.q, model.root_link, constraints)]
 
 
+def _self_contacts(snap: RobotSnapshot, q: np.ndarray, links: set | None, policy: str,
+                   on_problem: Callable[[str], None]) -> list:
+    """Self-collision contacts at ``q (n_q,)`` of ``snap.model`` involving ``links`` (None: any
+    link); none when the robot has no collision geometry, or when its geometry cannot be checked
+    and ``policy`` is solve_unchecked (``on_problem`` says so).
+
+    Raises:
+        RequestError: the geometry cannot be checked and ``policy`` is reject.
+    """
+    collision = snap.collision()
+    if not isinstance(collision, str):
+        found = self_collisions(collision, q, contacts=True).contacts
+        return [k for k in found if links is None or k.link_a in links or k.link_b in links]
+    model = snap.model
+    if any(model.link_collisions):
+        if policy == REJECT:
+            raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
+                               f'the collision geometry of robot {model.name!r} cannot be checked '
+                               f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
+                               'the joint constraints alone')
+        on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
+                   'constraints alone (avoid_collisions_policy solve_unchecked)')
+    return []
+
+
+def _contact_message(header: Header, k: Contact) -> ContactInformation:
+    """A contact between two links as ``moveit_msgs/ContactInformation``."""
+    return ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
+                                                            z=float(k.position[2])),
+                              normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
+                              depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
+                              contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
+
+
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
                          on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
@@ -342,27 +376,9 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
                                                            'position and orientation constraints are)')
         constraint_results = (_joint_constraint_results(model, c.joint_constraints, q)
                               + _pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c))
-        collision = snap.collision()
-        contacts = []
-        if isinstance(collision, str) and any(model.link_collisions):
-            if policy == REJECT:
-                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
-                                   f'the collision geometry of robot {model.name!r} cannot be checked '
-                                   f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
-                                   'the joint constraints alone')
-            on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
-                       'constraints alone (avoid_collisions_policy solve_unchecked)')
-        if not isinstance(collision, str):
-            found = self_collisions(collision, q, contacts=True).contacts
-            contacts = [k for k in found if links is None or k.link_a in links or k.link_b in links]
+        contacts = _self_contacts(snap, q, links, policy, on_problem)
         header = Header(frame_id=snap.frame_prefix + model.root_link, stamp=stamp)
-        response.contacts = [
-            ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
-                                                             z=float(k.position[2])),
-                               normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
-                               depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
-                               contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
-            for k in contacts]
+        response.contacts = [_contact_message(header, k) for k in contacts]
         response.constraint_result = constraint_results
         response.valid = not contacts and all(r.result for r in constraint_results)
     except RequestError as e:
