@@ -2,7 +2,9 @@
 groups), and the handlers called directly for the rarer error paths."""
 
 import dataclasses
+import re
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -298,3 +300,47 @@ def test_an_unexpected_exception_becomes_crash(monkeypatch):
     res = call_ik(panda_request(T), on_crash=crashes.append)
     assert_code(res, 'CRASH', r'internal error: ZeroDivisionError')
     assert isinstance(crashes[0], ZeroDivisionError)
+
+
+# ---------------------------------------------------------------------------- the /compute_ik steps
+def test_the_collision_policy_step():
+    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(), collision=lambda: 'coal is not installed')
+    assert ik_service.collision_policy(robot, False, 'reject') == (None, '')
+    assert ik_service.collision_policy(robot, True, 'solve_unchecked') == (
+        None, 'solved WITHOUT collision checking (coal is not installed)')
+    with pytest.raises(services.RequestError) as error:
+        ik_service.collision_policy(robot, True, 'reject')
+    assert error.value.code == 'COLLISION_CHECKING_UNAVAILABLE' and 'coal is not installed' in error.value.message
+
+
+def test_read_ik_request_gives_the_targets_in_the_groups_base():
+    q = PANDA.random_configuration(rng=30)
+    T_hand = frame_transform(PANDA, q, 'panda_link3', 'panda_hand_tcp')   # a target in a moving frame
+    seed = PANDA.random_configuration(rng=31)
+    req = panda_request(T_hand, robot_state=robot_state(PANDA, seed)).ik_request
+    req.pose_stamped.header.frame_id = 'panda_link3'
+    problem = ik_service.read_ik_request(services.RobotSnapshot(PANDA, PANDA.home_configuration(),
+                                                                groups=ARM_GROUPS, default_group='arm'), req, ARM)
+    assert (problem.group.name, problem.base, problem.tips) == ('arm', 'panda_link0', ['panda_hand_tcp'])
+    assert problem.model is PANDA and problem.semantic is None
+    np.testing.assert_array_equal(problem.seed, seed)
+    # the target frame is placed at the seed's configuration (MoveIt reads frames in the request's state)
+    np.testing.assert_allclose(problem.targets[0], frame_transform(PANDA, seed, 'panda_link0', 'panda_link3') @ T_hand,
+                               atol=1e-12)
+    assert problem.timeout == ARM.timeout   # the request's timeout is 0: the node's ik_timeout
+    assert problem.constraints == [] and problem.collision is None and problem.unchecked == ''
+    np.testing.assert_array_equal(problem.lower, PANDA.q_lower)
+
+
+@pytest.mark.parametrize('status, code, pattern', [
+    ('timeout', 'TIMED_OUT', r"no IK solution for \['panda_hand_tcp'\] within the 0.25 s timeout; best"),
+    ('in_collision', 'NO_IK_SOLUTION', r'the best configuration is in self-collision; best'),
+    ('max_iterations', 'NO_IK_SOLUTION', r"no IK solution for \['panda_hand_tcp'\] \(max_iterations\); best"),
+    ('converged', 'NO_IK_SOLUTION', r'\(constraints not satisfied\); best'),
+])
+def test_each_solver_status_has_its_error_code(status, code, pattern):
+    problem = ik_service.IKProblem(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
+                                   base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
+                                   timeout=0.25)
+    error = ik_service.failure(problem, SimpleNamespace(status=status), 'best position error 1 m')
+    assert error.code == code and re.search(pattern, error.message), error.message

@@ -164,3 +164,19 @@ def test_the_node_reads_requests_against_the_srdfs_virtual_joint(tmp_path, ros_c
     finally:
         probe.close()
         proc.stop()
+
+
+def test_read_ik_request_solves_on_the_moveit_model_only_for_groups_with_the_virtual_joint():
+    moveit = MOBILE.moveit_model
+    state = base_state(1.0, 2.0, 0.5)
+    q_view = robot_state_to_q(moveit, state, MOBILE.moveit_configuration(TWIN.home_configuration()))
+    T = frame_transform(moveit, q_view, 'odom_combined', 'left_tool0')
+    whole = ik_service.read_ik_request(SNAP, ik_request('whole_body', '', T, 'odom_combined', state).ik_request,
+                                       SETTINGS)
+    assert whole.model is moveit and whole.semantic is MOBILE and 'world_joint' in whole.joints
+    np.testing.assert_array_equal(whole.seed, q_view)
+    np.testing.assert_allclose(whole.targets[0], frame_transform(moveit, q_view, whole.base, 'left_tool0'), atol=1e-12)
+    arm = ik_service.read_ik_request(SNAP, ik_request('left_arm', '', T, 'odom_combined', state).ik_request, SETTINGS)
+    assert arm.model is TWIN and arm.semantic is None and arm.base == 'torso_link'
+    np.testing.assert_array_equal(arm.seed, MOBILE.model_configuration(q_view))
+    np.testing.assert_allclose(arm.targets[0], frame_transform(TWIN, arm.seed, 'torso_link', 'left_tool0'), atol=1e-12)
