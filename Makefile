@@ -2,7 +2,7 @@
 # (.venv) made by tools/bootstrap_ros_env.sh; tools/run_in_env.sh sets the ROS variables.
 #   make demo        bootstrap if needed, run the demo
 #   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
-#   make check       the quick tier for the inner loop: lint + core unit tests not marked slow (< 1 min)
+#   make check       the quick tier for the inner loop: lint + every test not marked slow (< 2 min)
 #   make lint        ruff with the project's rules (ruff.toml)
 #   make venv        create/update .venv only (fast when nothing changed)
 #   make fuzz        URDF mutation fuzzing for FUZZ_SECONDS (default 600); prints cases/s and findings
@@ -10,6 +10,14 @@
 #   make shell       an interactive shell in the environment
 #   make clean       remove build products and caches (keeps .venv)
 #   make distclean   clean, and remove .venv too (next run is a cold bootstrap)
+
+# Test tiers (pytest.ini's markers):
+#   quick (make check): test/core, test/lint, the node's in-process tests (handlers, conversions,
+#     parameters, KinematicsNode driven through its callbacks) and the quick test/reliability cases.
+#   slow (make test only): tests marked `slow`: every node test that starts a process or talks DDS
+#     (test/node/conftest.py marks those using ros_context or start_process; a module that starts
+#     processes otherwise says so with pytestmark; a test not marked slow that starts a node process
+#     fails), and any test that takes more than a few seconds (numba compiles, soak runs, big inputs).
 
 SHELL := /bin/bash
 RUN := tools/run_in_env.sh
@@ -31,7 +39,7 @@ test: venv
 
 check: venv
 	@$(RUN) python -m ruff check .
-	@$(RUN) python -m pytest test/core test/lint -m "not slow" -q $(PYTEST_ARGS)
+	@$(RUN) python -m pytest test -m "not slow" -q $(PYTEST_ARGS)
 
 lint: venv
 	@$(RUN) python -m ruff check .

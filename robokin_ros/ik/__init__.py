@@ -23,15 +23,26 @@ Module map, from the public face down:
 from ..errors import IKOptionError, InvalidTargetError
 from ..model.configuration import integrate
 from .budget import CancelToken
-from .constrained import ConstrainedResult, solve_constrained
-from .constraints import OrientationConstraint, PositionConstraint, Region, Residual
+from .constrained import ConstrainedResult, residuals, solve_constrained
+from .constraints import (
+    BOX,
+    CYLINDER,
+    ROTATION_VECTOR,
+    SPHERE,
+    XYZ_EULER_ANGLES,
+    OrientationConstraint,
+    PositionConstraint,
+    Region,
+    Residual,
+)
 from .options import OBJECTIVES, IKOptions
 from .reach import reach_upper_bound
 from .result import CONVERGED, IN_COLLISION, MAX_ITERATIONS, NO_FREE_JOINTS, TIMEOUT, IKResult
 from .single import prepare_ik
 from .solve import solve_ik
 
-__all__ = ["CONVERGED", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES", "TIMEOUT",
-           "CancelToken", "ConstrainedResult", "IKOptionError", "IKOptions", "IKResult", "InvalidTargetError",
-           "OrientationConstraint", "PositionConstraint", "Region", "Residual", "integrate", "prepare_ik",
-           "reach_upper_bound", "solve_constrained", "solve_ik"]
+__all__ = ["BOX", "CONVERGED", "CYLINDER", "IN_COLLISION", "MAX_ITERATIONS", "NO_FREE_JOINTS", "OBJECTIVES",
+           "ROTATION_VECTOR", "SPHERE", "TIMEOUT", "XYZ_EULER_ANGLES", "CancelToken", "ConstrainedResult",
+           "IKOptionError", "IKOptions", "IKResult", "InvalidTargetError", "OrientationConstraint",
+           "PositionConstraint", "Region", "Residual", "integrate", "prepare_ik", "reach_upper_bound", "residuals",
+           "solve_constrained", "solve_ik"]

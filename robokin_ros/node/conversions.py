@@ -20,17 +20,8 @@ from moveit_msgs.msg import RobotState
 from sensor_msgs.msg import JointState, MultiDOFJointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
 
+from .. import ik
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
-from ..ik.constraints import (
-    BOX,
-    CYLINDER,
-    ROTATION_VECTOR,
-    SPHERE,
-    XYZ_EULER_ANGLES,
-    OrientationConstraint,
-    PositionConstraint,
-    Region,
-)
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw, quat_xyzw_to_matrix
 
@@ -469,13 +460,14 @@ def parse_jacobian_msg(msg: Float64MultiArray) -> JacobianMessage:
 
 
 #: ``shape_msgs/SolidPrimitive`` types a position constraint region may use, by their constant.
-_PRIMITIVES = {1: (BOX, 3), 2: (SPHERE, 1), 3: (CYLINDER, 2)}
+_PRIMITIVES = {1: (ik.BOX, 3), 2: (ik.SPHERE, 1), 3: (ik.CYLINDER, 2)}
 
 
 def constraints_from_msg(position_constraints: Sequence, orientation_constraints: Sequence,
                          frame_pose: Callable[[str, str], np.ndarray]) -> list:
     """``moveit_msgs/PositionConstraint`` s and ``OrientationConstraint`` s as
-    :mod:`robokin_ros.ik.constraints` objects with poses in the IK base frame;
+    :class:`robokin_ros.ik.PositionConstraint` and :class:`robokin_ros.ik.OrientationConstraint`
+    objects with poses in the IK base frame;
     ``frame_pose(frame_id, what)`` is ``T_base_frame (4, 4)`` of a header's frame.
 
     Raises:
@@ -504,23 +496,24 @@ def constraints_from_msg(position_constraints: Sequence, orientation_constraints
                                           'sphere (2), cylinder (3)')
             if len(dims) != kind[1] or not all(math.isfinite(d) and d >= 0 for d in dims):
                 raise InvalidMessageError(f'{what}: a {kind[0]} needs {kind[1]} finite dimensions >= 0, got {dims}')
-            regions.append(Region(kind[0], tuple(dims), T_base_frame @ pose_to_matrix(pose, f'{what}: primitive {k}')))
+            T_base_region = T_base_frame @ pose_to_matrix(pose, f'{what}: primitive {k}')
+            regions.append(ik.Region(kind[0], tuple(dims), T_base_region))
         offset = c.target_point_offset
         point = (float(offset.x), float(offset.y), float(offset.z))
         if not all(map(math.isfinite, point)):
             raise InvalidMessageError(f'{what}: target_point_offset is not finite: {point}')
-        out.append(PositionConstraint(c.link_name, point, tuple(regions)))
+        out.append(ik.PositionConstraint(c.link_name, point, tuple(regions)))
     for c in orientation_constraints:
         what = f'orientation constraint on {c.link_name!r}'
         tolerances = (float(c.absolute_x_axis_tolerance), float(c.absolute_y_axis_tolerance),
                       float(c.absolute_z_axis_tolerance))
         if not all(t >= 0 for t in tolerances):
             raise InvalidMessageError(f'{what}: axis tolerances must be >= 0, got {list(tolerances)}')
-        if c.parameterization not in (XYZ_EULER_ANGLES, ROTATION_VECTOR):
+        if c.parameterization not in (ik.XYZ_EULER_ANGLES, ik.ROTATION_VECTOR):
             raise InvalidMessageError(f'{what}: parameterization {c.parameterization} is neither XYZ_EULER_ANGLES (0) '
                                       'nor ROTATION_VECTOR (1)')
         o = c.orientation
         R = _matrix(np.array([0.0, 0.0, 0.0, o.x, o.y, o.z, o.w]), f'{what}: orientation')[:3, :3]
         R_base = frame_pose(c.header.frame_id, what)[:3, :3] @ R
-        out.append(OrientationConstraint(c.link_name, R_base, tolerances, int(c.parameterization)))
+        out.append(ik.OrientationConstraint(c.link_name, R_base, tolerances, int(c.parameterization)))
     return out

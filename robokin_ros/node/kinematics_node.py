@@ -4,8 +4,8 @@ Robot description and joint states in; TF, Jacobians, gravity torques and the /c
 /compute_fk and /check_state_validity services out. Everything else lives in plain modules
 without rclpy: parameter declarations and checks in :mod:`~robokin_ros.node.parameters`,
 reading and parsing descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
-:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.services`,
-message conversions in :mod:`~robokin_ros.node.conversions`.
+:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.ik_service`
+and :mod:`~robokin_ros.node.services`, message conversions in :mod:`~robokin_ros.node.conversions`.
 
 Threading: everything but /compute_ik and /check_state_validity runs in the node's default
 (mutually exclusive) callback group, inline on the spinning thread (/compute_fk included: it is
@@ -40,10 +40,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
+from .. import ik
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
-from . import services
+from . import ik_service, services
 from .background import LatestJobWorker
 from .conversions import (
     duration_to_seconds,
@@ -115,6 +116,8 @@ class KinematicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self._robot: LiveRobot | None = None
+        #: Given to every IK solve of this node's services; cancelled on shutdown (:meth:`cancel_solves`).
+        self._solves = ik.CancelToken()
         self._srdf: SRDFDescription | None = None   # the latest SRDF (parameter, file or topic)
         # what the set-parameters check read and parsed, for the apply step: parameter -> description
         self._accepted: dict[str, URDFDescription | SRDFDescription | None] = {}
@@ -192,6 +195,12 @@ class KinematicsNode(Node):
         if not self._loader.stopped:
             self._loader.stop(LOAD_STOP_TIMEOUT)
         super().destroy_node()
+
+    def cancel_solves(self) -> None:
+        """End this node's IK solves in progress at their next iteration (each answers with its
+        best iterate), and every later one at once (shutdown). Other solves in the process, the
+        node's or not, are not touched."""
+        self._solves.cancel()
 
     def stop_loading(self, timeout: float = LOAD_STOP_TIMEOUT) -> bool:
         """Drop a description waiting to be loaded and wait up to ``timeout`` [s] for the one being
@@ -525,7 +534,8 @@ class KinematicsNode(Node):
     def _compute_ik(self, request, response):
         settings = self.settings.ik
         clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
-        response = services.compute_ik(request, response, self._snapshot(), settings, self._crash)
+        response = ik_service.compute_ik(request, response, self._snapshot(), settings,
+                                         ik_service.Handling(self._solves, self._crash))
         if clamped:
             response.error_code.message += clamped
         return _capped_reply(response)

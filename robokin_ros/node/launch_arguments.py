@@ -124,7 +124,8 @@ def check_launch_arguments(values: Mapping[str, str], command_line: list[str] = 
     if problems:
         raise LaunchArgumentError(problems)
     return LaunchPlan(robot_description, model.root_link, semantic, values['params_file'],
-                      values['frame_prefix'], use_rviz, bool(use_sim_time), tuple(notes))
+                      frame_prefix=values['frame_prefix'], use_rviz=use_rviz, use_sim_time=bool(use_sim_time),
+                      notes=tuple(notes))
 
 
 def _problem(argument, path, exc):

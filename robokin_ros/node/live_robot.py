@@ -165,8 +165,9 @@ class LiveRobot:
     def snapshot(self) -> services.RobotSnapshot:
         """What one service call reads: model, latest joint values, groups, collision model."""
         semantics = self.semantics
-        return services.RobotSnapshot(self.model, self.q, self.prefix, semantics.groups, semantics.default_group,
-                                      self.collision_model, semantics.srdf)
+        return services.RobotSnapshot(self.model, self.q, frame_prefix=self.prefix, groups=semantics.groups,
+                                      default_group=semantics.default_group, collision=self.collision_model,
+                                      srdf=semantics.srdf)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,6 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from ..ik.solver import STOP_ALL
 from ..kernels.lazy_accel import stop_background_loads
 from .executor import OffloadingExecutor
 from .kinematics_node import KinematicsNode
@@ -57,9 +56,9 @@ def main(args=None):
     line per bad parameter, when a start-up parameter value is one ``ros2 param set`` would refuse).
 
     Teardown order: stop spinning, end the IK solves in progress at their next iteration
-    (:data:`robokin_ros.ik.solver.STOP_ALL`), let the offloaded callbacks answer and join the worker
-    threads, wait (bounded) for a description being loaded, destroy the node, shut the context
-    down, wait (bounded) for background numba compiles. A compile or load still running then
+    (:meth:`KinematicsNode.cancel_solves`: this node's solves only), let the offloaded callbacks
+    answer and join the worker threads, wait (bounded) for a description being loaded, destroy
+    the node, shut the context down, wait (bounded) for background numba compiles. A compile or load still running then
     would crash the interpreter's finalisation (SIGSEGV/SIGABRT in LLVM): the process leaves with
     ``os._exit`` and the same exit code instead. Signals arriving meanwhile (a second Ctrl-C,
     launch's escalation to SIGTERM) are recorded and do not interrupt it.
@@ -88,7 +87,8 @@ def main(args=None):
     except ExternalShutdownException:
         pass
     finally:
-        STOP_ALL.set()
+        if node is not None:
+            node.cancel_solves()
         if services is not None:
             services.stop()
         if executor is not None:
@@ -100,7 +100,6 @@ def main(args=None):
         rclpy.try_shutdown()
         stop.ignore_from_now()
         compiled = stop_background_loads(COMPILE_STOP_TIMEOUT)
-        STOP_ALL.clear()
         if not (loaded and compiled):   # a thread still in numba/LLVM: skip the finalisation it would crash
             sys.stdout.flush()
             sys.stderr.flush()

@@ -15,8 +15,8 @@ import dataclasses
 import math
 from collections.abc import Callable, Collection, Mapping
 
+from .. import ik
 from ..errors import RobokinError
-from ..ik.objectives import OBJECTIVES
 from ..kinematics import Reference
 from ..model.groups import IKGroup
 
@@ -316,8 +316,8 @@ def check_value(name: str, value, state: LiveState) -> str:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
     if name == 'ik_restarts' and value < 0:
         return f'ik_restarts must be >= 0, got {value!r}'
-    if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in OBJECTIVES:
-        return f'{name} must be empty or one of {list(OBJECTIVES)}, got {str(value)[:60]!r}'
+    if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in ik.OBJECTIVES:
+        return f'{name} must be empty or one of {list(ik.OBJECTIVES)}, got {str(value)[:60]!r}'
     if name == 'avoid_collisions_policy' and value not in (REJECT, SOLVE_UNCHECKED):
         return f'avoid_collisions_policy must be {REJECT!r} or {SOLVE_UNCHECKED!r}, got {value!r}'
     if name == 'jacobian_reference':

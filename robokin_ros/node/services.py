@@ -1,5 +1,9 @@
-"""/compute_ik, /compute_fk and /check_state_validity with MoveIt's meaning of the request fields.
+"""/compute_fk and /check_state_validity, and what every service reads from a request, with
+MoveIt's meaning of the request fields (/compute_ik's steps: :mod:`.ik_service`).
 
+:class:`RobotSnapshot` is what a call reads from the node; :class:`RequestError` an answer with
+an error code; :func:`request_configuration`, :func:`frame_link`, :class:`RequestFrames`,
+:func:`pose_constraints`, :func:`select_group` and :func:`resolve_group` read request fields.
 The handlers are plain functions of (request, response, robot snapshot, settings), so they run
 without DDS in tests. Every failure of /compute_ik and /compute_fk becomes a
 ``moveit_msgs/MoveItErrorCodes`` constant chosen by name, with a sentence in
@@ -20,12 +24,8 @@ from moveit_msgs.msg import ConstraintEvalResult, ContactInformation, MoveItErro
 from std_msgs.msg import Header
 
 from .. import ik
-from ..collision import in_collision, self_collisions
+from ..collision import Contact, self_collisions
 from ..errors import NonFiniteError, ShapeError, UnknownJointError, UnknownLinkError
-from ..ik.constrained import residuals as constraint_residuals
-from ..ik.constrained import solve_constrained
-from ..ik.constraints import PositionConstraint
-from ..ik.reach import chain_reach
 from ..kinematics import forward_kinematics, frame_transform
 from ..model import SCALAR_TYPES, JointType, RobotModel
 from ..model.groups import ALL_GROUP, IKGroup
@@ -33,20 +33,14 @@ from ..model.srdf import SemanticDescription
 from .conversions import (
     InvalidMessageError,
     constraints_from_msg,
-    duration_to_seconds,
-    joint_bounds,
     matrix_to_pose,
-    pose_to_matrix,
-    q_to_robot_state,
     resolve_link,
     robot_state_to_q,
 )
-from .parameters import REJECT, IKSettings
+from .parameters import REJECT
 
 #: ``error_code.source`` of every answer.
 SOURCE = 'robokin'
-#: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
-NO_ITERATION_BUDGET = 2 ** 62
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +132,8 @@ def answer(response, handler: Callable[[], str], on_crash: Callable[[BaseExcepti
     return response
 
 
-def _require_robot(robot: RobotSnapshot | None) -> RobotSnapshot:
+def require_robot(robot: RobotSnapshot | None) -> RobotSnapshot:
+    """``robot``; FAILURE while the node has no robot description."""
     if robot is None:
         raise RequestError('FAILURE', 'no robot description received yet: the node is waiting for one')
     return robot
@@ -154,15 +149,59 @@ def request_configuration(robot: RobotSnapshot, state) -> np.ndarray:
         raise RequestError('INVALID_ROBOT_STATE', f'robot_state: {e} (robot {robot.model.name!r})') from None
 
 
-def _link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool,
-          model_frame: str = '') -> str:
-    """Link of a frame id (empty: ``model_frame``, else the root link, when ``empty_is_root``)."""
+def frame_link(robot: RobotSnapshot, name: str, code: str, what: str, empty_is_root: bool,
+               model_frame: str = '') -> str:
+    """Link of a frame id (empty: ``model_frame``, else the root link, when ``empty_is_root``);
+    the error ``code`` naming ``what`` when it is no link of the robot."""
     if not name and empty_is_root and model_frame:
         return model_frame
     try:
         return resolve_link(robot.model, name, robot.frame_prefix, empty_is_root)
     except UnknownLinkError as e:
         raise RequestError(code, f'{what}: {e} (robot {robot.model.name!r})') from None
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestFrames:
+    """The frames of a request's headers, read as move_group reads them.
+
+    Attributes:
+        view: the snapshot requests are read against (:meth:`RobotSnapshot.with_virtual_joint`).
+        q: ``(view.model.n_q,)`` the request's configuration.
+        model_frame: MoveIt's model frame, the frame of an empty ``frame_id``
+            (:attr:`RobotSnapshot.model_frame` of the snapshot before the view).
+    """
+
+    view: RobotSnapshot
+    q: np.ndarray
+    model_frame: str
+
+    def transform(self, frame: str, frame_id: str, what: str) -> np.ndarray:
+        """``T_frame_header (4, 4)``: the pose of a header's ``frame_id`` in the link ``frame``;
+        FRAME_TRANSFORM_FAILURE naming ``what`` when ``frame_id`` is no link."""
+        link = frame_link(self.view, frame_id, 'FRAME_TRANSFORM_FAILURE', what, True, self.model_frame)
+        return frame_transform(self.view.model, self.q, frame, link)
+
+
+def pose_constraints(frames: RequestFrames, c, frame: str, model: RobotModel,
+                     T_base_frame: np.ndarray | None = None) -> list:
+    """A request's ``moveit_msgs/Constraints`` position and orientation constraints as
+    :class:`robokin_ros.ik.PositionConstraint` and :class:`robokin_ros.ik.OrientationConstraint`
+    with poses in the solve's base: header frames resolved by ``frames`` relative to the link
+    ``frame``, then mapped by ``T_base_frame (4, 4)`` (None: the identity, ``frame`` is the
+    base); their links must be links of ``model``."""
+    def frame_pose(frame_id: str, what: str) -> np.ndarray:
+        T_frame_header = frames.transform(frame, frame_id, f'{what}: header.frame_id')
+        return T_frame_header if T_base_frame is None else T_base_frame @ T_frame_header
+
+    try:
+        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
+    except (InvalidMessageError, ik.IKOptionError) as e:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
+    for link in sorted({k.link for k in constraints}):
+        if link not in model.link_names:
+            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {model.name!r}')
+    return constraints
 
 
 # ---------------------------------------------------------------------------------- groups
@@ -199,195 +238,20 @@ def resolve_group(robot: RobotSnapshot, group: IKGroup) -> tuple[str, str, tuple
     return base, tip, joints
 
 
-def _targets(robot: RobotSnapshot, request, default_tip: str, group: IKGroup) -> tuple[list[str], list]:
-    """IK links and their PoseStamped targets, as MoveIt reads them."""
-    if request.ik_link_names:
-        if len(request.ik_link_names) != len(request.pose_stamped_vector):
-            raise RequestError('INVALID_LINK_NAME', f'{len(request.ik_link_names)} ik_link_names but '
-                                                    f'{len(request.pose_stamped_vector)} poses in pose_stamped_vector')
-        names, poses = list(request.ik_link_names), list(request.pose_stamped_vector)
-    elif request.pose_stamped_vector:
-        if len(request.pose_stamped_vector) != 1:
-            raise RequestError('INVALID_LINK_NAME', f'{len(request.pose_stamped_vector)} poses in pose_stamped_vector '
-                                                    f'need as many ik_link_names')
-        names, poses = [request.ik_link_name], list(request.pose_stamped_vector)
-    else:
-        names, poses = [request.ik_link_name], [request.pose_stamped]
-    tips = []
-    for name in names:
-        if not name and not default_tip:
-            raise RequestError('INVALID_LINK_NAME', f'no IK link named and group {group.name!r} has no tip')
-        tips.append(_link(robot, name, 'INVALID_LINK_NAME', 'ik_link_name', False) if name else default_tip)
-    if len(set(tips)) != len(tips):
-        raise RequestError('INVALID_LINK_NAME', f'IK links repeat: {tips}')
-    return tips, poses
-
-
-def _solve_space(snap: RobotSnapshot, view: RobotSnapshot, q_view: np.ndarray, base: str, targets: list,
-                 joints: tuple[str, ...] | None, tips: list[str]):
-    """(model, seed, base, targets, joints) to solve on: ``view``'s (the SRDF's moveit_model) when
-    the group moves the virtual joint, else the URDF's (the seed without the virtual joint's
-    coordinates; targets in the virtual joint's parent frame re-expressed in the root link). A
-    group without joints (``None``: group 'all') moves the URDF's joints only."""
-    if view is snap:
-        return snap.model, q_view, base, targets, joints
-    virtual = snap.semantic.virtual_joint.name
-    if joints is not None and virtual in joints:
-        return view.model, q_view, base, targets, joints
-    model = snap.model
-    if base not in model.link_names:
-        T_root_base = frame_transform(view.model, q_view, model.root_link, base)
-        base, targets = model.root_link, [T_root_base @ T for T in targets]
-    for tip in tips:
-        if tip not in model.link_names:
-            raise RequestError('INVALID_LINK_NAME', f'IK link {tip!r} is not a link of robot {model.name!r}')
-    return model, snap.semantic.model_configuration(q_view), base, targets, joints
-
-
-def _pose_constraints(view: RobotSnapshot, q_view: np.ndarray, c, model_frame: str, frame: str,
-                      T_base_frame: np.ndarray, model: RobotModel) -> list:
-    """A request's ``moveit_msgs/Constraints`` position and orientation constraints as
-    :mod:`robokin_ros.ik.constraints` objects with poses in ``base``: header frames resolved in
-    ``view`` at ``q_view`` relative to ``frame``, then mapped by ``T_base_frame (4, 4)``; their
-    links must be links of ``model``."""
-    def frame_pose(frame_id: str, what: str) -> np.ndarray:
-        link = _link(view, frame_id, 'FRAME_TRANSFORM_FAILURE', f'{what}: header.frame_id', True, model_frame)
-        return T_base_frame @ frame_transform(view.model, q_view, frame, link)
-
-    try:
-        constraints = constraints_from_msg(c.position_constraints, c.orientation_constraints, frame_pose)
-    except (InvalidMessageError, ik.IKOptionError) as e:
-        raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
-    for link in sorted({k.link for k in constraints}):
-        if link not in model.link_names:
-            raise RequestError('INVALID_LINK_NAME', f'constraint on {link!r}: not a link of robot {model.name!r}')
-    return constraints
-
-
-def _check_reach(model: RobotModel, base: str, tips: list[str], targets: list, constraints: list) -> None:
-    """NO_IK_SOLUTION at once for a pose target (or a whole position region) beyond the chain's reach
-    (:func:`robokin_ros.ik.reach.chain_reach`: the sum of its link offsets)."""
-    points = [(tip, float(np.linalg.norm(T[:3, 3])), 0.0) for tip, T in zip(tips, targets)
-              if not any(isinstance(k, PositionConstraint) and k.link == tip for k in constraints)]
-    points += [(k.link, min(float(np.linalg.norm(r.T_base_region[:3, 3])) - r.outer_radius() for r in k.regions),
-                float(np.linalg.norm(k.offset))) for k in constraints if isinstance(k, PositionConstraint)]
-    for link, distance, offset in points:
-        reach = chain_reach(model, base, link) + offset
-        if distance > reach:
-            raise RequestError('NO_IK_SOLUTION', f'the target of {link!r} is {distance:.4g} m from {base!r}, beyond '
-                                                 f'the reach of the chain ({reach:.4g} m, the sum of its link offsets)')
-
-
 # ---------------------------------------------------------------------------------- services
-def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSettings,
-               on_crash: Callable[[BaseException], None] = lambda e: None):
-    """Answer a ``moveit_msgs/srv/GetPositionIK`` request (see the README for every field)."""
-
-    def handle() -> str:
-        snap = _require_robot(robot)
-        view, req = snap.with_virtual_joint(), request.ik_request
-        unchecked, avoid = '', False
-        if req.avoid_collisions:
-            collision = snap.collision()
-            if not isinstance(collision, str):
-                avoid = collision
-            elif settings.avoid_collisions_policy == REJECT:
-                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
-                                   f'avoid_collisions=true but {collision}; send avoid_collisions=false '
-                                   '(or set avoid_collisions_policy to solve_unchecked)')
-            else:
-                unchecked = f'solved WITHOUT collision checking ({collision})'
-        group = select_group(view, req.group_name)
-        base, default_tip, joints = resolve_group(view, group)
-        if joints is not None and not joints:
-            raise RequestError('NO_IK_SOLUTION', f'group {group.name!r} has no movable joint: there is no IK to solve')
-        q_view = request_configuration(view, req.robot_state)
-        tips, poses = _targets(view, req, default_tip, group)
-        targets = []
-        for tip, pose in zip(tips, poses):
-            frame = _link(view, pose.header.frame_id, 'FRAME_TRANSFORM_FAILURE',
-                          f'pose of {tip!r}: header.frame_id', True, snap.model_frame)
-            try:
-                T_frame_tip = pose_to_matrix(pose.pose, f'target pose of {tip!r}')
-            except InvalidMessageError as e:
-                raise RequestError('INVALID_GOAL_CONSTRAINTS', str(e)) from None
-            targets.append(frame_transform(view.model, q_view, base, frame) @ T_frame_tip)
-        view_base = base
-        model, q_seed, base, targets, joints = _solve_space(snap, view, q_view, base, targets, joints, tips)
-        moves_virtual = model is not snap.model
-        c = req.constraints
-        if c.visibility_constraints:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not supported by /compute_ik '
-                                                           '(position, orientation and joint constraints are)')
-        try:
-            lower, upper = joint_bounds(model, c.joint_constraints)
-        except (UnknownJointError, InvalidMessageError) as e:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint_constraints: {e}') from None
-        T_base_view = frame_transform(view.model, q_view, base, view_base) if base != view_base else np.eye(4)
-        constraints = _pose_constraints(view, q_view, c, snap.model_frame, view_base, T_base_view, model)
-        _check_reach(model, base, tips, targets, constraints)
-        timeout = duration_to_seconds(req.timeout)
-        timeout = timeout if timeout > 0 else settings.timeout
-        options = dict(position_tolerance=settings.position_tolerance, rotation_tolerance=settings.rotation_tolerance,
-                       active_joints=joints, lower=lower, upper=upper, timeout=timeout,
-                       max_iterations=settings.max_iterations or NO_ITERATION_BUDGET, restarts=settings.restarts,
-                       avoid_collisions=False if moves_virtual else avoid,
-                       objective=settings.objectives.get(group.name) or None)
-        checked_constraints = ''
-        try:
-            if constraints:
-                solved = solve_constrained(model, constraints, q_seed, base=base, poses=dict(zip(tips, targets)),
-                                           **options)
-                result = solved.result
-                checked_constraints = 'constraints: ' + ', '.join(r.describe() for r in solved.residuals)
-            else:
-                result = ik.solve_ik(model, np.stack(targets), tips, seed=q_seed, base=base, **options)
-        except ik.InvalidTargetError as e:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
-        if avoid and moves_virtual and bool(result.success) \
-                and in_collision(avoid, snap.semantic.model_configuration(result.q))[0]:
-            raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {tips}: the solution found is in '
-                                                 'self-collision (a group moving the virtual joint is checked after '
-                                                 'solving, without retries)')
-        residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
-                    f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
-        if checked_constraints:
-            residual += f'; {checked_constraints}'
-        checked = f'checked for self-collision ({len(avoid.pairs)} geometry pairs' if avoid else ''
-        if avoid:   # a mesh that could not be loaded is a part of the robot the check did not see
-            checked += (f'; {len(avoid.warnings)} collision meshes could not be loaded and are NOT checked)'
-                        if avoid.warnings else ')')
-        if not bool(result.success):
-            status = str(result.status)
-            rejected = ' (configurations in self-collision were rejected)' if avoid else ''
-            if status == ik.IN_COLLISION:
-                raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {tips}: the best '
-                                                     f'configuration is in self-collision; {residual}')
-            if status == ik.TIMEOUT:
-                raise RequestError('TIMED_OUT', f'no IK solution for {tips} within the {timeout:.3g} s '
-                                                f'timeout{rejected}; {residual}')
-            if status == ik.CONVERGED:   # converged on the solver's bands, refused by the constraint check
-                status = 'constraints not satisfied'
-            raise RequestError('NO_IK_SOLUTION', f'no IK solution for {tips} ({status}){rejected}; {residual}')
-        response.solution = q_to_robot_state(model, result.q)
-        return '; '.join(m for m in (unchecked, f'solved {tips} in group {group.name!r}: {residual}', checked) if m)
-
-    return answer(response, handle, on_crash)
-
-
 def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
                on_crash: Callable[[BaseException], None] = lambda e: None):
     """Answer a ``moveit_msgs/srv/GetPositionFK`` request: poses of ``fk_link_names`` in
     ``header.frame_id`` (empty: the root link) for ``robot_state`` over the latest joint states."""
 
     def handle() -> str:
-        snap = _require_robot(robot)
+        snap = require_robot(robot)
         view = snap.with_virtual_joint()
         model = view.model
-        frame = _link(view, request.header.frame_id, 'FRAME_TRANSFORM_FAILURE', 'header.frame_id', True,
+        frame = frame_link(view, request.header.frame_id, 'FRAME_TRANSFORM_FAILURE', 'header.frame_id', True,
                       snap.model_frame)
         q = request_configuration(view, request.robot_state)
-        links = [_link(view, name, 'INVALID_LINK_NAME', 'fk_link_names', False) for name in request.fk_link_names]
+        links = [frame_link(view, name, 'INVALID_LINK_NAME', 'fk_link_names', False) for name in request.fk_link_names]
         poses = forward_kinematics(model, q)
         frame_id = request.header.frame_id or snap.frame_prefix + snap.model_frame
         response.pose_stamped = [
@@ -436,13 +300,47 @@ def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> 
     return results
 
 
-def _pose_constraint_results(view: RobotSnapshot, q: np.ndarray, c, model_frame: str) -> list:
-    """``ConstraintEvalResult`` of each position, then orientation constraint at ``q (n_q,)`` of
-    ``view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
-    root = view.model.root_link
-    constraints = _pose_constraints(view, q, c, model_frame, root, np.eye(4), view.model)
+def _pose_constraint_results(frames: RequestFrames, c) -> list:
+    """``ConstraintEvalResult`` of each position, then orientation constraint at ``frames.q`` of
+    ``frames.view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
+    model = frames.view.model
+    constraints = pose_constraints(frames, c, model.root_link, model)
     return [ConstraintEvalResult(result=r.satisfied, distance=r.excess)
-            for r in constraint_residuals(view.model, q, root, constraints)]
+            for r in ik.residuals(model, frames.q, model.root_link, constraints)]
+
+
+def _self_contacts(snap: RobotSnapshot, q: np.ndarray, links: set | None, policy: str,
+                   on_problem: Callable[[str], None]) -> list:
+    """Self-collision contacts at ``q (n_q,)`` of ``snap.model`` involving ``links`` (None: any
+    link); none when the robot has no collision geometry, or when its geometry cannot be checked
+    and ``policy`` is solve_unchecked (``on_problem`` says so).
+
+    Raises:
+        RequestError: the geometry cannot be checked and ``policy`` is reject.
+    """
+    collision = snap.collision()
+    if not isinstance(collision, str):
+        found = self_collisions(collision, q, contacts=True).contacts
+        return [k for k in found if links is None or k.link_a in links or k.link_b in links]
+    model = snap.model
+    if any(model.link_collisions):
+        if policy == REJECT:
+            raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
+                               f'the collision geometry of robot {model.name!r} cannot be checked '
+                               f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
+                               'the joint constraints alone')
+        on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
+                   'constraints alone (avoid_collisions_policy solve_unchecked)')
+    return []
+
+
+def _contact_message(header: Header, k: Contact) -> ContactInformation:
+    """A contact between two links as ``moveit_msgs/ContactInformation``."""
+    return ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
+                                                            z=float(k.position[2])),
+                              normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
+                              depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
+                              contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
 
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
@@ -466,7 +364,7 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     ``solve_unchecked`` it comes from the joint constraints alone; ``on_problem`` says so either way."""
     response.valid = False
     try:
-        snap = _require_robot(robot)
+        snap = require_robot(robot)
         view = snap.with_virtual_joint()
         model = snap.model
         q_view = request_configuration(view, request.robot_state)
@@ -477,28 +375,10 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
             raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not evaluated (joint, '
                                                            'position and orientation constraints are)')
         constraint_results = (_joint_constraint_results(model, c.joint_constraints, q)
-                              + _pose_constraint_results(view, q_view, c, snap.model_frame))
-        collision = snap.collision()
-        contacts = []
-        if isinstance(collision, str) and any(model.link_collisions):
-            if policy == REJECT:
-                raise RequestError('COLLISION_CHECKING_UNAVAILABLE',
-                                   f'the collision geometry of robot {model.name!r} cannot be checked '
-                                   f'({collision}); set avoid_collisions_policy to solve_unchecked to answer from '
-                                   'the joint constraints alone')
-            on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
-                       'constraints alone (avoid_collisions_policy solve_unchecked)')
-        if not isinstance(collision, str):
-            found = self_collisions(collision, q, contacts=True).contacts
-            contacts = [k for k in found if links is None or k.link_a in links or k.link_b in links]
+                              + _pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c))
+        contacts = _self_contacts(snap, q, links, policy, on_problem)
         header = Header(frame_id=snap.frame_prefix + model.root_link, stamp=stamp)
-        response.contacts = [
-            ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
-                                                             z=float(k.position[2])),
-                               normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
-                               depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
-                               contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
-            for k in contacts]
+        response.contacts = [_contact_message(header, k) for k in contacts]
         response.constraint_result = constraint_results
         response.valid = not contacts and all(r.result for r in constraint_results)
     except RequestError as e:

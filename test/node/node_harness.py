@@ -11,10 +11,13 @@ import time
 
 import numpy as np
 import yaml
+from moveit_msgs.msg import MoveItErrorCodes, RobotState
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from ros_harness import DEFAULT_TIMEOUT, NodeProcess
+from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -33,6 +36,31 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 def robot_xml(name):
     """Text of a bundled robot (``panda``, ``twin_arm_torso``, ``ur5e``)."""
     return (ROBOTS / f'{name}.urdf').read_text()
+
+
+def set_parameter(node, name, value):
+    """Set one parameter of a node in the test process; its ``SetParametersResult``."""
+    return node.set_parameters([Parameter(name, value=value)])[0]
+
+
+def assert_code(response, code, pattern=''):
+    """``response.error_code`` is robokin's ``MoveItErrorCodes`` constant ``code``, its message
+    matching the regular expression ``pattern``."""
+    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val,
+                                                                        response.error_code.message)
+    assert re.search(pattern, response.error_code.message), response.error_code.message
+    assert response.error_code.source == 'robokin'
+
+
+def robot_state(model, q):
+    """A ``moveit_msgs/RobotState`` setting every coordinate of ``model`` to ``q (n_q,)``."""
+    return RobotState(joint_state=JointState(name=list(model.q_names), position=[float(v) for v in q]))
+
+
+def solution_q(model, response):
+    """``(n_q,)``: the solution of a /compute_ik response."""
+    js = response.solution.joint_state
+    return model.q_from_dict(dict(zip(js.name, js.position)))
 
 
 def write_params(path, **params):
@@ -154,7 +182,6 @@ def transform_matrix(t):
 
 def joint_state(names, positions, stamp=None):
     """A sensor_msgs/JointState."""
-    from sensor_msgs.msg import JointState
     msg = JointState(name=list(names), position=[float(p) for p in positions])
     if stamp is not None:
         msg.header.stamp = stamp

@@ -15,9 +15,19 @@ DEFAULT_TIMEOUT = 15.0  # [s] generous: 2 shared cores, first import of rclpy in
 
 
 class NodeProcess:
-    """A child ``python`` process whose output goes to a log file."""
+    """A child ``python`` process whose output goes to a log file.
+
+    Only a test marked ``slow`` may start one (test/node/conftest.py sets :attr:`may_start`
+    before each test): the quick tier runs no process.
+    """
+
+    #: Whether the running test may start processes (it is marked ``slow``).
+    may_start = True
 
     def __init__(self, args, log_path, env=None, cwd=None):
+        if not NodeProcess.may_start:
+            raise AssertionError(f'a test that is not marked slow starts the process {args[:2]}: a test that '
+                                 'starts processes or talks DDS belongs to the slow tier (test/node/conftest.py)')
         self.args = list(args)
         self.log_path = pathlib.Path(log_path)
         self._log = open(self.log_path, 'wb')

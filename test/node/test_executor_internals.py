@@ -19,7 +19,7 @@ UPDATE = ('robokin_ros.node.executor.OffloadingExecutor overrides it: update Off
           '(written against rclpy 7, Jazzy)')
 
 
-def test_multithreaded_executor_still_has_what_offloading_executor_borrows(ros_context):
+def test_multithreaded_executor_still_has_what_offloading_executor_borrows(node_context):
     method = vars(MultiThreadedExecutor).get('_spin_once_impl')
     if method is None:
         pytest.fail(f'rclpy MultiThreadedExecutor has no _spin_once_impl any more; {UPDATE}')
@@ -30,7 +30,7 @@ def test_multithreaded_executor_still_has_what_offloading_executor_borrows(ros_c
     for caller in ('spin_once', 'spin_once_until_future_complete'):
         if '_spin_once_impl' not in inspect.getsource(getattr(MultiThreadedExecutor, caller)):
             pytest.fail(f'rclpy MultiThreadedExecutor.{caller} no longer calls _spin_once_impl; {UPDATE}')
-    executor = MultiThreadedExecutor(num_threads=2, context=ros_context)
+    executor = MultiThreadedExecutor(num_threads=2, context=node_context)
     try:
         if not isinstance(getattr(executor, '_executor', None), concurrent.futures.Executor):
             pytest.fail(f'rclpy MultiThreadedExecutor has no thread pool in _executor any more; {UPDATE}')
@@ -41,15 +41,15 @@ def test_multithreaded_executor_still_has_what_offloading_executor_borrows(ros_c
         executor.shutdown()
 
 
-def test_offloaded_groups_run_on_workers_and_the_rest_inline(ros_context):
+def test_offloaded_groups_run_on_workers_and_the_rest_inline(node_context):
     """The behaviour the override exists for: if spin_once stopped reaching it, both callbacks would
     run on pool threads (MultiThreadedExecutor's own _spin_once_impl)."""
-    node = Node('offload_check', context=ros_context)
+    node = Node('offload_check', context=node_context)
     slow_group = MutuallyExclusiveCallbackGroup()
     threads = {}
     node.create_timer(0.01, lambda: threads.setdefault('inline', threading.get_ident()))
     node.create_timer(0.01, lambda: threads.setdefault('offloaded', threading.get_ident()), callback_group=slow_group)
-    executor = OffloadingExecutor([slow_group], num_threads=2, context=ros_context)
+    executor = OffloadingExecutor([slow_group], num_threads=2, context=node_context)
     executor.add_node(node)
     try:
         deadline = time.monotonic() + 10
@@ -65,7 +65,7 @@ def test_offloaded_groups_run_on_workers_and_the_rest_inline(ros_context):
 
 
 @pytest.mark.parametrize('remove', ['_spin_once_impl', '_executor', '_futures'])
-def test_construction_fails_loudly_on_an_rclpy_without_them(ros_context, monkeypatch, remove):
+def test_construction_fails_loudly_on_an_rclpy_without_them(node_context, monkeypatch, remove):
     if remove == '_spin_once_impl':
         monkeypatch.delattr(MultiThreadedExecutor, '_spin_once_impl')
     else:
@@ -79,4 +79,4 @@ def test_construction_fails_loudly_on_an_rclpy_without_them(ros_context, monkeyp
         monkeypatch.setattr(MultiThreadedExecutor, '__init__', init_without)
     with pytest.raises(RuntimeError, match=rf'MultiThreadedExecutor has no {remove}.*OffloadingExecutor overrides '
                                            r'these internals of rclpy 7 \(Jazzy\) and must be updated'):
-        OffloadingExecutor([], context=ros_context)
+        OffloadingExecutor([], context=node_context)

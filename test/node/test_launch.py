@@ -13,7 +13,7 @@ import unittest
 
 import pytest
 
-pytestmark = [pytest.mark.launch]
+pytestmark = [pytest.mark.launch, pytest.mark.slow]
 
 pytest.importorskip(
     'launch_testing', reason='launch_testing is not installable from PyPI; runs on a ROS 2 install')

@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow   # runs ros2 launch
+
 pytest.importorskip('ros2launch', reason='ros2launch (ros2cli) is not installable from PyPI; runs on a ROS 2 install')
 if shutil.which('ros2') is None:
     pytest.skip('no ros2 executable on PATH', allow_module_level=True)

@@ -16,16 +16,14 @@ from moveit_msgs.msg import (
     JointConstraint,
     MoveItErrorCodes,
     PositionConstraint,
-    RobotState,
     VisibilityConstraint,
 )
 from moveit_msgs.srv import GetPositionIK, GetStateValidity
-from node_harness import KinNode, Probe, robot_xml
-from sensor_msgs.msg import JointState
+from node_harness import KinNode, Probe, assert_code, robot_state, robot_xml, solution_q
 
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.model.srdf import IKGroup, parse_srdf
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import matrix_to_pose
 from robokin_ros.node.parameters import IKSettings
 
@@ -41,10 +39,6 @@ PANDA = RobotModel.from_urdf(PANDA_XML)
 PANDA_CM = CollisionModel.build(PANDA, srdf=PANDA_SRDF)
 
 
-def robot_state(model, q):
-    return RobotState(joint_state=JointState(name=list(model.q_names), position=[float(v) for v in q]))
-
-
 def moveit_ik_request(model, group, link, T, seed, frame='', timeout=1.0, avoid_collisions=True):
     """A request as MoveIt's RViz plugin / MoveGroupInterface sends it: group, tip link, a pose
     stamped in the planning frame, the current state as seed, avoid_collisions set."""
@@ -56,16 +50,6 @@ def moveit_ik_request(model, group, link, T, seed, frame='', timeout=1.0, avoid_
     ik.robot_state = robot_state(model, seed)
     ik.timeout = Duration(sec=int(timeout), nanosec=int((timeout % 1) * 1e9))
     return req
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val, response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
-
-
-def solution_q(model, response):
-    js = response.solution.joint_state
-    return model.q_from_dict(dict(zip(js.name, js.position)))
 
 
 def free_targets(model, cm, tip, n, seed, joints=None, base=None):
@@ -281,11 +265,11 @@ def test_ik_in_collision_only_is_no_solution_with_a_reason():
     T = np.eye(4)
     T[0, 3] = 0.1
     req = moveit_ik_request(model, 'slide', 'b', T, [0.5], timeout=0.05)
-    res = services.compute_ik(req, GetPositionIK.Response(), snap, settings)
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), snap, settings)
     assert res.error_code.val in (MoveItErrorCodes.NO_IK_SOLUTION, MoveItErrorCodes.TIMED_OUT)
     assert 'self-collision' in res.error_code.message and not res.solution.joint_state.name
     req.ik_request.avoid_collisions = False
-    assert_code(services.compute_ik(req, GetPositionIK.Response(), snap, settings), 'SUCCESS')
+    assert_code(ik_service.compute_ik(req, GetPositionIK.Response(), snap, settings), 'SUCCESS')
 
 
 def test_ik_policy_applies_only_without_collision_geometry():
@@ -293,11 +277,11 @@ def test_ik_policy_applies_only_without_collision_geometry():
     bare = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm',
                                   collision=lambda: "robot 'panda' has no collision geometry")
     req = moveit_ik_request(PANDA, 'arm', '', T, PANDA.home_configuration(), timeout=0.2)
-    res = services.compute_ik(req, GetPositionIK.Response(), bare, ARM)
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), bare, ARM)
     assert_code(res, 'COLLISION_CHECKING_UNAVAILABLE', r"robot 'panda' has no collision geometry")
     import dataclasses
     unchecked = dataclasses.replace(ARM, avoid_collisions_policy='solve_unchecked')
-    res = services.compute_ik(req, GetPositionIK.Response(), SNAP, unchecked)   # geometry: checked anyway
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), SNAP, unchecked)   # geometry: checked anyway
     if res.error_code.val == MoveItErrorCodes.SUCCESS:
         assert 'checked for self-collision' in res.error_code.message and 'WITHOUT' not in res.error_code.message
         assert not self_collisions(PANDA_CM, solution_q(PANDA, res)).in_collision

@@ -198,6 +198,7 @@ def test_tf_encoder_bytes_decode_to_the_message_rclpy_would_send(rows):
         assert deserialize_message(data, TFMessage) == expected
 
 
+@pytest.mark.slow   # 2,000,000 names under tracemalloc
 def test_name_list_cache_is_bounded_for_long_lists():
     """100k-name lists are looked up without caching: 20 distinct ones leave no trace."""
     import tracemalloc

@@ -24,9 +24,9 @@ from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, SolidPrimitive
 
 from robokin_ros import RobotModel, frame_transform
-from robokin_ros.ik.reach import chain_reach
+from robokin_ros.ik import reach_upper_bound
 from robokin_ros.model.groups import IKGroup
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import InvalidMessageError, constraints_from_msg, matrix_to_pose
 from robokin_ros.node.parameters import IKSettings, LiveState, check_value
 from robokin_ros.spatial import exp_so3
@@ -182,7 +182,7 @@ def test_far_target_with_a_huge_timeout_answers_at_once(probe):
     start = time.monotonic()
     res = probe.call(probe.ik, req)
     assert res.error_code.val == MoveItErrorCodes.NO_IK_SOLUTION, code(res)
-    reach = chain_reach(SO101, 'base_link', 'tool')
+    reach = reach_upper_bound(SO101, 'base_link', 'tool')
     assert f'{np.linalg.norm(far[:3, 3]):.4g} m' in res.error_code.message
     assert f'{reach:.4g} m' in res.error_code.message
     assert time.monotonic() - start < 10.0
@@ -217,7 +217,7 @@ OMX_SETTINGS = IKSettings(groups={}, timeout=0.5)
 def call_omx(req):
     req.ik_request.group_name = ''
     req.ik_request.ik_link_name = 'tool'
-    return services.compute_ik(req, GetPositionIK.Response(), OMX_ROBOT, OMX_SETTINGS)
+    return ik_service.compute_ik(req, GetPositionIK.Response(), OMX_ROBOT, OMX_SETTINGS)
 
 
 def test_4_dof_arm_yaw_free_pick_solves_and_full_pose_does_not():
@@ -271,7 +271,7 @@ def test_group_objective_center_moves_the_answer_away_from_the_limits():
             req = request(PANDA, target, seed=seed, frame='panda_link0')
             req.ik_request.group_name = 'arm'
             settings = IKSettings(groups=groups, timeout=0.5, objectives=objectives)
-            res = services.compute_ik(req, GetPositionIK.Response(), robot, settings)
+            res = ik_service.compute_ik(req, GetPositionIK.Response(), robot, settings)
             assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
             q = solution(PANDA, res)
             reached = frame_transform(PANDA, q, 'panda_link0', 'panda_hand')

@@ -8,12 +8,10 @@ import time
 
 import pytest
 from moveit_msgs.srv import GetStateValidity
-from node_harness import ROBOTS, robot_xml
-from rclpy.parameter import Parameter
+from node_harness import ROBOTS, robot_xml, set_parameter
 from std_msgs.msg import String
 
 from robokin_ros.node import descriptions
-from robokin_ros.node.kinematics_node import KinematicsNode
 
 PANDA_XML, TWIN_XML = robot_xml('panda'), robot_xml('twin_arm_torso')
 PANDA_SRDF = (ROBOTS / 'panda.srdf').read_text()
@@ -21,26 +19,6 @@ PANDA_SRDF = (ROBOTS / 'panda.srdf').read_text()
 #: recursed without end. Fixed in the core or not, the node must stay up with its last good model.
 CYCLIC_SRDF = ('<robot name="panda"><group name="arm"><joint name="panda_joint1"/><group name="arm"/></group>'
                '</robot>')
-
-
-@pytest.fixture
-def make_node(ros_context):
-    """Factory: ``make_node(**parameters) -> KinematicsNode`` in namespace /inproc, destroyed after the test."""
-    nodes = []
-
-    def make(**parameters):
-        node = KinematicsNode(context=ros_context, namespace='/inproc',
-                              parameter_overrides=[Parameter(k, value=v) for k, v in parameters.items()])
-        nodes.append(node)
-        return node
-
-    yield make
-    for node in nodes:
-        node.destroy_node()
-
-
-def set_parameter(node, name, value):
-    return node.set_parameters([Parameter(name, value=value)])[0]
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from node_harness import FIXTURES, robot_xml
+from node_harness import FIXTURES, robot_xml, set_parameter
 
 from robokin_ros import RobotModel
 from robokin_ros.node.background import LatestJobWorker
@@ -86,30 +86,6 @@ def wait_idle(worker, timeout=5.0):
 
 
 # ---------------------------------------------------------------------------- the parameter path, in process
-@pytest.fixture
-def make_node(ros_context):
-    """Factory: ``make_node(**parameters) -> KinematicsNode`` in namespace /limits, destroyed after the test."""
-    from rclpy.parameter import Parameter
-
-    from robokin_ros.node.kinematics_node import KinematicsNode
-    nodes = []
-
-    def make(**parameters):
-        node = KinematicsNode(context=ros_context, namespace='/limits',
-                              parameter_overrides=[Parameter(k, value=v) for k, v in parameters.items()])
-        nodes.append(node)
-        return node
-
-    yield make
-    for node in nodes:
-        node.destroy_node()
-
-
-def set_parameter(node, name, value):
-    from rclpy.parameter import Parameter
-    return node.set_parameters([Parameter(name, value=value)])[0]
-
-
 def test_description_parameters_over_the_limits_are_refused_with_the_reason(make_node, tmp_path):
     node = make_node(robot_description=robot_xml('ur5e'), max_links=12, max_description_bytes=200_000)
     panda = robot_xml('panda')   # 13 links

@@ -11,7 +11,7 @@ from moveit_msgs.srv import GetPositionIK
 from node_harness import robot_xml
 
 from robokin_ros import RobotModel, forward_kinematics
-from robokin_ros.node import services
+from robokin_ros.node import ik_service
 from robokin_ros.node.live_robot import LiveRobot
 from robokin_ros.node.parameters import REJECT, SOLVE_UNCHECKED, IKSettings
 from robokin_ros.spatial import matrix_to_quat_xyzw
@@ -54,7 +54,7 @@ def ik(robot, policy):
     req.ik_request.robot_state.joint_state.name = list(model.q_names)
     req.ik_request.robot_state.joint_state.position = [float(v) for v in model.home_configuration()]
     settings = IKSettings(groups={}, avoid_collisions_policy=policy)
-    return services.compute_ik(req, GetPositionIK.Response(), robot.snapshot(), settings)
+    return ik_service.compute_ik(req, GetPositionIK.Response(), robot.snapshot(), settings)
 
 
 def test_meshes_that_leave_no_pair_to_check_take_the_unchecked_path():

@@ -45,12 +45,14 @@ def imported_ros_modules(modules):
     return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip()
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_parameters_descriptions_and_launch_arguments_need_no_ros():
     """As launch_arguments always was: checked without a ROS install."""
     assert imported_ros_modules(['robokin_ros.node.parameters', 'robokin_ros.node.descriptions',
                                  'robokin_ros.node.launch_arguments']) == '[]'
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_the_live_robot_needs_messages_but_not_rclpy():
     assert 'rclpy' not in imported_ros_modules(['robokin_ros.node.live_robot'])
 

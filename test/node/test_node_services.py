@@ -3,20 +3,31 @@ groups), and the handlers called directly for the rarer error paths."""
 
 import dataclasses
 import re
+import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import PoseStamped
-from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, RobotState, VisibilityConstraint
+from moveit_msgs.msg import JointConstraint, MoveItErrorCodes, PositionConstraint, VisibilityConstraint
 from moveit_msgs.srv import GetPositionFK, GetPositionIK
-from node_harness import KinNode, Probe, joint_state, robot_xml
+from node_harness import (
+    PANDA_UNREACHABLE_XYZ,
+    KinNode,
+    Probe,
+    assert_code,
+    joint_state,
+    robot_state,
+    robot_xml,
+    solution_q,
+)
 from sensor_msgs.msg import JointState
 
-from robokin_ros import RobotModel, forward_kinematics, frame_transform
+from robokin_ros import RobotModel, forward_kinematics, frame_transform, ik
 from robokin_ros.model.srdf import IKGroup
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
 from robokin_ros.node.parameters import IKSettings
 
@@ -50,19 +61,10 @@ def q_of(names, values):
     return MODEL.q_from_dict(dict(zip(names, values)))
 
 
-def robot_state(q):
-    return RobotState(joint_state=JointState(name=list(MODEL.q_names), position=[float(v) for v in q]))
-
-
 def pose_stamped(T, frame=''):
     ps = PoseStamped(pose=matrix_to_pose(T))
     ps.header.frame_id = frame
     return ps
-
-
-def solution_q(response):
-    js = response.solution.joint_state
-    return MODEL.q_from_dict(dict(zip(js.name, js.position)))
 
 
 def ik_request(group='', link='', target=None, seed=None, timeout=5.0, frame='', **fields):
@@ -72,17 +74,11 @@ def ik_request(group='', link='', target=None, seed=None, timeout=5.0, frame='',
     if target is not None:
         ik.pose_stamped = pose_stamped(target, frame)
     if seed is not None:
-        ik.robot_state = robot_state(seed)
+        ik.robot_state = robot_state(MODEL, seed)
     ik.timeout = Duration(sec=int(timeout), nanosec=int((timeout % 1) * 1e9))
     for k, v in fields.items():
         setattr(ik, k, v)
     return req
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val, response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
-    assert response.error_code.source == 'robokin'
 
 
 def near(q, rng, scale=0.05):
@@ -95,7 +91,7 @@ def test_ik_round_trip_in_the_default_group(probe):
     seed = near(q_true, 11)
     res = probe.call(probe.ik, ik_request(target=target, seed=seed))
     assert_code(res, 'SUCCESS', r"group 'left_arm'")
-    q = solution_q(res)
+    q = solution_q(MODEL, res)
     np.testing.assert_allclose(frame_transform(MODEL, q, 'base_link', 'left_tool0'), target, atol=1e-4)
     # joints outside the group keep the seed; the full state is returned (mimic fingers included)
     outside = [MODEL.q_names.index(n) for n in ['head_pan_joint'] + RIGHT]
@@ -116,7 +112,7 @@ def test_ik_multi_tip_with_a_target_in_a_moving_frame(probe):
         pose_stamped(frame_transform(MODEL, q_true, 'head_link', 'right_tool0'), 'head_link')]
     res = probe.call(probe.ik, req)
     assert_code(res, 'SUCCESS')
-    q = solution_q(res)
+    q = solution_q(MODEL, res)
     # head_link is resolved with the seed state, in which the head is where it was in q_true
     for tip, frame in (('left_tool0', 'torso_link'), ('right_tool0', 'head_link')):
         expected = frame_transform(MODEL, q_true, frame, tip)
@@ -132,7 +128,7 @@ def test_ik_honours_joint_constraints(probe):
         joint_name='left_elbow_flex_joint', position=float(q_true[i]), tolerance_above=0.01, tolerance_below=0.01)]
     res = probe.call(probe.ik, req)
     assert_code(res, 'SUCCESS')
-    assert abs(solution_q(res)[i] - q_true[i]) <= 0.01 + 1e-12
+    assert abs(solution_q(MODEL, res)[i] - q_true[i]) <= 0.01 + 1e-12
 
 
 def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
@@ -144,10 +140,10 @@ def test_ik_empty_robot_state_seeds_from_the_latest_joint_states(probe):
         pub.publish(joint_state(MODEL.q_names, q_latest))
         res = probe.call(probe.ik, ik_request(target=target, timeout=0.5))
         return res if res.error_code.val == MoveItErrorCodes.SUCCESS and np.allclose(
-            solution_q(res)[MODEL.q_names.index('head_pan_joint')], q_latest[MODEL.q_names.index('head_pan_joint')]) else None
+            solution_q(MODEL, res)[MODEL.q_names.index('head_pan_joint')], q_latest[MODEL.q_names.index('head_pan_joint')]) else None
     res = probe.spin_until(answered_from_latest, 'an IK answer seeded by the published joint state')
     # the seed was the solution itself: it is returned as is
-    np.testing.assert_allclose(solution_q(res), q_latest, atol=1e-9)
+    np.testing.assert_allclose(solution_q(MODEL, res), q_latest, atol=1e-9)
 
 
 @pytest.mark.parametrize('change, code, pattern', [
@@ -195,7 +191,7 @@ def test_spent_iteration_budget_is_no_ik_solution():
 
 def test_fk_poses_in_a_frame_for_a_given_state(probe):
     q = MODEL.random_configuration(rng=17)
-    req = GetPositionFK.Request(fk_link_names=['left_tool0', 'tw/camera_optical_frame'], robot_state=robot_state(q))
+    req = GetPositionFK.Request(fk_link_names=['left_tool0', 'tw/camera_optical_frame'], robot_state=robot_state(MODEL, q))
     req.header.frame_id = 'tw/torso_link'
     res = probe.call(probe.fk, req)
     assert_code(res, 'SUCCESS')
@@ -207,7 +203,7 @@ def test_fk_poses_in_a_frame_for_a_given_state(probe):
 
 def test_fk_empty_frame_is_the_root_with_prefix(probe):
     q = MODEL.random_configuration(rng=18)
-    res = probe.call(probe.fk, GetPositionFK.Request(fk_link_names=['right_tool0'], robot_state=robot_state(q)))
+    res = probe.call(probe.fk, GetPositionFK.Request(fk_link_names=['right_tool0'], robot_state=robot_state(MODEL, q)))
     assert_code(res, 'SUCCESS')
     assert res.pose_stamped[0].header.frame_id == 'tw/base_link'
     T = forward_kinematics(MODEL, q)[MODEL.link_index('right_tool0')]
@@ -242,7 +238,40 @@ def panda_request(T, **fields):
 
 
 def call_ik(req, robot=SNAP, settings=ARM, **kw):
-    return services.compute_ik(req, GetPositionIK.Response(), robot, settings, **kw)
+    return ik_service.compute_ik(req, GetPositionIK.Response(), robot, settings, **kw)
+
+
+def test_a_cancelled_token_ends_the_node_solve_in_progress_and_only_it():
+    """/compute_ik of a pose no Panda reaches, with no time or iteration budget left to end it:
+    cancelling the node's token (what shutdown does) ends it with TIMED_OUT and the best iterate's
+    errors; a request handled with another token, running at the same time, is not touched."""
+    settings = dataclasses.replace(ARM, max_iterations=0, max_timeout=1e9)   # 0: no iteration budget
+    T = np.eye(4)
+    T[:3, 3] = PANDA_UNREACHABLE_XYZ
+    node_token, other_token = ik.CancelToken(), ik.CancelToken()
+    replies = {}
+
+    def solve(name, token):
+        req = panda_request(T, timeout=Duration(sec=10 ** 6))
+        replies[name] = call_ik(req, settings=settings, handling=ik_service.Handling(cancel=token))
+
+    threads = {name: threading.Thread(target=solve, args=(name, token))
+               for name, token in (('node', node_token), ('other', other_token))}
+    for thread in threads.values():
+        thread.start()
+    try:
+        threads['node'].join(0.3)
+        assert threads['node'].is_alive() and threads['other'].is_alive()
+        node_token.cancel()
+        threads['node'].join(30.0)
+        assert not threads['node'].is_alive() and threads['other'].is_alive()
+        assert_code(replies['node'], 'TIMED_OUT', r'best position error')
+    finally:
+        node_token.cancel()
+        other_token.cancel()
+        for thread in threads.values():
+            thread.join(60.0)
+    assert_code(replies['other'], 'TIMED_OUT')
 
 
 def test_solve_unchecked_policy_solves_and_says_so():
@@ -309,8 +338,52 @@ def test_group_that_does_not_fit_the_robot():
 
 def test_an_unexpected_exception_becomes_crash(monkeypatch):
     crashes = []
-    monkeypatch.setattr(services.ik, 'solve_ik', lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(ik_service.ik, 'solve_ik', lambda *a, **k: 1 / 0)
     T = frame_transform(PANDA, PANDA.home_configuration(), 'panda_link0', 'panda_hand_tcp')
-    res = call_ik(panda_request(T), on_crash=crashes.append)
+    res = call_ik(panda_request(T), handling=ik_service.Handling(on_crash=crashes.append))
     assert_code(res, 'CRASH', r'internal error: ZeroDivisionError')
     assert isinstance(crashes[0], ZeroDivisionError)
+
+
+# ---------------------------------------------------------------------------- the /compute_ik steps
+def test_the_collision_policy_step():
+    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(), collision=lambda: 'coal is not installed')
+    assert ik_service.collision_policy(robot, False, 'reject') == (None, '')
+    assert ik_service.collision_policy(robot, True, 'solve_unchecked') == (
+        None, 'solved WITHOUT collision checking (coal is not installed)')
+    with pytest.raises(services.RequestError) as error:
+        ik_service.collision_policy(robot, True, 'reject')
+    assert error.value.code == 'COLLISION_CHECKING_UNAVAILABLE' and 'coal is not installed' in error.value.message
+
+
+def test_read_ik_request_gives_the_targets_in_the_groups_base():
+    q = PANDA.random_configuration(rng=30)
+    T_hand = frame_transform(PANDA, q, 'panda_link3', 'panda_hand_tcp')   # a target in a moving frame
+    seed = PANDA.random_configuration(rng=31)
+    req = panda_request(T_hand, robot_state=robot_state(PANDA, seed)).ik_request
+    req.pose_stamped.header.frame_id = 'panda_link3'
+    problem = ik_service.read_ik_request(services.RobotSnapshot(PANDA, PANDA.home_configuration(),
+                                                                groups=ARM_GROUPS, default_group='arm'), req, ARM)
+    assert (problem.group.name, problem.base, problem.tips) == ('arm', 'panda_link0', ['panda_hand_tcp'])
+    assert problem.model is PANDA and problem.semantic is None
+    np.testing.assert_array_equal(problem.seed, seed)
+    # the target frame is placed at the seed's configuration (MoveIt reads frames in the request's state)
+    np.testing.assert_allclose(problem.targets[0], frame_transform(PANDA, seed, 'panda_link0', 'panda_link3') @ T_hand,
+                               atol=1e-12)
+    assert problem.timeout == ARM.timeout   # the request's timeout is 0: the node's ik_timeout
+    assert problem.constraints == [] and problem.collision is None and problem.unchecked == ''
+    np.testing.assert_array_equal(problem.lower, PANDA.q_lower)
+
+
+@pytest.mark.parametrize('status, code, pattern', [
+    ('timeout', 'TIMED_OUT', r"no IK solution for \['panda_hand_tcp'\] within the 0.25 s timeout; best"),
+    ('in_collision', 'NO_IK_SOLUTION', r'the best configuration is in self-collision; best'),
+    ('max_iterations', 'NO_IK_SOLUTION', r"no IK solution for \['panda_hand_tcp'\] \(max_iterations\); best"),
+    ('converged', 'NO_IK_SOLUTION', r'\(constraints not satisfied\); best'),
+])
+def test_each_solver_status_has_its_error_code(status, code, pattern):
+    problem = ik_service.IKProblem(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
+                                   base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
+                                   timeout=0.25)
+    error = ik_service.failure(problem, SimpleNamespace(status=status), 'best position error 1 m')
+    assert error.code == code and re.search(pattern, error.message), error.message

@@ -8,6 +8,8 @@ import time
 import pytest
 from node_harness import KinNode, robot_xml
 
+pytestmark = pytest.mark.slow   # starts node processes
+
 BAD_VALUES = [
     ('ik_timeout', -1.0, 'ik_timeout must be a finite number > 0'),
     ('ik_position_tolerance', -1.0, 'ik_position_tolerance must be a finite number > 0'),

@@ -12,7 +12,7 @@ from node_harness import robot_xml
 from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.live_robot import LiveRobot
 from robokin_ros.node.parameters import REJECT, SOLVE_UNCHECKED, IKSettings
 
@@ -82,6 +82,6 @@ def test_compute_ik_with_avoid_collisions_is_unavailable_as_before():
     req.ik_request.avoid_collisions = True
     req.ik_request.ik_link_name = 'panda_hand'
     req.ik_request.pose_stamped.pose.orientation.w = 1.0
-    res = services.compute_ik(req, GetPositionIK.Response(), robot.snapshot(), IKSettings(groups={}))
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), robot.snapshot(), IKSettings(groups={}))
     assert res.error_code.val == MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE
     assert 'collision checking needs coal' in res.error_code.message

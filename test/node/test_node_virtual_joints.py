@@ -5,19 +5,18 @@ Groups MoveIt builds with no movable joint exist (Baxter's hands). The handlers 
 directly; one DDS test checks the node hands the SRDF to them."""
 
 import math
-import re
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, Transform
-from moveit_msgs.msg import MoveItErrorCodes, RobotState
+from moveit_msgs.msg import RobotState
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from node_harness import FIXTURES, KinNode, Probe, TFListener, joint_state, robot_xml
+from node_harness import FIXTURES, KinNode, Probe, TFListener, assert_code, joint_state, robot_xml
 from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.model.srdf import parse_srdf
-from robokin_ros.node import services
+from robokin_ros.node import ik_service, services
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix, robot_state_to_q
 from robokin_ros.node.parameters import IKSettings
 
@@ -34,12 +33,6 @@ def base_state(x, y, theta) -> RobotState:
     tf.translation.x, tf.translation.y = x, y
     tf.rotation.z, tf.rotation.w = math.sin(theta / 2), math.cos(theta / 2)
     return RobotState(multi_dof_joint_state=MultiDOFJointState(joint_names=['world_joint'], transforms=[tf]))
-
-
-def assert_code(response, code, pattern=''):
-    assert response.error_code.val == getattr(MoveItErrorCodes, code), (response.error_code.val,
-                                                                        response.error_code.message)
-    assert re.search(pattern, response.error_code.message), response.error_code.message
 
 
 def fk(frame, links, state=None, robot=SNAP):
@@ -95,7 +88,7 @@ def test_ik_of_a_group_with_the_virtual_joint_moves_the_base():
     q_goal = MOBILE.moveit_configuration(TWIN.home_configuration())
     q_goal[:3] = 3.0, -1.0, 0.7
     T = frame_transform(moveit, q_goal, 'odom_combined', 'left_tool0')
-    res = services.compute_ik(ik_request('whole_body', '', T, 'odom_combined'), GetPositionIK.Response(), SNAP,
+    res = ik_service.compute_ik(ik_request('whole_body', '', T, 'odom_combined'), GetPositionIK.Response(), SNAP,
                               SETTINGS)
     assert_code(res, 'SUCCESS', r"group 'whole_body'")
     q = robot_state_to_q(moveit, res.solution, moveit.home_configuration())
@@ -112,7 +105,7 @@ def test_ik_of_an_arm_group_in_the_parent_frame_keeps_the_requests_base_pose():
     state = base_state(1.0, 2.0, 0.5)    # and the torso, which the arm's chain does not move
     torso = float(q_goal[MOBILE.moveit_model.q_names.index('torso_lift_joint')])
     state.joint_state = JointState(name=['torso_lift_joint'], position=[torso])
-    res = services.compute_ik(ik_request('left_arm', '', T, 'odom_combined', state), GetPositionIK.Response(), SNAP,
+    res = ik_service.compute_ik(ik_request('left_arm', '', T, 'odom_combined', state), GetPositionIK.Response(), SNAP,
                               SETTINGS)
     assert_code(res, 'SUCCESS', r"group 'left_arm'")
     assert not res.solution.multi_dof_joint_state.joint_names     # the URDF's joints only
@@ -132,7 +125,7 @@ def test_a_group_with_no_movable_joint_exists_for_every_service():
                                         policy='solve_unchecked')
     assert res.valid, problems
     T = frame_transform(TWIN, TWIN.home_configuration(), 'left_wrist_link', 'left_tool0')
-    ik = services.compute_ik(ik_request('left_hand', '', T, 'left_wrist_link'), GetPositionIK.Response(), SNAP,
+    ik = ik_service.compute_ik(ik_request('left_hand', '', T, 'left_wrist_link'), GetPositionIK.Response(), SNAP,
                              SETTINGS)
     assert_code(ik, 'NO_IK_SOLUTION', r"group 'left_hand' has no movable joint")
 
@@ -171,3 +164,19 @@ def test_the_node_reads_requests_against_the_srdfs_virtual_joint(tmp_path, ros_c
     finally:
         probe.close()
         proc.stop()
+
+
+def test_read_ik_request_solves_on_the_moveit_model_only_for_groups_with_the_virtual_joint():
+    moveit = MOBILE.moveit_model
+    state = base_state(1.0, 2.0, 0.5)
+    q_view = robot_state_to_q(moveit, state, MOBILE.moveit_configuration(TWIN.home_configuration()))
+    T = frame_transform(moveit, q_view, 'odom_combined', 'left_tool0')
+    whole = ik_service.read_ik_request(SNAP, ik_request('whole_body', '', T, 'odom_combined', state).ik_request,
+                                       SETTINGS)
+    assert whole.model is moveit and whole.semantic is MOBILE and 'world_joint' in whole.joints
+    np.testing.assert_array_equal(whole.seed, q_view)
+    np.testing.assert_allclose(whole.targets[0], frame_transform(moveit, q_view, whole.base, 'left_tool0'), atol=1e-12)
+    arm = ik_service.read_ik_request(SNAP, ik_request('left_arm', '', T, 'odom_combined', state).ik_request, SETTINGS)
+    assert arm.model is TWIN and arm.semantic is None and arm.base == 'torso_link'
+    np.testing.assert_array_equal(arm.seed, MOBILE.model_configuration(q_view))
+    np.testing.assert_allclose(arm.targets[0], frame_transform(TWIN, arm.seed, 'torso_link', 'left_tool0'), atol=1e-12)

@@ -19,6 +19,8 @@ from ros_harness import DEFAULT_TIMEOUT
 
 from robokin_ros import RobotModel
 
+pytestmark = pytest.mark.slow   # runs the README commands as processes
+
 BUNDLED = sorted(ROBOTS.glob('*.urdf'))
 
 

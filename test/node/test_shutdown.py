@@ -13,9 +13,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from builtin_interfaces.msg import Duration
 from moveit_msgs.srv import GetPositionIK
 from node_harness import NODE_NAME, PANDA_UNREACHABLE_XYZ, ROOT, robot_xml, write_params
+
+pytestmark = pytest.mark.slow   # starts node processes
 
 TRIALS = 20
 IK_TIMEOUT = 0.6   # [s] each trial's IK call runs this long unless the signals cut it short

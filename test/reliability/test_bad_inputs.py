@@ -149,6 +149,7 @@ def test_massless_direction_gives_the_same_answer_in_every_kernel():
     assert np.isinf(generic).all()
 
 
+@pytest.mark.slow   # 1,500 Jacobians of Talos under tracemalloc
 def test_jacobians_peak_memory_is_near_its_output():
     import sys as _sys
     import tracemalloc

@@ -24,7 +24,8 @@ from robokin_ros import RobotModel, forward_kinematics
 from robokin_ros.kernels import accel, disk_cache, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk
 
-pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
+pytestmark = [pytest.mark.skipif(not accel.available(), reason="numba is not installed"),
+              pytest.mark.slow]   # compiles kernels, runs interpreters
 ROOT = Path(__file__).resolve().parents[2]
 
 

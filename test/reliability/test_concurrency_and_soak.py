@@ -26,6 +26,7 @@ def reference_fk(model, q):
         return rk.forward_kinematics(model, q)
 
 
+@pytest.mark.slow   # compiles a kernel in a cold cache
 def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))   # a cold cache: the batch below starts a compile
     model = RobotModel.from_urdf(XML)
@@ -68,6 +69,7 @@ def rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@pytest.mark.slow   # 300,000 calls of each kind
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc for RSS")
 def test_model_churn_and_many_calls_leave_nothing_behind():
     def churn(n):
@@ -174,6 +176,7 @@ def test_cancelling_one_token_stops_only_the_solves_given_it():
     assert (results["a batch"].status == "timeout").all() and not results["a batch"].success.any()
 
 
+@pytest.mark.slow   # compiles a kernel in a cold cache
 def test_stop_background_loads_waits_for_a_running_compile(tmp_path, monkeypatch):
     from robokin_ros.kernels import lazy_accel
     if not accel.active():
