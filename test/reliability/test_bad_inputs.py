@@ -138,12 +138,8 @@ def test_massless_direction_gives_the_same_answer_in_every_kernel():
     with np.errstate(divide="ignore", invalid="ignore"):
         single = rk.aba(model, np.zeros(1), np.zeros(1), np.ones(1))
         batch = rk.aba(model, np.zeros((2, 1)), np.zeros((2, 1)), np.ones((2, 1)))
-        old = rk.kinematics.use_generated_kernels
-        rk.kinematics.use_generated_kernels = False
-        try:
+        with rk.kernels.use("generic"):
             generic = rk.aba(model, np.zeros(1), np.zeros(1), np.ones(1))
-        finally:
-            rk.kinematics.use_generated_kernels = old
     np.testing.assert_array_equal(single, generic)
     np.testing.assert_array_equal(batch, np.stack([generic, generic]))
     assert np.isinf(generic).all()
@@ -367,14 +363,10 @@ MIMIC_TIMES_2 = RobotModel.from_urdf(
 def test_a_mimic_value_that_overflows_is_a_named_non_finite_error(call, kernels):
     """Issue 24 case 1: j1 = 1e308 with a mimic multiplier 2 gives j2 = inf; every path (the
     single-configuration generated kernels included) raises NonFiniteError naming j2 and j1."""
-    old = rk.kinematics.use_generated_kernels
-    rk.kinematics.use_generated_kernels = kernels == "generated"
-    try:
+    with rk.kernels.use(kernels):
         for q in (np.array([1e308]), np.array([[0.5], [-1e308]])):
             with pytest.raises(NonFiniteError, match=r"mimic joint 'j2' = 2 \* 'j1'"):
                 call(q)
-    finally:
-        rk.kinematics.use_generated_kernels = old
     assert np.isfinite(rk.forward_kinematics(MIMIC_TIMES_2, np.array([1e307]))).all()   # 2e307 is fine
 
 
