@@ -401,13 +401,9 @@ class CompiledDynamics(LazyAccelerated):
         it; :meth:`single` and :meth:`single_flat` do not count)."""
         return None if self._kernel(1) is None else self.accelerated_single
 
-    def _loaded(self):
-        """The loaded numba kernel when the accelerator is on, else None (counts nothing)."""
-        return self._accelerated if accel.enabled else None
-
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""
-        kernel = self._loaded()
+        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             kernel(np.concatenate(inputs).reshape(1, -1), out)
@@ -416,7 +412,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def single_flat(self, inputs: list) -> np.ndarray:
         """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
-        kernel = self._loaded()
+        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             kernel(np.array([inputs], np.float64), out)
@@ -551,18 +547,14 @@ def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
     total = float(model.link_masses.sum())
 
     def build():
+        if total <= 0.0:
+            return None
         e = Emitter()
         tree = dynamics_tree(model)
         values = _com_values(e, _bodies(model, e), float(tree.mass[0]), tree.mass[0] * tree.com[0], total)
         return CompiledDynamics(model, e, values, (3,), "center of mass", (model.n_q,))
 
-    return model_cache.cached(model, DYNAMICS_KERNELS, _CENTER_OF_MASS_KEY, _build_center_of_mass_if_supported,
-                              (model, build, total))
-
-
-def _build_center_of_mass_if_supported(model: RobotModel, build, total: float):
-    """``build()``, or None for floating or planar joints or a massless model."""
-    return build() if supported(model) and total > 0.0 else None
+    return _cached(model, _CENTER_OF_MASS_KEY, build)   # (a model with mass has an inertial)
 
 
 #: Standard gravity along -z [m/s²], folded into the generated kernels.

@@ -272,10 +272,11 @@ class CompiledFK(LazyAccelerated):
         kernel = self._kernel(1)
         if kernel is not None:
             result = np.empty(self.shape) if out is None else out.reshape(self.shape)
-            # the single entry takes C-contiguous float64 vectors (numba's refusal of another
-            # type is slow); for others, or a status of NaN, the batch kernel copies q
-            if not (q.flags.c_contiguous and q.dtype == np.float64 and self.accelerated_single(q, result) == 0):
-                kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), result.reshape(1, -1))
+            # the single entry takes writeable C-contiguous float64 vectors (numba's refusal of
+            # another type is slow); for others, or a status of NaN, the batch kernel copies q
+            if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64
+                    and self.accelerated_single(q, result) == 0):
+                kernel(np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:
