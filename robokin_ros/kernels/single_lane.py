@@ -37,18 +37,15 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
         (:data:`robokin_ros.accel.enabled`, :mod:`robokin_ros.kernels.selection`), or the
         entry refused the inputs. The caller then takes its general path.
     """
-    if kernel is None or not selection.use_generated:
+    entry = None if kernel is None else kernel.accelerated_single
+    if entry is not None and accel.enabled and selection.use_generated:
+        result = np.empty(kernel.shape) if out is None else out
+        try:
+            if entry(*inputs, result) == 0:
+                return result
+        except TypeError:   # an argument numba's dispatch has no signature for
+            pass
         return None
-    entry = kernel.accelerated_single
-    if entry is None:
-        entry = kernel.single_entry()   # counts the call towards loading; None until loaded
-        if entry is None:
-            return None
-    if not accel.enabled:
-        return None
-    result = np.empty(kernel.shape) if out is None else out
-    try:
-        status = entry(*inputs, result)
-    except TypeError:   # an argument numba's dispatch has no signature for
-        return None
-    return None if status else result
+    if kernel is not None and selection.use_generated:
+        kernel.single_entry()   # counts the call towards loading the entry (in the background)
+    return None
