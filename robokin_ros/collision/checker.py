@@ -109,10 +109,6 @@ def _adjacent_pairs(model: RobotModel, has_geometry: np.ndarray) -> set:
             if has_geometry[i] and has_geometry[j]}
 
 
-class _NotBuilt:
-    """Marks :attr:`CollisionModel.single_check` as not built yet (None: it cannot be)."""
-
-
 class CollisionModel:
     """coal shapes of a model's collision geometry and the pairs to check. Build it with
     :meth:`build` (cached per model); the model is held weakly.
@@ -169,7 +165,7 @@ class CollisionModel:
         names, links = self.link_names, self.geometry_links
         #: ``(link_a, link_b)`` names of each geometry pair of :attr:`pairs`.
         self.pair_names = [(names[links[a]], names[links[b]]) for a, b in pairs.tolist()]
-        self._compiled_check = _NotBuilt
+        self._memo: dict = {}   # what is built on first use from the pairs (the compiled check)
 
     @property
     def model(self) -> RobotModel:
@@ -224,9 +220,9 @@ class CollisionModel:
         pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
         if not accel.active():   # (nothing kept: the accelerator may be switched on later)
             return None
-        if self._compiled_check is _NotBuilt:
-            self._compiled_check = SingleCheck.of(self, self.model)
-        return self._compiled_check
+        if "single check" not in self._memo:
+            self._memo["single check"] = SingleCheck.of(self, self.model)
+        return self._memo["single check"]
 
     def prepare(self) -> bool:
         """Load the compiled one-configuration check now (compiled unless the disk cache has
