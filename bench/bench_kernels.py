@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
 from bench_ik import TALOS_ARM, problems
+from bench_ik import bench_batch as ik_batch_protocol
 from bench_ik import bench_ours as ik_protocol
 from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration
 from timing import interleaved
@@ -119,7 +120,7 @@ def bench_ik_ours(model, kind, tip, joints, seed, T) -> dict:
     set_kernel(kind)
     solve_ik(model, T[:2], tip, seed, active_joints=joints)  # build the caches
     solve_ik(model, T[0], tip, seed, active_joints=joints)
-    r = ik_protocol(model, tip, joints, seed, T)
+    r = {**ik_protocol(model, tip, joints, seed, T), **ik_batch_protocol(model, tip, joints, seed, T)}
     return {"ik1": r["mean"] * 1e6, "ikb": 1e6 / r["throughput"], "ik_rate": r["rate"], "ikb_rate": r["batch_rate"]}
 
 

@@ -213,10 +213,11 @@ FLOAT64 = np.dtype(np.float64)
 def is_single_vector(x, n: int) -> bool:
     """True when ``x`` is exactly one vector ``(n,)`` as the compiled single-configuration entries
     take it: a plain ``np.ndarray`` (no subclass), float64, C-contiguous. The one guard of the
-    single-configuration lanes (about 150 ns); anything else (lists, batches, other dtypes,
+    single-configuration lanes; anything else (lists, batches, other dtypes,
     strided views) goes the general, checked way. Values are not looked at (finiteness is the
     entries' own check)."""
-    return type(x) is np.ndarray and x.dtype is FLOAT64 and x.shape == (n,) and x.flags.c_contiguous
+    # strides == (8,): one dimension, contiguous (a cheaper probe than shape and flags)
+    return type(x) is np.ndarray and x.dtype is FLOAT64 and x.strides == (8,) and x.size == n
 
 
 def finite_configuration(model, q) -> list | None:

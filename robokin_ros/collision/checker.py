@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import weakref
 from collections.abc import Sequence
 
@@ -33,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
+from ..checks import is_single_vector
 from ..errors import ArgumentError
 from ..kernels import accel
 from ..kinematics import forward_kinematics
@@ -156,8 +156,16 @@ class CollisionModel:
         self.has_geometry = has_geometry
         self.adjacent = _adjacent_pairs(model, has_geometry)
         self.disabled: tuple = ()
-        self.pairs = self._pairs_without(set())
-        self._single: SingleCheck | None | bool = False   # False: not built yet (see single_check)
+        self._set_pairs(self._pairs_without(set()))
+
+    def _set_pairs(self, pairs: np.ndarray) -> None:
+        """Check ``pairs (n, 2)`` from now on: they and everything derived from them (their link
+        names, the compiled check, built again on first use)."""
+        self.pairs = pairs
+        names, links = self.link_names, self.geometry_links
+        #: ``(link_a, link_b)`` names of each geometry pair of :attr:`pairs`.
+        self.pair_names = [(names[links[a]], names[links[b]]) for a, b in pairs.tolist()]
+        self._memo: dict = {}   # what is built on first use from the pairs (the compiled check)
 
     @property
     def model(self) -> RobotModel:
@@ -193,9 +201,7 @@ class CollisionModel:
         disabled = tuple(d for d in disabled if d[0] in index and d[1] in index)   # (an SRDF of another model)
         off = {(min(index[a], index[b]), max(index[a], index[b])) for a, b, _ in disabled}
         out = copy.copy(self)
-        out.pairs = self._pairs_without(off)
-        out._single = False
-        out.__dict__.pop("_pair_names", None)
+        out._set_pairs(self._pairs_without(off))
         out.disabled = tuple((self.link_names[i], self.link_names[j], "Adjacent") for i, j in sorted(self.adjacent)) + \
             tuple((a, b, r) for a, b, r in disabled if r != "Adjacent")
         return out
@@ -212,16 +218,15 @@ class CollisionModel:
         """The compiled one-configuration check (built on first use), or None when the model
         has no generated FK of its geometry links (a floating or planar joint moves them), no
         pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
-        check = self._single
-        if check is False:
-            if not accel.active():   # (not kept: the accelerator may be switched on later)
-                return None
-            check = self._single = SingleCheck.of(self, self.model)
-        return check
+        if not accel.active():   # (nothing kept: the accelerator may be switched on later)
+            return None
+        if "single check" not in self._memo:
+            self._memo["single check"] = SingleCheck.of(self, self.model)
+        return self._memo["single check"]
 
     def prepare(self) -> bool:
         """Load the compiled one-configuration check now (compiled unless the disk cache has
-        it: 5-30 s once per machine, then well under a second), instead of in the background
+        it: seconds once per machine, then well under a second), instead of in the background
         after :data:`robokin_ros.accel.MIN_BATCH` single calls.
 
         Returns:
@@ -239,50 +244,30 @@ class CollisionModel:
             ShapeError: ``q`` is not ``(n_q,)``.
             NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
-        check = self.single_check
-        found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
-        return self._one(q, True, True)[1] if found is None else found
+        return self.single_states(q, stop_at_first=True)[1]
 
-    def _one(self, q, first: bool, single: bool) -> tuple | None:
+    def single_states(self, q, *, stop_at_first: bool) -> tuple:
         """``(states (n_pairs,) or None, any collision)`` of one configuration ``q (n_q,)``
-        (nonzero states: pairs in collision; ``first``: only whether one is, no states), by the
-        compiled check when it is loaded, else by the batched path; None when ``q`` is a batch
-        (``single``: a ShapeError instead).
+        (nonzero states: pairs in collision; ``stop_at_first``: only whether one is, states
+        None): the single-configuration lane (the compiled check once it is loaded, see
+        :class:`~robokin_ros.collision.single.SingleCheck`), else the batched path on a batch of
+        one, which checks ``q``.
 
         Raises:
-            ShapeError, NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
+            ShapeError: ``q`` is not ``(n_q,)``.
+            NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
+        model = self.model
+        if type(q) is list and len(q) == model.n_q and all(type(x) is float for x in q):
+            q = np.array(q)   # IK's lists of floats: finiteness is the compiled check's (or check_q's below)
+        elif not is_single_vector(q, model.n_q):
+            q = np.array(model.check_q(q, single=True), np.float64)   # a tuple, a view, a read-only array
         check = self.single_check
-
-        def compiled(q):
-            if check is None:
-                return None
-            if first:
-                found = check.collides(q)
-                return None if found is None else (None, found)
-            return check.states(q)
-
-        run = compiled(q)   # an array the kernel takes: checked in the kernel
-        if run is not None:
-            return run
-        if type(q) is list and check is not None and len(q) == check.n_q and all(type(x) is float for x in q):
-            run = compiled(np.array(q))   # IK's lists of floats, checked in the kernel too
-            if run is not None:
-                return run
-        q = self.model.check_q(q, single=single)
-        if q.ndim != 1:
-            return None
-        run = compiled(np.array(q, np.float64))   # a list, a view, a read-only array
-        if run is not None:
-            return run
-        colliding = self.colliding(self.geometry_poses(q[None]), self.pairs, first=first)[0]
-        return colliding, bool(colliding.any())
-
-    @functools.cached_property
-    def _pair_names(self) -> list:
-        """``(link_a, link_b)`` names of each geometry pair of :attr:`pairs`."""
-        names, links = self.link_names, self.geometry_links
-        return [(names[links[a]], names[links[b]]) for a, b in self.pairs.tolist()]
+        found = None if check is None else check.run(q, stop_at_first=stop_at_first)   # checks q itself
+        if found is not None:
+            return found
+        colliding = self.colliding(self.geometry_poses(model.check_q(q)[None]), self.pairs, first=stop_at_first)[0]
+        return (None if stop_at_first else colliding), bool(colliding.any())
 
     # ------------------------------------------------------------------ checking
     def geometry_poses(self, q: Array) -> Array:
@@ -355,6 +340,10 @@ class CollisionModel:
         return out
 
 
+#: The registry kind (:mod:`robokin_ros.model_cache`) of :func:`collision_model`.
+COLLISION_MODELS = "collision models"
+
+
 def collision_model(model: RobotModel, srdf=None, package_paths=None, base_dir: str | None = None,
                     samples: int = SAMPLES, rng=0) -> CollisionModel:
     """The collision model of ``model``, kept per model and arguments (in
@@ -392,7 +381,7 @@ def collision_model(model: RobotModel, srdf=None, package_paths=None, base_dir: 
             disabled = ()
         return cm.with_disabled(disabled)
 
-    return model_cache.cached(model, "collision models", key, build)
+    return model_cache.cached(model, COLLISION_MODELS, key, build)
 
 
 def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0,
@@ -423,19 +412,18 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     """
     cm = model if isinstance(model, CollisionModel) else collision_model(model)
     robot = cm.model
-    if not (distance or contacts):
-        one = cm._one(q, False, False)
-        if one is not None:
-            names = cm._pair_names
-            found = list(dict.fromkeys(names[k] for k in np.flatnonzero(one[0]).tolist())) if one[1] else []
-            return SelfCollisionResult(np.array(one[1]), found)
     q = robot.check_q(q)
+    if not (distance or contacts) and q.ndim == 1:
+        states, any_pair = cm.single_states(q, stop_at_first=False)
+        names = cm.pair_names
+        found = list(dict.fromkeys(names[k] for k in np.flatnonzero(states).tolist())) if any_pair else []
+        return SelfCollisionResult(np.array(any_pair), found)
     batch = q.shape[:-1]
     flat = q.reshape(-1, robot.n_q)
     n = flat.shape[0]
     hit = np.zeros(n, bool)
     pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
-    names = cm._pair_names
+    names = cm.pair_names
     check = None if distance or contacts else cm.single_check   # (those need the batched path's poses)
     for start in range(0, n, CHUNK):
         colliding = None if check is None else check.states_batch(flat[start:start + CHUNK])
@@ -512,14 +500,13 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     Raises:
         ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
     """
+    robot = cm.model
+    if is_single_vector(q, robot.n_q):
+        return np.array([cm.single_states(q, stop_at_first=True)[1]])
+    q = robot.check_q(q)
+    if q.ndim == 1:
+        return np.array([cm.single_states(q, stop_at_first=True)[1]])
+    q = q.reshape(-1, robot.n_q)
     check = cm.single_check
-    found = None if check is None else check.collides(q)   # an array it takes: checked in the kernel
-    if found is None:
-        one = cm._one(q, True, False)
-        if one is None:
-            robot = cm.model
-            q = robot.check_q(q).reshape(-1, robot.n_q)
-            found = None if check is None else check.collides_batch(q)
-            return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1) if found is None else found
-        found = one[1]
-    return np.array([found])
+    found = None if check is None else check.collides_batch(q)
+    return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1) if found is None else found

@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
+from ..checks import is_single_vector
 from ..kernels import accel, selection
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
@@ -32,7 +33,6 @@ from .compiled_source import BOUND_MARGIN, EVERY, FIRST, FREE, HIT, OTHER, POSES
 from .geometry import coal_module
 
 Array = NDArray[np.float64]
-_FLOAT64 = np.dtype(np.float64)
 
 
 def _sizes(shape) -> tuple[int, list]:
@@ -85,7 +85,6 @@ class SingleCheck(LazyAccelerated):
         self.shapes = cm.shapes
         self.pairs = cm.pairs
         self.n_q = model.n_q
-        self._shape = (model.n_q,)
         links = sorted(set(cm.geometry_links.tolist()))
         slot = {link: k for k, link in enumerate(links)}
         codes, sizes = zip(*[_sizes(s) for s in cm.shapes])
@@ -197,8 +196,7 @@ class SingleCheck(LazyAccelerated):
     def takes(self, q) -> bool:
         """True when ``q`` is an array the kernel takes as it is: float64 ``(n_q,)``, contiguous
         and writeable (another layout would compile another specialisation)."""
-        return type(q) is np.ndarray and q.shape == self._shape and q.dtype is _FLOAT64 and q.strides == (8,) \
-            and q.flags.writeable
+        return is_single_vector(q, self.n_q) and q.flags.writeable
 
     def _call(self, q, mode: int) -> tuple | None:
         """``(n_hit, n_todo, scratch)`` of the kernel on ``q`` (see :meth:`states`), or None."""
@@ -259,6 +257,18 @@ class SingleCheck(LazyAccelerated):
         n_hit, n_todo, scratch = call
         found = self._coal(scratch, n_todo, False) if n_todo else False
         return scratch[1][0], n_hit > 0 or found
+
+    def run(self, q, *, stop_at_first: bool) -> tuple | None:
+        """``(states or None, any collision)`` of one configuration ``q``: :meth:`collides`
+        (states None) when ``stop_at_first``, else :meth:`states`; None as :meth:`states`.
+
+        Raises:
+            NonFiniteError: as :meth:`states`.
+        """
+        if stop_at_first:
+            found = self.collides(q)
+            return None if found is None else (None, found)
+        return self.states(q)
 
     def collides(self, q) -> bool | None:
         """True when some pair of one configuration ``q`` is in collision, stopping at the first

@@ -22,14 +22,15 @@ Modelling choices:
 Generated kernels: for models without floating or planar joints, :func:`rnea`,
 :func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba`,
 :func:`aba` and :func:`center_of_mass` run per-robot straight-line code from
-:mod:`robokin_ros.kernels.dynamics_codegen` (faster for one configuration and for batches);
-``robokin_ros.kinematics.use_generated_kernels = False`` or external wrenches select the generic
-kernels below, which are the generated code's oracle.
-Once a kernel is compiled by numba (:mod:`robokin_ros.accel`, :func:`prepare`), a single
-configuration given as 1-D float64 arrays with the default gravity goes straight to its compiled
-single-configuration entry, which checks lengths and finiteness (mimic joint values included)
-itself; anything else, or a failed check, takes the full path below (which raises the typed
-errors naming the culprit).
+:mod:`robokin_ros.kernels.dynamics_codegen` (no per-body Python loop, for one configuration and
+for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or external wrenches select
+the generic kernels below, which are the generated code's oracle.
+Each of these calls opens with the single-configuration lane
+(:mod:`robokin_ros.kernels.single_lane`): one configuration given as a 1-D float64 ``q`` with
+the default gravity goes to its kernel's compiled single entry once numba has loaded it
+(:mod:`robokin_ros.accel`, :func:`prepare`), which checks lengths and finiteness (mimic joint
+values included) itself; anything else, or a refused input, takes the general path (which
+raises the typed errors naming the culprit).
 
 Internally arrays are component-first and batch-last (a spatial vector per body is ``(6, n, B)``)
 so every arithmetic operation runs over a contiguous batch; Python loops run over depth levels.
@@ -42,20 +43,20 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import model_cache
-from ..checks import finite_mimics
+from ..checks import finite_mimics, is_single_vector
 from ..errors import ModelError
-from ..kernels import accel, selection
+from ..kernels import selection
 from ..kernels.dynamics_codegen import (
+    built_single,
     compiled_center_of_mass,
     compiled_crba,
     compiled_forward_dynamics,
     compiled_rnea,
-    register_single,
 )
-from ..kernels.plan import DYNAMICS_TREE, dynamics_tree, dynamics_tree_with_inertia
+from ..kernels.plan import dynamics_tree, dynamics_tree_with_inertia
 from ..kernels.preparation import DEFAULT_DYNAMICS
 from ..kernels.preparation import prepare as _prepare_kernels
+from ..kernels.single_lane import single_result
 from ..kernels.spatial_algebra import apply_inertia, cross, rotate
 from ..model import RobotModel
 from .recursions import (
@@ -79,14 +80,13 @@ from .recursions import (
 Array = NDArray[np.float64]
 
 _NO_GRAVITY = (0.0, 0.0, 0.0)
-_FLOAT64 = np.dtype(np.float64)
 
 
-def _generated(model: RobotModel, key: str | None, factory, q, vectors: dict, g: Array | None) -> Array | None:
+def _generated(model: RobotModel, factory, q, vectors: dict, g: Array | None) -> Array | None:
     """The generated kernel ``factory()`` (a :mod:`robokin_ros.kernels.dynamics_codegen` kernel)
-    on checked inputs, shaped ``batch + output``, registered as the single-call fast path ``key``
-    (unless None); None when generated kernels are switched off
-    (:mod:`robokin_ros.kernels.selection`) or the model has none."""
+    on checked inputs, shaped ``batch + output``; None when generated kernels are switched off
+    (:mod:`robokin_ros.kernels.selection`) or the model has none (the caller runs the generic
+    kernel)."""
     if not selection.use_generated:
         return None
     kernel = factory()
@@ -94,51 +94,24 @@ def _generated(model: RobotModel, key: str | None, factory, q, vectors: dict, g:
         return None
     flat = _single_flat(model, q, vectors)
     if flat is not None:
-        result = kernel.single_flat(flat + g.tolist() if kernel.gravity_input else flat)
-    else:
-        qb, x, _, batch = check_inputs(model, q, vectors)
-        inputs = [qb, *x.values()]
-        if kernel.gravity_input:
-            inputs.append(np.broadcast_to(g, (len(qb), 3)))
-        result = kernel.single(*(a[0] for a in inputs)) if not batch else \
-            kernel.batch(*inputs).reshape(batch + kernel.shape)
-    if key is not None:
-        register_single(model, key, kernel)
-    return result
+        return kernel.single_flat(flat + g.tolist() if kernel.gravity_input else flat)
+    qb, x, _, batch = check_inputs(model, q, vectors)
+    inputs = [qb, *x.values()]
+    if kernel.gravity_input:
+        inputs.append(np.broadcast_to(g, (len(qb), 3)))
+    return kernel.single(*(a[0] for a in inputs)) if not batch else kernel.batch(*inputs).reshape(batch + kernel.shape)
 
 
 def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
-    """The fast path of one configuration: ``q`` and the vectors as one list of floats when each
-    is a 1-D float64 array of its size, their sum is finite and so are the mimic joints' values;
-    else None (full checks follow)."""
+    """One configuration's inputs as one list of floats (the Python-float kernel's input) when
+    each is a 1-D float64 array of its size, their sum is finite and so are the mimic joints'
+    values; else None (full checks follow)."""
     flat = []
     for x, n in zip((q, *vectors.values()), (model.n_q,) + (model.n_v,) * len(vectors)):
-        if type(x) is not np.ndarray or x.shape != (n,) or x.dtype != np.float64:
+        if not is_single_vector(x, n):
             return None
         flat += x.tolist()
     return flat if math.isfinite(sum(flat)) and finite_mimics(model, flat[:model.n_q]) else None
-
-
-def _fast(model: RobotModel, key: str | None, *vectors) -> Array | None:
-    """One configuration through the numba-compiled single entry registered as ``key`` (see
-    :func:`robokin_ros.kernels.dynamics_codegen.register_single`), or None: ``q`` not a 1-D
-    float64 array, no such entry, kernels switched off, other inputs that are not 1-D
-    C-contiguous float64 arrays (numba's dispatch refuses them, in ~50 µs), or inputs that the
-    entry refuses (a wrong length, a NaN or inf input or mimic joint value). The caller then
-    takes the full path, which raises the typed errors."""
-    q = vectors[0]
-    if type(q) is not np.ndarray or q.ndim != 1 or q.dtype is not _FLOAT64:
-        return None   # a batch never reaches numba's dispatch: its refusal would cost ~50 µs
-    tree = model_cache.peek(model, DYNAMICS_TREE, None)
-    kernel = None if tree is None else tree.fast.get(key)
-    if kernel is None or not selection.use_generated or not accel.enabled:
-        return None
-    out = np.empty(kernel.shape)
-    try:
-        status = kernel.accelerated_single(*vectors, out)
-    except TypeError:   # another dtype or type, non-contiguous, read-only: numba has no such signature
-        return None
-    return None if status else out
 
 
 def _out(x: Array, batch: tuple) -> Array:
@@ -163,18 +136,19 @@ def rnea(model: RobotModel, q, v, a, gravity=GRAVITY, f_ext=None) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
-    key = "rnea" if f_ext is None and gravity is GRAVITY else None
-    tau = _fast(model, key, q, v, a)
-    if tau is not None:
-        return tau
+    if f_ext is None and gravity is GRAVITY and is_single_vector(q, model.n_q):
+        tau = single_result(built_single(model, "rnea"), None, q, v, a)
+        if tau is not None:
+            return tau
     tree = dynamics_tree_with_inertia(model)
     g = check_gravity(gravity)
     if f_ext is None:
-        tau = _generated(model, key, lambda: compiled_rnea(model, True, True, g), q, {"v": v, "a": a}, g)
+        tau = _generated(model, lambda: compiled_rnea(model, True, True, g), q, {"v": v, "a": a}, g)
         if tau is not None:
             return tau
     qb, x, f, batch = check_inputs(model, q, {"v": v, "a": a}, f_ext)
-    return _out(chunked(lambda *args: rnea_generic(model, tree, *args, g), qb, x["v"], x["a"], f), batch)
+    return _out(chunked(lambda qc, vc, ac, fc: rnea_generic(model, tree, qc, vc, ac, f_ext=fc, gravity=g),
+                        qb, x["v"], x["a"], f), batch)
 
 
 def gravity_torques(model: RobotModel, q, gravity=GRAVITY) -> Array:
@@ -183,18 +157,18 @@ def gravity_torques(model: RobotModel, q, gravity=GRAVITY) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
-    key = "gravity" if gravity is GRAVITY else None
-    tau = _fast(model, key, q)
-    if tau is not None:
-        return tau
+    if gravity is GRAVITY and is_single_vector(q, model.n_q):
+        tau = single_result(built_single(model, "gravity_torques"), None, q)
+        if tau is not None:
+            return tau
     tree = dynamics_tree_with_inertia(model)
     g = check_gravity(gravity)
-    tau = _generated(model, key, lambda: compiled_rnea(model, False, False, g), q, {}, g)
+    tau = _generated(model, lambda: compiled_rnea(model, False, False, g), q, {}, g)
     if tau is not None:
         return tau
     qb, _, _, batch = check_inputs(model, q, {})
-    zero = np.zeros((1, model.n_v))
-    return _out(chunked(lambda qc: rnea_generic(model, tree, qc, zero.T, zero.T, None, g), qb), batch)
+    zero = np.zeros((model.n_v, 1))
+    return _out(chunked(lambda qc: rnea_generic(model, tree, qc, zero, zero, gravity=g), qb), batch)
 
 
 def nonlinear_effects(model: RobotModel, q, v, gravity=GRAVITY) -> Array:
@@ -203,18 +177,19 @@ def nonlinear_effects(model: RobotModel, q, v, gravity=GRAVITY) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad inputs.
     """
-    key = "nle" if gravity is GRAVITY else "coriolis" if gravity is _NO_GRAVITY else None
-    h = _fast(model, key, q, v)
-    if h is not None:
-        return h
+    call = "nonlinear_effects" if gravity is GRAVITY else "coriolis_torques" if gravity is _NO_GRAVITY else None
+    if call is not None and is_single_vector(q, model.n_q):
+        h = single_result(built_single(model, call), None, q, v)
+        if h is not None:
+            return h
     tree = dynamics_tree_with_inertia(model)
     g = check_gravity(gravity)
-    h = _generated(model, key, lambda: compiled_rnea(model, True, False, g), q, {"v": v}, g)
+    h = _generated(model, lambda: compiled_rnea(model, True, False, g), q, {"v": v}, g)
     if h is not None:
         return h
     qb, x, _, batch = check_inputs(model, q, {"v": v})
     zero = np.zeros((model.n_v, 1))
-    return _out(chunked(lambda qc, vc: rnea_generic(model, tree, qc, vc, zero, None, g), qb, x["v"]), batch)
+    return _out(chunked(lambda qc, vc: rnea_generic(model, tree, qc, vc, zero, gravity=g), qb, x["v"]), batch)
 
 
 def coriolis_torques(model: RobotModel, q, v) -> Array:
@@ -238,11 +213,12 @@ def crba(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no inertial. ShapeError, NonFiniteError: bad ``q``.
     """
-    M = _fast(model, "crba", q)
-    if M is not None:
-        return M
+    if is_single_vector(q, model.n_q):
+        M = single_result(built_single(model, "crba"), None, q)
+        if M is not None:
+            return M
     tree = dynamics_tree_with_inertia(model)
-    M = _generated(model, "crba", lambda: compiled_crba(model), q, {}, None)
+    M = _generated(model, lambda: compiled_crba(model), q, {}, None)
     if M is not None:
         return M
     qb, _, _, batch = check_inputs(model, q, {})
@@ -268,16 +244,16 @@ def aba(model: RobotModel, q, v, tau, gravity=GRAVITY, f_ext=None) -> Array:
         ModelError: no inertial, or a joint that moves no mass (M singular).
         ShapeError, NonFiniteError: bad inputs.
     """
-    key = "aba" if f_ext is None and gravity is GRAVITY else None
-    acc = _fast(model, key, q, v, tau)
-    if acc is not None:
-        return acc
+    if f_ext is None and gravity is GRAVITY and is_single_vector(q, model.n_q):
+        acc = single_result(built_single(model, "aba"), None, q, v, tau)
+        if acc is not None:
+            return acc
     tree = dynamics_tree_with_inertia(model)
     if tree.massless_coordinates:
         raise ModelError(f"coordinates {list(tree.massless_coordinates)} move no mass: the mass matrix is singular")
     g = check_gravity(gravity)
     if f_ext is None:
-        acc = _generated(model, key, lambda: compiled_forward_dynamics(model, g), q, {"v": v, "tau": tau}, g)
+        acc = _generated(model, lambda: compiled_forward_dynamics(model, g), q, {"v": v, "tau": tau}, g)
         if acc is not None:
             return acc
     qb, x, f, batch = check_inputs(model, q, {"v": v, "tau": tau}, f_ext)
@@ -329,12 +305,13 @@ def center_of_mass(model: RobotModel, q) -> Array:
     Raises:
         ModelError: the model has no mass. ShapeError, NonFiniteError: bad ``q``.
     """
-    c = _fast(model, "com", q)
-    if c is not None:
-        return c
+    if is_single_vector(q, model.n_q):
+        c = single_result(built_single(model, "center_of_mass"), None, q)
+        if c is not None:
+            return c
     if total_mass(model) <= 0.0:
         raise ModelError(f"model {model.name!r} has no mass: its centre of mass is undefined")
-    c = _generated(model, "com", lambda: compiled_center_of_mass(model), q, {}, None)
+    c = _generated(model, lambda: compiled_center_of_mass(model), q, {}, None)
     if c is not None:
         return c
     _, _, _, h, batch = _com_parts(model, q)

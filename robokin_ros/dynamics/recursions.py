@@ -187,8 +187,9 @@ def columns_to_v(model: RobotModel, tree: DynamicsTree, per_column: Array) -> Ar
     return out
 
 
-def rnea_generic(model, tree, qb, v, a, f_ext, g) -> Array:
-    """Joint forces ``(n_v, B)``."""
+def rnea_generic(model, tree, qb, v, a, *, f_ext=None, gravity) -> Array:
+    """Joint forces ``(n_v, B)`` for ``qb (B, n_q)``, ``v``, ``a (n_v, B)``, wrenches ``f_ext``
+    ``(6, n_links, B)`` or None and ``gravity (3,)``."""
     B = qb.shape[0]
     R, p = body_frames(model, tree, qb)
     S = body_motion_columns(model, tree, R, p)
@@ -198,7 +199,7 @@ def rnea_generic(model, tree, qb, v, a, f_ext, g) -> Array:
     aJ = joint_motion(tree, S, a[tree.col_v] * tree.col_scale[:, None], B) \
         + velocity_product_accelerations(tree, S, V, vJ, xd)
     A = np.empty_like(aJ)
-    A[:3, 0], A[3:, 0] = -g[:, None], 0.0
+    A[:3, 0], A[3:, 0] = -gravity[:, None], 0.0
     for bodies, parents, _ in tree.levels:
         A[:, bodies] = A[:, parents] + aJ[:, bodies]
     mass, h, I_o = body_inertias(tree, R, p)
@@ -312,7 +313,7 @@ def aba_by_solve(model, tree, qb, v, tau, f_ext, g) -> Array:
     Raises:
         ModelError: ``M`` singular at some configuration (naming the joints whose rows vanish).
     """
-    rhs = tau - rnea_generic(model, tree, qb, v, np.zeros_like(v), f_ext, g)
+    rhs = tau - rnea_generic(model, tree, qb, v, np.zeros_like(v), f_ext=f_ext, gravity=g)
     M = crba_generic(model, tree, qb)
     try:
         return np.linalg.solve(M, rhs.T[..., None])[..., 0].T

@@ -47,8 +47,8 @@ from .plan import dynamics_tree
 #: Gravity vectors folded into the generated code as constants; any other is an input.
 _CONSTANT_GRAVITIES = ((0.0, 0.0, -9.81), (0.0, 0.0, 0.0))
 
-#: Configurations per chunk of a batched generated kernel (measured on Panda and Talos: larger
-#: chunks amortise numpy's per-operation overhead, 1024 -> 4096 saves 30-40 %).
+#: Configurations per chunk of a batched generated kernel (larger chunks amortise numpy's
+#: per-operation overhead; the temporaries stay cache-sized).
 CHUNK = 4096
 
 # ---------------------------------------------------------------------------------------- symbolic helpers
@@ -81,7 +81,7 @@ class _Body:
     ``(xx, yy, zz, xy, xz, yz)``.
     """
 
-    def __init__(self, parent, E, r, u, revolute, column, scale, mass, com, I_c):
+    def __init__(self, *, parent, E, r, u, revolute, column, scale, mass, com, I_c):
         self.parent, self.E, self.r, self.u, self.revolute = parent, E, r, u, revolute
         self.column, self.scale, self.mass = column, scale, mass
         c = np.array(com)
@@ -132,8 +132,9 @@ def _bodies(model: RobotModel, e: Emitter) -> list:
             E = _transpose(CR)
             r = [e.add(pc, e.mul(a, value)) for pc, a in zip(Cp, [clean(x) for x in np.array(CR) @ np.array(u)])]
         src = int(model.velocity_source_joints[j])
-        bodies.append(_Body(int(tree.parent[b]), E, r, u, revolute, int(model.joint_v_index[src]), mult,
-                            float(tree.mass[b]), tree.com[b].tolist(), _pack(tree.I_com[b])))
+        bodies.append(_Body(parent=int(tree.parent[b]), E=E, r=r, u=u, revolute=revolute,
+                            column=int(model.joint_v_index[src]), scale=mult, mass=float(tree.mass[b]),
+                            com=tree.com[b].tolist(), I_c=_pack(tree.I_com[b])))
     return bodies
 
 
@@ -393,9 +394,16 @@ class CompiledDynamics(LazyAccelerated):
     def _installed(self, kernel) -> None:
         self.accelerated_single = kernel.py_func.__globals__["single"]
 
+    def single_entry(self):
+        """The compiled ``single(*inputs, out) -> status`` once loaded (see
+        :meth:`wrapper_source`), else None; counts as one configuration towards loading it (the
+        single-configuration lane, :func:`robokin_ros.kernels.single_lane.single_result`, calls
+        it; :meth:`single` and :meth:`single_flat` do not count)."""
+        return None if self._kernel(1) is None else self.accelerated_single
+
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""
-        kernel = self._kernel(1)
+        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             kernel(np.concatenate(inputs).reshape(1, -1), out)
@@ -404,7 +412,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def single_flat(self, inputs: list) -> np.ndarray:
         """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
-        kernel = self._kernel(1)
+        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             kernel(np.array([inputs], np.float64), out)
@@ -438,20 +446,38 @@ class CompiledDynamics(LazyAccelerated):
         return out.reshape((B,) + self.shape)
 
 
+#: The registry kind (:mod:`robokin_ros.model_cache`) of the generated dynamics kernels; the
+#: functions below are the only places that spell their keys.
+DYNAMICS_KERNELS = "dynamics kernels"
+
+
 def _build_if_supported(model: RobotModel, build):
-    return build() if supported(model) else None
+    """``build()``, or None for a model with floating or planar joints or without any inertial
+    (the public calls raise ModelError for it before they would run a kernel)."""
+    return build() if supported(model) and dynamics_tree(model).has_inertial else None
 
 
 def _cached(model: RobotModel, key, build):
-    """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None for models
-    with floating or planar joints."""
-    return model_cache.cached(model, "dynamics kernels", key, _build_if_supported, (model, build))
+    """The kernel ``key`` of ``model`` (kept in :mod:`robokin_ros.model_cache`), or None (see
+    :func:`_build_if_supported`)."""
+    return model_cache.cached(model, DYNAMICS_KERNELS, key, _build_if_supported, (model, build))
 
 
 def _constant_gravity(gravity: np.ndarray):
     """``gravity`` as a tuple when it is folded into the generated code, else None (an input)."""
     g = tuple(gravity.tolist())
     return g if g in _CONSTANT_GRAVITIES else None
+
+
+def _rnea_key(with_v: bool, with_a: bool, constant) -> tuple:
+    return ("rnea", with_v, with_a, constant)
+
+
+def _forward_dynamics_key(constant) -> tuple:
+    return ("forward dynamics", constant)
+
+
+_CENTER_OF_MASS_KEY = "center of mass"
 
 
 def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> CompiledDynamics | None:
@@ -479,7 +505,7 @@ def compiled_rnea(model: RobotModel, with_v: bool, with_a: bool, gravity) -> Com
         return CompiledDynamics(model, e, tau, (model.n_v,), f"rnea v={with_v} a={with_a} g={constant}", sizes,
                                 gravity_input=constant is None)
 
-    return _cached(model, ("rnea", with_v, with_a, constant), build)
+    return _cached(model, _rnea_key(with_v, with_a, constant), build)
 
 
 def compiled_crba(model: RobotModel) -> CompiledDynamics | None:
@@ -511,7 +537,7 @@ def compiled_forward_dynamics(model: RobotModel, gravity) -> CompiledDynamics | 
         return CompiledDynamics(model, e, a, (model.n_v,), f"forward dynamics g={constant}", sizes,
                                 gravity_input=constant is None)
 
-    return _cached(model, ("forward dynamics", constant), build)
+    return _cached(model, _forward_dynamics_key(constant), build)
 
 
 def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
@@ -528,29 +554,47 @@ def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
         values = _com_values(e, _bodies(model, e), float(tree.mass[0]), tree.mass[0] * tree.com[0], total)
         return CompiledDynamics(model, e, values, (3,), "center of mass", (model.n_q,))
 
-    return _cached(model, "center of mass", build)
+    return _cached(model, _CENTER_OF_MASS_KEY, build)   # (a model with mass has an inertial)
 
 
 #: Standard gravity along -z [m/s²], folded into the generated kernels.
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 _STANDARD = np.array(STANDARD_GRAVITY)
 
-#: The dynamics calls :func:`robokin_ros.kernels.prepare` can accelerate (default gravity), with
-#: their single-call keys (see :func:`register_single`) and kernel factories.
+#: The dynamics calls with a compiled single-configuration entry (standard gravity; the zero
+#: gravity of ``coriolis_torques``): what :func:`robokin_ros.kernels.prepare` accelerates and
+#: :func:`built_single` looks up, each with its kernel factory.
 PREPARABLE = {
-    "rnea": ("rnea", lambda model: compiled_rnea(model, True, True, _STANDARD)),
-    "gravity_torques": ("gravity", lambda model: compiled_rnea(model, False, False, _STANDARD)),
-    "nonlinear_effects": ("nle", lambda model: compiled_rnea(model, True, False, _STANDARD)),
-    "coriolis_torques": ("coriolis", lambda model: compiled_rnea(model, True, False, np.zeros(3))),
-    "crba": ("crba", compiled_crba),
-    "aba": ("aba", lambda model: compiled_forward_dynamics(model, _STANDARD)),
-    "center_of_mass": ("com", compiled_center_of_mass),
+    "rnea": lambda model: compiled_rnea(model, True, True, _STANDARD),
+    "gravity_torques": lambda model: compiled_rnea(model, False, False, _STANDARD),
+    "nonlinear_effects": lambda model: compiled_rnea(model, True, False, _STANDARD),
+    "coriolis_torques": lambda model: compiled_rnea(model, True, False, np.zeros(3)),
+    "crba": compiled_crba,
+    "aba": lambda model: compiled_forward_dynamics(model, _STANDARD),
+    "center_of_mass": compiled_center_of_mass,
+}
+
+#: The registry key of each call of :data:`PREPARABLE` (what its factory builds).
+_SINGLE_KEYS = {
+    "rnea": _rnea_key(True, True, STANDARD_GRAVITY),
+    "gravity_torques": _rnea_key(False, False, STANDARD_GRAVITY),
+    "nonlinear_effects": _rnea_key(True, False, STANDARD_GRAVITY),
+    "coriolis_torques": _rnea_key(True, False, (0.0, 0.0, 0.0)),
+    "crba": "crba",
+    "aba": _forward_dynamics_key(STANDARD_GRAVITY),
+    "center_of_mass": _CENTER_OF_MASS_KEY,
 }
 
 
-def register_single(model: RobotModel, key: str, kernel: CompiledDynamics | None) -> None:
-    """Make ``kernel``'s compiled single-configuration entry the fast path ``key`` of ``model``
-    (read through ``dynamics_tree(model).fast``) once it is loaded; call it after a checked call, so the
-    model-level checks have passed."""
-    if kernel is not None and kernel.accelerated_single is not None:
-        dynamics_tree(model).fast[key] = kernel
+def built_single(model: RobotModel, call: str) -> CompiledDynamics | None:
+    """The kernel of the public dynamics ``call`` (a name of :data:`PREPARABLE`) if it has been
+    built already, else None: a lookup that builds nothing, for the single-configuration lane
+    (the call's general path builds it).
+
+    A kernel of a model whose dynamics the public call refuses is never built (no inertial; see
+    :func:`_build_if_supported`); ``aba`` of a model with massless coordinates (a singular mass
+    matrix, which ``aba`` must report) is built but never loaded: neither
+    :func:`robokin_ros.kernels.prepare` nor :class:`robokin_ros.Kinematics` loads it, and its
+    general path raises before running it.
+    """
+    return model_cache.peek(model, DYNAMICS_KERNELS, _SINGLE_KEYS[call])

@@ -273,10 +273,11 @@ class CompiledFK(LazyAccelerated):
         kernel = self._kernel(1)
         if kernel is not None:
             result = np.empty(self.shape) if out is None else out.reshape(self.shape)
-            # the single entry takes C-contiguous float64 vectors (numba's refusal of another
-            # type would cost ~50 µs); for others, or a status of NaN, the batch kernel copies q
-            if not (q.flags.c_contiguous and q.dtype == np.float64 and self.accelerated_single(q, result) == 0):
-                kernel(np.ascontiguousarray(q, np.float64).reshape(1, -1), result.reshape(1, -1))
+            # the single entry takes writeable C-contiguous float64 vectors (numba's refusal of
+            # another type is slow); for others, or a status of NaN, the batch kernel copies q
+            if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64
+                    and self.accelerated_single(q, result) == 0):
+                kernel(np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:
@@ -286,8 +287,8 @@ class CompiledFK(LazyAccelerated):
         return flat.reshape(self.shape)
 
     def from_flat(self, values: list) -> np.ndarray:
-        """The result array of :meth:`flat`'s list (struct packing is the cheapest list -> ndarray
-        measured here: 2x faster than ``array.array``, 3x than ``np.array``)."""
+        """The result array of :meth:`flat`'s list (struct packing: the cheapest list -> ndarray
+        conversion measured, ahead of ``array.array`` and ``np.array``)."""
         return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self.shape)
 
     def batch(self, qb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -312,7 +313,7 @@ class CompiledFK(LazyAccelerated):
             view = components[:, :stop - start]
             for slot, entry in zip(self.generated.slots, self._batch_entries(qT[:, start:stop], np.cos, np.sin)):
                 view[slot] = entry
-            for column in range(0, size, 64):  # blocked transpose: ~20 % faster than one strided copy
+            for column in range(0, size, 64):  # blocked transpose: cache-friendlier than one strided copy
                 out[start:stop, column:column + 64] = view[column:column + 64].T
         return out.reshape((B,) + self.shape)
 
@@ -331,14 +332,26 @@ def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool,
     return kernel
 
 
-# Kernels are kept in robokin_ros.model_cache ("fk kernels"), built on first use; the lookups
-# below pass the builder and its arguments rather than a closure (the single-configuration FK
-# path looks its kernel up on every call).
+#: The registry kind (:mod:`robokin_ros.model_cache`) of the generated FK kernels, keyed by what
+#: they compute; the accessors below are the only places that spell the keys.
+FK_KERNELS = "fk kernels"
+_EVERY_LINK = "fk"
+
+# The lookups pass the builder and its arguments rather than a closure (the single-configuration
+# lane looks its kernel up on every call).
 
 
 def compiled_fk(model: RobotModel) -> CompiledFK | None:
     """The model's generated FK of every link (built on first use, kept per model), or None."""
-    return model_cache.cached(model, "fk kernels", "fk", _kernel, (model, "fk", generate_link_poses_source, (), True))
+    return model_cache.cached(model, FK_KERNELS, _EVERY_LINK, _kernel,
+                              (model, _EVERY_LINK, generate_link_poses_source, (), True))
+
+
+def built_fk(model: RobotModel) -> CompiledFK | None:
+    """:func:`compiled_fk` if it has been built already, else None (a lookup that builds
+    nothing: the single-configuration lane of :func:`robokin_ros.forward_kinematics`, whose
+    general path builds it)."""
+    return model_cache.peek(model, FK_KERNELS, _EVERY_LINK)
 
 
 def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
@@ -349,13 +362,13 @@ def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
     if links is None and layout == "4x4":
         return compiled_fk(model)
     key = ("link poses", layout, links)
-    return model_cache.cached(model, "fk kernels", key, _kernel,
+    return model_cache.cached(model, FK_KERNELS, key, _kernel,
                               (model, key, generate_link_poses_source, (links, layout), True))
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:
     """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
-    return model_cache.cached(model, "fk kernels", "joint poses", _kernel,
+    return model_cache.cached(model, FK_KERNELS, "joint poses", _kernel,
                               (model, "joint poses", generate_joint_poses_source, (), False))
 
 
@@ -364,15 +377,19 @@ def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:
     frame), or None; see :func:`generate_jacobian_source`. Its numba kernel loads in the
     background once :data:`robokin_ros.accel.MIN_BATCH` single calls have gone through
     :meth:`CompiledFK.single_entry` (a controller's calls add up), or at once by
-    :func:`robokin_ros.prepare`.
+    :func:`robokin_ros.prepare`. The single-configuration lane of :func:`robokin_ros.jacobian`
+    looks it up here on every call (one registry probe once built).
 
     Raises:
         UnknownLinkError: a frame the model does not have.
     """
-    model.link_index(frame)
     key = ("jacobian", frame)
-    return model_cache.cached(model, "fk kernels", key, _kernel,
-                              (model, key, generate_jacobian_source, (frame,), False, True))
+    kernel = model_cache.peek(model, FK_KERNELS, key)   # the lane's lookup: one probe when built
+    if kernel is None:
+        model.link_index(frame)
+        kernel = model_cache.cached(model, FK_KERNELS, key, _kernel,
+                                    (model, key, generate_jacobian_source, (frame,), False, True))
+    return kernel
 
 
 def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
@@ -386,4 +403,4 @@ def compiled_frames(model: RobotModel, frames) -> CompiledFK | None:
     for f in frames:
         model.link_index(f)
     key = ("frames", frames)
-    return model_cache.cached(model, "fk kernels", key, _kernel, (model, key, generate_frames_source, (frames,), False))
+    return model_cache.cached(model, FK_KERNELS, key, _kernel, (model, key, generate_frames_source, (frames,), False))

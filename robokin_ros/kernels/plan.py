@@ -161,7 +161,6 @@ class DynamicsTree:
             self.subtree_mass[self.parent[b]] += self.subtree_mass[b]
             self.subtree_inertia[self.parent[b]] += self.subtree_inertia[b]
         self.has_inertial = bool(model.link_has_inertial.any())
-        self.fast: dict = {}   # accelerated single-configuration kernels by public call (see _fast)
         self._columns(model, body_of_moving)
 
     def _columns(self, model: RobotModel, body_of_moving: dict) -> None:
@@ -225,13 +224,14 @@ class DynamicsTree:
         self.massless_coordinates = tuple(model.v_names[i] for i in np.flatnonzero(moved <= 0.0))
 
 
-#: The registry kind of :func:`dynamics_tree` (the single-call dynamics path peeks at it).
+#: The registry kinds (:mod:`robokin_ros.model_cache`) of :func:`fk_plan` and :func:`dynamics_tree`.
+FK_PLAN = "fk plan"
 DYNAMICS_TREE = "dynamics tree"
 
 
 def fk_plan(model: RobotModel) -> FKPlan:
     """The model's :class:`FKPlan` (built on first use)."""
-    return model_cache.cached(model, "fk plan", None, FKPlan, (model,))
+    return model_cache.cached(model, FK_PLAN, None, FKPlan, (model,))
 
 
 def dynamics_tree(model: RobotModel) -> DynamicsTree:

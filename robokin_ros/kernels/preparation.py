@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ArgumentError
 from ..model import RobotModel
-from .dynamics_codegen import PREPARABLE, register_single
+from .dynamics_codegen import PREPARABLE
 from .fk_codegen import compiled_fk, compiled_frames, compiled_jacobian, compiled_link_poses
 from .plan import dynamics_tree_with_inertia
 
@@ -18,8 +18,8 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
 
     Without it a kernel is loaded in a background thread once
     :data:`robokin_ros.accel.MIN_BATCH` configurations have gone through it. Compiling takes
-    1-6 s per kernel for an arm and up to ~90 s for Talos's forward dynamics, once per machine
-    (then < 0.1 s per process).
+    seconds per kernel for an arm and up to minutes for a humanoid's forward dynamics, once per
+    machine (then read from the disk cache).
 
     Args:
         model: the robot.
@@ -55,10 +55,9 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
     if dynamics:
         tree = dynamics_tree_with_inertia(model)
         for call in dynamics:
-            key, factory = PREPARABLE[call]
-            kernel = factory(model)
+            if call == "aba" and tree.massless_coordinates:   # aba of a singular M must raise: never loaded
+                continue
+            kernel = PREPARABLE[call](model)
             if kernel is None or not kernel.accelerate():
                 ready = False
-            elif key != "aba" or not tree.massless_coordinates:   # aba of a singular M must raise
-                register_single(model, key, kernel)
     return ready

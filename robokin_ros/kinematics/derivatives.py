@@ -53,7 +53,7 @@ def _hat(xi: Array) -> Array:
 
 
 def _cross(a: Array, b: Array) -> Array:
-    """``a × b`` over the last axis, broadcast (``np.cross`` costs ~20 µs of overhead per call)."""
+    """``a × b`` over the last axis, broadcast (``np.cross``'s per-call overhead is large for small arrays)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
@@ -72,6 +72,10 @@ def _to_v(X: Array, select: Array, axis: int) -> Array:
     return np.moveaxis(select.T @ Y @ select, (-2, -1), (axis, axis + 1))
 
 
+#: The registry kind (:mod:`robokin_ros.model_cache`) of each frame's column constants.
+DERIVATIVE_FRAMES = "derivative frames"
+
+
 def _frame_constants(model: RobotModel, k: int):
     """Per frame ``k`` (kept in :mod:`robokin_ros.model_cache`): supporting column indices, their
     ``select (nk, n_v)``, masks ``first`` / ``chart``."""
@@ -85,7 +89,7 @@ def _frame_constants(model: RobotModel, k: int):
         first = (order[:, None] < order[None, :]) & ~chart
         return keep, cols.select[keep], first, chart
 
-    return model_cache.cached(model, "derivative frames", k, build)
+    return model_cache.cached(model, DERIVATIVE_FRAMES, k, build)
 
 
 def _frame_columns(model: RobotModel, q, frame: str, poses):

@@ -14,19 +14,16 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import model_cache
-from ..checks import check_out, finite_configuration, numbers
+from ..checks import check_out, finite_configuration, is_single_vector, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
-from ..kernels import accel, selection
-from ..kernels.fk_codegen import LAYOUTS, compiled_fk, compiled_joint_poses, compiled_link_poses
+from ..kernels import selection
+from ..kernels.fk_codegen import LAYOUTS, built_fk, compiled_joint_poses, compiled_link_poses
 from ..kernels.plan import compose, fk_plan, other_joint_motion, plane_frame
+from ..kernels.single_lane import single_result
 from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw, rotation_about_axis
 
 Array = NDArray[np.float64]
-
-#: numpy's float64 dtype (a singleton: an identity test is the cheapest dtype check).
-FLOAT64 = np.dtype(np.float64)
 
 def _fk_components(model: RobotModel, qb: Array):
     """World rotations ``(3, 3, n_links, B)`` and positions ``(3, n_links, B)`` for ``qb (B, n_q)``."""
@@ -69,7 +66,11 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
     """World pose of every link (or of ``frames``).
 
     Uses the model's generated kernel when it has one (no floating / planar joint moves the
-    links asked for), else the generic kernel; both agree to 1e-12. The options only shrink
+    links asked for), else the generic kernel; both agree to 1e-12. One configuration ``(n_q,)``
+    (a C-contiguous float64 array) of every link goes to the kernel's compiled single entry once
+    numba has loaded it (:func:`robokin_ros.prepare`, or a batch of
+    :data:`robokin_ros.accel.MIN_BATCH` configurations); it checks ``q`` and ``out`` itself, and
+    what it refuses takes the general path, which raises the typed errors. The options only shrink
     what is written: ``layout="3x4"`` and ``frames`` use kernels that compute and write just
     those entries, and ``out=`` reuses memory (no page faults of a fresh allocation).
 
@@ -95,26 +96,11 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         ArgumentError: an unknown ``layout``; ``out`` not a writeable C-contiguous float64
             array; ``frames`` a str (pass a list).
     """
-    if frames is None and layout == "4x4" and selection.use_generated:
-        # One configuration (the node's per-message path): the compiled single entry checks
-        # q's length and finiteness and out's shape itself; what it refuses (NaN, a bad out)
-        # takes the checked path below, which raises the typed error. Only 1-D float64 arrays
-        # are offered to it: numba's refusal of another type would cost ~50 µs.
-        compiled = model_cache.peek(model, "fk kernels", "fk")
-        single = None if compiled is None or not accel.enabled else compiled.accelerated_single
-        if single is None:
-            values = finite_configuration(model, q) if out is None else None
-            if values is not None:  # no numpy call before the Python-float kernel
-                compiled = compiled_fk(model)
-                if compiled is not None:
-                    return compiled.single(q, values)
-        elif type(q) is np.ndarray and q.ndim == 1 and q.dtype is FLOAT64:
-            result = np.empty(compiled.shape) if out is None else out
-            try:
-                if single(q, result) == 0:
-                    return result
-            except TypeError:   # a strided q, or an out that is not a writeable C-contiguous float64 array
-                pass
+    if frames is None and layout == "4x4" and is_single_vector(q, model.n_q):
+        # the single-configuration lane (robokin_ros.kernels.single_lane); None: the general path
+        result = single_result(built_fk(model), out, q)
+        if result is not None:
+            return result
     if layout not in ("4x4", "3x4"):
         raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
     return _link_poses(model, q, model.link_indices(frames), layout, out)
@@ -139,18 +125,22 @@ def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = Non
 
 
 def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str, out) -> Array:
-    """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``."""
-    q = model.check_q(q)
+    """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``:
+    the general, checked path (one finite configuration as Python floats runs the generated
+    kernel without a numpy call until its numba kernel is loaded)."""
+    compiled = compiled_link_poses(model, links, layout) if selection.use_generated else None
+    values = None if compiled is None else finite_configuration(model, q)
+    if values is None:
+        q = model.check_q(q)
     batch = q.shape[:-1]
     shape = batch + (model.n_links if links is None else len(links),) + LAYOUTS[layout]
     if out is not None:
         check_out(out, shape)
     if math.prod(shape) == 0:
         return np.empty(shape) if out is None else out
-    compiled = compiled_link_poses(model, links, layout) if selection.use_generated else None
     if compiled is not None:
         if q.ndim == 1:
-            result = compiled.single(q, out=out)
+            result = compiled.single(q, values, out=out)
         else:
             B = math.prod(batch)
             result = compiled.batch(q.reshape(B, model.n_q), out=None if out is None else out.reshape(B, -1))

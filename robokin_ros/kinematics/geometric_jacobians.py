@@ -13,12 +13,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
-from ..checks import finite_configuration, real_array
+from ..checks import finite_configuration, is_single_vector, real_array
 from ..errors import ArgumentError
-from ..kernels import accel, selection
+from ..kernels import selection
 from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
+from ..kernels.single_lane import single_result
 from ..model import JointType, RobotModel
-from .fk import FLOAT64, forward_kinematics, joint_motion_subspaces, resolve_poses
+from .fk import forward_kinematics, joint_motion_subspaces, resolve_poses
 
 Array = NDArray[np.float64]
 
@@ -88,9 +89,13 @@ class MotionColumns:
         return np.stack([S[j][..., :, k] for j, k in zip(self.joint, self.sub)], axis=-2)
 
 
+#: The registry kind (:mod:`robokin_ros.model_cache`) of :func:`motion_columns`.
+JACOBIAN_COLUMNS = "jacobian columns"
+
+
 def motion_columns(model: RobotModel) -> MotionColumns:
     """The model's :class:`MotionColumns` (built on first use)."""
-    return model_cache.cached(model, "jacobian columns", None, MotionColumns, (model,))
+    return model_cache.cached(model, JACOBIAN_COLUMNS, None, MotionColumns, (model,))
 
 
 def world_columns(model: RobotModel, q, T: Array):
@@ -179,28 +184,20 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     Returns:
         ``(..., 6, n_v)``, rows [linear; angular].
 
+    One configuration ``(n_q,)`` (a C-contiguous float64 array) LOCAL_WORLD_ALIGNED, without
+    ``point`` or ``poses``, goes to the frame's generated Jacobian kernel's compiled single entry
+    once numba has loaded it (:func:`robokin_ros.prepare`, or after
+    :data:`robokin_ros.accel.MIN_BATCH` such calls); it checks ``q`` itself, and what it refuses
+    takes the general path, which raises the typed errors.
+
     Raises:
         UnknownLinkError: unknown frame. ShapeError: bad ``q``, ``point`` or ``poses``.
     """
-    if reference is LOCAL_WORLD_ALIGNED and point is None and poses is None and selection.use_generated \
-            and type(q) is np.ndarray and q.ndim == 1 and q.dtype is FLOAT64:
-        # One configuration: the compiled Jacobian-only entry checks q's length and finiteness
-        # itself; what it refuses (NaN) takes the checked path below. Only 1-D float64 arrays
-        # are offered to it: numba's refusal of another type would cost ~50 µs.
-        compiled = model_cache.peek(model, "fk kernels", ("jacobian", frame)) or compiled_jacobian(model, frame)
-        if compiled is None:
-            single = None
-        elif compiled.accelerated_single is None or not accel.enabled:
-            single = compiled.single_entry()   # None until loaded; counts the call towards loading it
-        else:
-            single = compiled.accelerated_single
-        if single is not None:
-            J = np.empty(compiled.shape)
-            try:
-                if single(q, J) == 0:
-                    return J
-            except TypeError:   # a strided q
-                pass
+    if reference is LOCAL_WORLD_ALIGNED and point is None and poses is None and is_single_vector(q, model.n_q):
+        # the single-configuration lane (robokin_ros.kernels.single_lane); None: the general path
+        J = single_result(compiled_jacobian(model, frame), None, q)
+        if J is not None:
+            return J
     return frame_pose_and_jacobian(model, q, frame, reference, point, poses)[1]
 
 

@@ -4,6 +4,9 @@ the cost of one compiled call.
 :class:`Kinematics` loads the model's numba kernels once, at construction, and binds their
 single-configuration entries (:func:`robokin_ros.kernels.accel.single_source`) to attributes, so
 a call is: allocate the output (unless ``out=`` is given), one call of compiled code, return.
+The public functions reach the same entries through their single-configuration lane
+(:mod:`robokin_ros.kernels.single_lane`: a guard and a registry lookup more, and they load the
+kernels lazily); the handle is for callers that want the loading done up front and no lookup.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class Kinematics:
       other dtypes, strided views, batches ``(..., n_q)``) and an ``out`` that is not a
       writeable C-contiguous float64 array also take the public function (which accepts
       batches and lists, and raises :class:`~robokin_ros.errors.ArgumentError` for a bad
-      ``out``), after numba's refusal (40-80 µs: pass batches to the public functions).
+      ``out``), after numba's refusal (slow: pass batches to the public functions).
     - skipped: that ``out`` of :meth:`fk` and :meth:`jacobian` does not overlap ``q`` (they
       write it while still reading ``q``: the result is then undefined; the dynamics methods
       read every input first, so ``out`` may be one of them); joint limits (the public
@@ -113,7 +116,7 @@ class Kinematics:
         tree = dynamics_tree_with_inertia(self.model)   # raises ModelError for a massless model
         if not self.accelerated or name == "aba" and tree.massless_coordinates:   # aba must raise then
             return None
-        return _compiled_single(PREPARABLE[name][1](self.model))
+        return _compiled_single(PREPARABLE[name](self.model))
 
     def fk(self, q, out: Array | None = None) -> Array:
         """World pose of every link, as :func:`robokin_ros.forward_kinematics` ``(model, q)``.

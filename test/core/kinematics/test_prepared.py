@@ -227,12 +227,32 @@ def test_without_numba_the_methods_are_the_public_functions(monkeypatch):
         handle.fk(np.full(model.n_q, np.nan))
 
 
+def _floating_fixture_poses(q: np.ndarray) -> np.ndarray:
+    """Closed form of floating.urdf's link poses (world, body, arm, tip) at ``q (8,)``: ``T_float``
+    from ``[x, y, z, qx, qy, qz, qw]``, then ``Tx(0.5) Rz(q_arm)`` and ``Tx(0.3)``."""
+    x, y, z, w = q[3:7] / np.linalg.norm(q[3:7])
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    body = np.eye(4)
+    body[:3, :3], body[:3, 3] = R, q[:3]
+    c, s = np.cos(q[7]), np.sin(q[7])
+    arm_in_body = np.array([[c, -s, 0, 0.5], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    tip_in_arm = np.eye(4)
+    tip_in_arm[0, 3] = 0.3
+    arm = body @ arm_in_body
+    return np.stack([np.eye(4), body, arm, arm @ tip_in_arm])
+
+
 def test_a_floating_base_model_works_through_the_public_functions():
     model = RobotModel.from_urdf_file(FIXTURES / "floating.urdf")
+    assert list(model.link_names) == ["world", "body", "arm", "tip"]
     handle = Kinematics(model, dynamics=())
     q = model.random_configuration(3, np.random.default_rng(9))
     for qi in q:
-        np.testing.assert_array_equal(handle.fk(qi), forward_kinematics(model, qi))
+        expected = _floating_fixture_poses(qi)             # an independent oracle: the closed form
+        np.testing.assert_allclose(handle.fk(qi), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(forward_kinematics(model, qi), expected, rtol=0, atol=1e-12)
 
 
 MASSLESS = """<robot name="massless"><link name="a"/><link name="b"/>
