@@ -366,6 +366,9 @@ class CompiledDynamics(LazyAccelerated):
         self._dense = nonzero.size == self._size
         # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
         self.accelerated_single = None
+        #: Once loaded: :attr:`accelerated_single` without numba's type dispatch
+        #: (:func:`robokin_ros.kernels.accel.direct_entry`: plain float64 vectors only).
+        self.direct_single = None
         self._mimic_terms = model.mimic_terms
         super().__init__()
 
@@ -393,6 +396,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def _installed(self, kernel) -> None:
         self.accelerated_single = kernel.py_func.__globals__["single"]
+        self.direct_single = accel.direct_entry(self.accelerated_single)
 
     def single_entry(self):
         """The compiled ``single(*inputs, out) -> status`` once loaded (see

@@ -240,6 +240,9 @@ class CompiledFK(LazyAccelerated):
         #: Once loaded: the compiled ``single(q (n_q,), out) -> status`` of
         #: :func:`robokin_ros.kernels.accel.single_source` (0 written, 1 non-finite, 2 wrong shape).
         self.accelerated_single = None
+        #: Once loaded: :attr:`accelerated_single` without numba's type dispatch
+        #: (:func:`robokin_ros.kernels.accel.direct_entry`: plain float64 vectors only).
+        self.direct_single = None
         super().__init__()
 
     def _load(self):
@@ -254,6 +257,7 @@ class CompiledFK(LazyAccelerated):
 
     def _installed(self, kernel) -> None:
         self.accelerated_single = kernel.py_func.__globals__["single"]
+        self.direct_single = accel.direct_entry(self.accelerated_single)
 
     def single_entry(self):
         """The compiled ``single(q (n_q,), out) -> status`` once loaded (see

@@ -21,6 +21,11 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
     """``kernel``'s compiled single-configuration entry on ``inputs`` (1-D arrays, ``q`` first),
     written into ``out`` (None: a new array of ``kernel.shape``).
 
+    ``inputs[0]`` must have passed :func:`robokin_ros.checks.is_single_vector` (the caller's
+    guard): a call of ``q`` alone into a new array then skips numba's type dispatch
+    (:func:`robokin_ros.kernels.accel.direct_entry`). Other inputs and a given ``out`` go through
+    the dispatch, which refuses another type, dtype or layout.
+
     Until the entry is loaded the call counts as one configuration towards loading it in the
     background (see :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`).
 
@@ -39,7 +44,12 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
     """
     entry = None if kernel is None else kernel.accelerated_single
     if entry is not None and accel.enabled and selection.use_generated:
-        result = np.empty(kernel.shape) if out is None else out
+        if out is None:
+            result = np.empty(kernel.shape)
+            if len(inputs) == 1:   # q, guarded by the caller: no dispatch needed
+                entry = kernel.direct_single or entry
+        else:
+            result = out
         try:
             if entry(*inputs, result) == 0:
                 return result

@@ -138,3 +138,23 @@ def test_the_registry_holds_one_kernel_per_model_and_call(monkeypatch):
     assert sizes[FK_KERNELS] >= 2 and sizes[DYNAMICS_KERNELS] == 2
     assert built_fk(model) is fk and compiled_jacobian(model, "panda_hand_tcp") is J
     assert (built_single(model, "rnea"), built_single(model, "crba")) == kernels
+
+
+@needs_numba
+def test_the_direct_entry_equals_the_dispatched_one_and_refuses_another_dtype():
+    """The lane calls a lone ``q`` into a new array through the entry's C wrapper, skipping numba's
+    dispatch (accel.direct_entry): same bits as the dispatched entry; another dtype is still a
+    TypeError of unboxing; a read-only ``q`` goes through it and equals the batched path."""
+    model = load("bundled:panda")
+    kernel = compiled_fk(model)
+    assert kernel.accelerate() and kernel.direct_single is not None
+    q = model.random_configuration(1, np.random.default_rng(3))[0]
+    direct, dispatched = np.empty(kernel.shape), np.empty(kernel.shape)
+    assert kernel.direct_single(q, direct) == 0 and kernel.accelerated_single(q, dispatched) == 0
+    np.testing.assert_array_equal(direct, dispatched)
+    with pytest.raises(TypeError):
+        kernel.direct_single(q.astype(np.float32), direct)
+    frozen_q = q.copy()
+    frozen_q.flags.writeable = False
+    np.testing.assert_array_equal(forward_kinematics(model, frozen_q), forward_kinematics(model, q[None])[0])
+    np.testing.assert_array_equal(crba(model, frozen_q), crba(model, q[None])[0])
