@@ -18,7 +18,7 @@ narrow phase (``coal.collide``) only for the pairs whose bounds overlap. One con
 ``q (n_q,)`` goes through :class:`~robokin_ros.collision.single.SingleCheck` instead (one
 compiled call: FK, bounds, culling, exact primitive narrow phases; coal for the rest), once its
 kernel is loaded (:meth:`CollisionModel.prepare`, or in the background after
-:data:`robokin_ros.accel.MIN_BATCH` single calls); the verdicts are the same.
+:data:`robokin_ros.kernels.accel.MIN_BATCH` single calls); the verdicts are the same.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class CollisionModel:
     def single_check(self) -> SingleCheck | None:
         """The compiled one-configuration check (built on first use), or None when the model
         has no generated FK of its geometry links (a floating or planar joint moves them), no
-        pair to check, or the accelerator is not active (:func:`robokin_ros.accel.active`)."""
+        pair to check, or the accelerator is not active (:func:`robokin_ros.kernels.accel.active`)."""
         if not accel.active():   # (nothing kept: the accelerator may be switched on later)
             return None
         if "single check" not in self._memo:
@@ -227,7 +227,7 @@ class CollisionModel:
     def prepare(self) -> bool:
         """Load the compiled one-configuration check now (compiled unless the disk cache has
         it: seconds once per machine, then well under a second), instead of in the background
-        after :data:`robokin_ros.accel.MIN_BATCH` single calls.
+        after :data:`robokin_ros.kernels.accel.MIN_BATCH` single calls.
 
         Returns:
             True when single configurations use it; False without numba, with the accelerator

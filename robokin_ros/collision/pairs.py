@@ -2,7 +2,7 @@
 
 Pairs in collision at the home configuration (``"Default"``), in nearly every random
 configuration (``"Always"``) or in none (``"Never"``); cached on disk in the private cache
-directory (:func:`robokin_ros.kernels.accel.cache_dir`). An entry is named by a hash of its key
+directory (:func:`robokin_ros.kernels.disk_cache.cache_dir`). An entry is named by a hash of its key
 (the model's URDF text, the collision shapes actually loaded, the options) and holds that key and
 a digest of its pairs; it is used only when both match, it is a regular file of the current
 user within the size cap, and its JSON has the expected structure. Anything else (an entry of
@@ -114,7 +114,7 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
     home configuration (``"Default"``), those in collision in at least :data:`ALWAYS_FRACTION` of
     ``samples`` random configurations (``"Always"``), and those in collision in none of them
     (``"Never"``). The result is cached on disk (in ``collision_pairs/`` of
-    :func:`robokin_ros.accel.cache_dir`) under a hash of the model's URDF text, the collision
+    :func:`robokin_ros.kernels.disk_cache.cache_dir`) under a hash of the model's URDF text, the collision
     shapes and the options; an entry that does not hold that key and its own digest, or cannot
     be read safely, is recomputed and overwritten.
 

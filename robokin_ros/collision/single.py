@@ -10,7 +10,7 @@ in the batched path. Its verdicts are the batched path's (coal's narrow phase on
 whose bounds overlap); the tests check them against it, coal and Pinocchio.
 
 The kernel is loaded like the FK kernels (:class:`robokin_ros.kernels.lazy_accel.LazyAccelerated`):
-in a background thread once :data:`robokin_ros.accel.MIN_BATCH` configurations have been
+in a background thread once :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations have been
 checked one at a time, or at once by :meth:`robokin_ros.collision.CollisionModel.prepare`;
 until then (and without numba) :meth:`SingleCheck.states` and :meth:`SingleCheck.collides`
 return None and the caller runs the batched path on a batch of one.

@@ -23,8 +23,8 @@ Generated kernels: for models without floating or planar joints, :func:`rnea`,
 :func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba`,
 :func:`aba` and :func:`center_of_mass` run per-robot straight-line code from
 :mod:`robokin_ros.kernels.dynamics_codegen` (no per-body Python loop, for one configuration and
-for batches); ``robokin_ros.kinematics.use_generated_kernels = False`` or external wrenches select
-the generic kernels below, which are the generated code's oracle.
+for batches); ``with robokin_ros.kernels.use("generic"):`` or external wrenches select the
+generic kernels below, which are the generated code's oracle.
 Each of these calls opens with the single-configuration lane
 (:mod:`robokin_ros.kernels.single_lane`): one configuration given as a 1-D float64 ``q`` with
 the default gravity goes to its kernel's compiled single entry once numba has loaded it

@@ -15,7 +15,7 @@ call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is l
 Where numba is installed, :mod:`robokin_ros.accel` compiles each kernel (a loop over a batch,
 plus a single-configuration entry that checks its inputs' shapes and finiteness in the same
 call); once loaded, batches and single calls use it. A kernel is loaded (from the disk cache, or
-compiled in a background thread) once :data:`robokin_ros.accel.MIN_BATCH` configurations have
+compiled in a background thread) once :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations have
 gone through it, in one batch or in many single calls; :func:`robokin_ros.prepare` loads it at once.
 
 Models with floating or planar joints get no generated kernel (the generic kernels handle them).
@@ -373,8 +373,8 @@ class CompiledDynamics(LazyAccelerated):
         super().__init__()
 
     def wrapper_source(self) -> str:
-        """The numba module of this kernel: :func:`robokin_ros.accel.wrapper_source`'s batch
-        ``kernel(qb (B, n_in), out (B, size))`` and :func:`robokin_ros.accel.single_source`'s
+        """The numba module of this kernel: :func:`robokin_ros.kernels.numba_source.wrapper_source`'s batch
+        ``kernel(qb (B, n_in), out (B, size))`` and :func:`robokin_ros.kernels.numba_source.single_source`'s
         ``single(x_1, ..., x_k, out) -> status`` over 1-D float64 inputs and an output of
         :attr:`shape` (0: ``out`` filled; 1: a non-finite input or mimic joint value; 2: a wrong
         length)."""

@@ -227,7 +227,7 @@ class CompiledFK(LazyAccelerated):
 
     def __init__(self, model: RobotModel, generated: GeneratedKernel, label: str = "fk", vector_trig: bool = False):
         self.generated = generated
-        # numba: sines and cosines in SIMD lanes per block (accel.vector_trig_wrapper_source)
+        # numba: sines and cosines in SIMD lanes per block (numba_source.vector_trig_wrapper_source)
         self._vector_trig = vector_trig
         namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
         exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
@@ -238,7 +238,7 @@ class CompiledFK(LazyAccelerated):
         self._n_q = model.n_q
         self._mimic_terms = model.mimic_terms
         #: Once loaded: the compiled ``single(q (n_q,), out) -> status`` of
-        #: :func:`robokin_ros.kernels.accel.single_source` (0 written, 1 non-finite, 2 wrong shape).
+        #: :func:`robokin_ros.kernels.numba_source.single_source` (0 written, 1 non-finite, 2 wrong shape).
         self.accelerated_single = None
         #: Once loaded: :attr:`accelerated_single` without numba's type dispatch
         #: (:func:`robokin_ros.kernels.accel.direct_entry`: plain float64 vectors only).
@@ -247,7 +247,7 @@ class CompiledFK(LazyAccelerated):
 
     def _load(self):
         body, values = self.generated.body, self.generated.values
-        # stores as soon as computed (accel.with_stores): out never overlaps q here
+        # stores as soon as computed (numba_source.with_stores): out never overlaps q here
         source = vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
             wrapper_source(body, values, self._n_q, early_stores=True)
         source += single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
@@ -379,7 +379,7 @@ def compiled_joint_poses(model: RobotModel) -> CompiledFK:
 def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:
     """The generated LOCAL_WORLD_ALIGNED Jacobian ``(6, n_v)`` of one frame (kept per model and
     frame), or None; see :func:`generate_jacobian_source`. Its numba kernel loads in the
-    background once :data:`robokin_ros.accel.MIN_BATCH` single calls have gone through
+    background once :data:`robokin_ros.kernels.accel.MIN_BATCH` single calls have gone through
     :meth:`CompiledFK.single_entry` (a controller's calls add up), or at once by
     :func:`robokin_ros.prepare`. The single-configuration lane of :func:`robokin_ros.jacobian`
     looks it up here on every call (one registry probe once built).

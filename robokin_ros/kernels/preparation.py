@@ -17,7 +17,7 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
     even single calls use them (e.g. at a node's or a controller's start-up).
 
     Without it a kernel is loaded in a background thread once
-    :data:`robokin_ros.accel.MIN_BATCH` configurations have gone through it. Compiling takes
+    :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations have gone through it. Compiling takes
     seconds per kernel for an arm and up to minutes for a humanoid's forward dynamics, once per
     machine (then read from the disk cache).
 
@@ -35,7 +35,7 @@ def prepare(model: RobotModel, frames=(), *, fk: bool = True, fk_variants=(), dy
 
     Returns:
         True when every kernel asked for is accelerated; False when the accelerator is not
-        active (:func:`robokin_ros.accel.active`) or the model has no generated kernel
+        active (:func:`robokin_ros.kernels.accel.active`) or the model has no generated kernel
         (floating or planar joints).
 
     Raises:

@@ -39,7 +39,7 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
 
     Returns:
         The result (``out`` when given), or None: no kernel, not loaded, switched off
-        (:data:`robokin_ros.accel.enabled`, :mod:`robokin_ros.kernels.selection`), or the
+        (:data:`robokin_ros.kernels.accel.enabled`, :mod:`robokin_ros.kernels.selection`), or the
         entry refused the inputs. The caller then takes its general path.
     """
     entry = None if kernel is None else kernel.accelerated_single

@@ -3,8 +3,9 @@
 :mod:`.fk` (world poses of every link, ``joint_poses`` for /tf), :mod:`.geometric_jacobians`
 (geometric Jacobians in the three reference frames), :mod:`.derivatives` (first and second pose
 derivatives, the kinematic Hessian) and :mod:`.prepared` (:class:`Kinematics`, a model's
-single-configuration calls prepared once). ``robokin_ros.kinematics.use_generated_kernels`` reads and
-sets :data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours).
+single-configuration calls prepared once). ``robokin_ros.kinematics.use_generated_kernels`` reads
+:data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours);
+assigning it is deprecated: ``with robokin_ros.kernels.use("generic"):`` selects for a block.
 """
 
 import sys

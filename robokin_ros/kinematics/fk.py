@@ -69,7 +69,7 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
     links asked for), else the generic kernel; both agree to 1e-12. One configuration ``(n_q,)``
     (a C-contiguous float64 array) of every link goes to the kernel's compiled single entry once
     numba has loaded it (:func:`robokin_ros.prepare`, or a batch of
-    :data:`robokin_ros.accel.MIN_BATCH` configurations); it checks ``q`` and ``out`` itself, and
+    :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations); it checks ``q`` and ``out`` itself, and
     what it refuses takes the general path, which raises the typed errors. The options only shrink
     what is written: ``layout="3x4"`` and ``frames`` use kernels that compute and write just
     those entries, and ``out=`` reuses memory (no page faults of a fresh allocation).

@@ -187,7 +187,7 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     One configuration ``(n_q,)`` (a C-contiguous float64 array) LOCAL_WORLD_ALIGNED, without
     ``point`` or ``poses``, goes to the frame's generated Jacobian kernel's compiled single entry
     once numba has loaded it (:func:`robokin_ros.prepare`, or after
-    :data:`robokin_ros.accel.MIN_BATCH` such calls); it checks ``q`` itself, and what it refuses
+    :data:`robokin_ros.kernels.accel.MIN_BATCH` such calls); it checks ``q`` itself, and what it refuses
     takes the general path, which raises the typed errors.
 
     Raises:

@@ -2,7 +2,7 @@
 the cost of one compiled call.
 
 :class:`Kinematics` loads the model's numba kernels once, at construction, and binds their
-single-configuration entries (:func:`robokin_ros.kernels.accel.single_source`) to attributes, so
+single-configuration entries (:func:`robokin_ros.kernels.numba_source.single_source`) to attributes, so
 a call is: allocate the output (unless ``out=`` is given), one call of compiled code, return.
 The public functions reach the same entries through their single-configuration lane
 (:mod:`robokin_ros.kernels.single_lane`: a guard and a registry lookup more, and they load the
@@ -47,7 +47,7 @@ class Kinematics:
     those of the public functions (:func:`robokin_ros.forward_kinematics`,
     :func:`robokin_ros.jacobian`, :func:`robokin_ros.rnea`, ...), to the last bit where the
     public function runs the same compiled kernel. The handle never changes: the accelerator
-    switch (:data:`robokin_ros.accel.enabled`) is read at construction only.
+    switch (:data:`robokin_ros.kernels.accel.enabled`) is read at construction only.
 
     What a method checks and what it skips, for one configuration:
 
@@ -65,8 +65,8 @@ class Kinematics:
       read every input first, so ``out`` may be one of them); joint limits (the public
       functions do not check them either).
 
-    Without numba (or with :data:`robokin_ros.accel.enabled` False at construction), or for a
-    model without generated kernels (a floating or planar joint), every method is the public
+    Without numba (or with :data:`robokin_ros.kernels.accel.enabled` False at construction), or
+    for a model without generated kernels (a floating or planar joint), every method is the public
     function; so is a dynamics method not named in ``dynamics``.
 
     Args:
