@@ -12,11 +12,11 @@ gravity torques, ``a`` for the nonlinear effects) or constant (standard gravity)
 away. Temporaries are renamed onto a small set of registers once they are dead, so a batched
 call (numpy arrays of shape ``(B,)``) frees each intermediate as soon as it is last used.
 
-Where numba is installed, :mod:`robokin_ros.accel` compiles each kernel (a loop over a batch,
-plus a single-configuration entry that checks its inputs' shapes and finiteness in the same
-call); once loaded, batches and single calls use it. A kernel is loaded (from the disk cache, or
-compiled in a background thread) once :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations have
-gone through it, in one batch or in many single calls; :func:`robokin_ros.prepare` loads it at once.
+Where numba is installed, :mod:`robokin_ros.kernels.accel` compiles each kernel (a batch loop
+plus a single-configuration entry checking its inputs' shapes and finiteness in the same call).
+It loads (from the disk cache, or compiled in a background thread) once
+:data:`~robokin_ros.kernels.accel.MIN_BATCH` configurations have gone through it, in one batch or
+in single calls; :func:`robokin_ros.prepare` loads it at once.
 
 Models with floating or planar joints get no generated kernel (the generic kernels handle them).
 """
@@ -364,11 +364,8 @@ class CompiledDynamics(LazyAccelerated):
         self._runs = [(int(nonzero[a]), int(a), int(b - a)) for a, b in zip(starts, stops) if b > a]
         self._n_nonzero = nonzero.size
         self._dense = nonzero.size == self._size
-        # numba (robokin_ros.accel): the batch kernel and the single-configuration entry, once loaded
-        self.accelerated_single = None
-        #: Once loaded: :attr:`accelerated_single` without numba's type dispatch
-        #: (:func:`robokin_ros.kernels.accel.direct_entry`: plain float64 vectors only).
-        self.direct_single = None
+        # once loaded: the numba single entry, and the same without type dispatch (accel.direct_entry)
+        self.accelerated_single = self.direct_single = None
         self._mimic_terms = model.mimic_terms
         super().__init__()
 
@@ -565,9 +562,8 @@ def compiled_center_of_mass(model: RobotModel) -> CompiledDynamics | None:
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 _STANDARD = np.array(STANDARD_GRAVITY)
 
-#: The dynamics calls with a compiled single-configuration entry (standard gravity; the zero
-#: gravity of ``coriolis_torques``): what :func:`robokin_ros.kernels.prepare` accelerates and
-#: :func:`built_single` looks up, each with its kernel factory.
+#: The dynamics calls with a compiled single entry (standard gravity; zero for ``coriolis_torques``),
+#: each with its kernel factory: what :func:`robokin_ros.kernels.prepare` accelerates.
 PREPARABLE = {
     "rnea": lambda model: compiled_rnea(model, True, True, _STANDARD),
     "gravity_torques": lambda model: compiled_rnea(model, False, False, _STANDARD),
