@@ -26,6 +26,9 @@ if not os.environ.get('AMENT_PREFIX_PATH'):
     os.environ['AMENT_PREFIX_PATH'] = sys.prefix
 # Compiled numba kernels (robokin_ros.accel) go inside the project, not into ~/.cache.
 os.environ.setdefault('ROBOKIN_CACHE_DIR', str(ROOT / '.build' / 'robokin-cache'))
+# The suite loads a few hundred kernels: under the default bound (128 modules) each run would evict
+# and recompile what the previous one compiled.
+os.environ.setdefault('ROBOKIN_CACHE_MAX_ENTRIES', '2048')
 _profile = ROOT / 'tools' / 'fastdds_fast_discovery.xml'
 if _profile.is_file():
     os.environ.setdefault('FASTRTPS_DEFAULT_PROFILES_FILE', str(_profile))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from fuzz import check, mutate, seed_documents  # noqa: E402
 DOCUMENTS = seed_documents()
 
 
+@pytest.mark.slow   # 300 hypothesis cases
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(index=st.integers(0, len(DOCUMENTS) - 1), seed=st.integers(0, 2 ** 32 - 1), steps=st.integers(1, 4))
 def test_mutated_descriptions_load_or_raise_robokin_errors(index, seed, steps):

@@ -121,6 +121,7 @@ def test_deep_nesting_is_refused():
         parse_document(nested(MAX_DEPTH + 1))
 
 
+@pytest.mark.slow   # parses 60 MiB in a subprocess
 def test_sixty_mib_of_empty_elements_is_refused_in_bounded_memory():
     """60 MiB of ``<a/>`` (under the 64 MiB size cap) once built a 2.7 GB tree; now the parse
     stops at the element cap. The child may grow by 600 MiB at most (input included)."""

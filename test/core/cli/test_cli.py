@@ -237,6 +237,7 @@ def test_a_2000_link_chain_is_walked_without_recursion(capsys, tmp_path, argv):
         assert f"{'  ' * 2001}child(1):  l2000\n" in out
 
 
+@pytest.mark.slow   # draws a 2,000-link chain
 def test_the_tree_picture_of_a_deep_chain(capsys, tmp_path):
     from robokin_ros.cli.inspect import draw_tree
     draw_tree(RobotModel.from_urdf_file(chain_urdf(tmp_path / "chain.urdf", 1500)), str(tmp_path / "t.png"))

@@ -420,6 +420,7 @@ def test_ik_avoid_collisions_true_uses_the_models_default_collision_model(tmp_pa
     assert not result.success
 
 
+@pytest.mark.slow   # IK on Talos's meshes
 def test_ik_with_avoid_collisions_on_talos_meshes_verified_by_pinocchio():
     """A humanoid with its real collision meshes: the left arm from the torso, targets from
     collision-free configurations, every solution free of self-collision for Pinocchio + coal."""

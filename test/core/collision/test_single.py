@@ -72,6 +72,7 @@ def pin_agrees(model: RobotModel, cm: CollisionModel, peer: PinCollisions, q: np
 
 
 # ---------------------------------------------------------------------------------- robots
+@pytest.mark.slow   # compiles the collision check
 def test_panda_one_at_a_time_equals_the_batched_path_and_pinocchio():
     cm = prepared(CollisionModel.build(PANDA, srdf=PANDA_SRDF))
     q = PANDA.random_configuration(2000, np.random.default_rng(11))

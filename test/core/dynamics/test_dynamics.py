@@ -565,6 +565,7 @@ def no_full_path(monkeypatch):
     monkeypatch.setattr(dynamics, "check_inputs", fail)
 
 
+@pytest.mark.slow   # compiles every dynamics entry into an empty cache
 @needs_numba
 @pytest.mark.parametrize("name", ACCEL_CASES)
 def test_compiled_single_calls_equal_generic_and_numpy_kernels(name, numba_on, monkeypatch):

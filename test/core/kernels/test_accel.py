@@ -35,6 +35,7 @@ def _numpy_fk(model, q, monkeypatch):
         return forward_kinematics(model, q)
 
 
+@pytest.mark.slow   # compiles into an empty cache
 @needs_numba
 @pytest.mark.parametrize("path", SMALL + [os.path.join(ROBOTS, "ur5e.urdf")], ids=os.path.basename)
 def test_accelerated_fk_equals_the_numpy_and_generic_kernels(path, accelerated, monkeypatch):
@@ -53,6 +54,7 @@ def test_accelerated_fk_equals_the_numpy_and_generic_kernels(path, accelerated, 
     np.testing.assert_allclose(forward_kinematics(model, q2), forward_kinematics_generic(model, q2), atol=1e-12, rtol=0)
 
 
+@pytest.mark.slow   # compiles into an empty cache
 @needs_numba
 def test_accelerated_jacobian_kernel_equals_numpy(accelerated, monkeypatch):
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))

@@ -75,6 +75,7 @@ def test_numba_refuses_other_types_instead_of_compiling_them(mimic, q, out):
     assert len(kernel.accelerated_single.signatures) == 1
 
 
+@pytest.mark.slow   # compiles into an empty cache
 def test_the_dynamics_entries_read_every_input_and_check_each(accelerated):
     model = RobotModel.from_urdf_file(PANDA)
     rnea = compiled_rnea(model, True, True, np.array([0.0, 0.0, -9.81]))
@@ -112,6 +113,7 @@ def test_a_single_entry_that_disagrees_fails_its_check(accelerated):
             accel.check_single(fake, sizes, shape, reference)
 
 
+@pytest.mark.slow   # compiles into an empty cache
 def test_prepare_loads_the_jacobian_entry_of_a_single_frame(accelerated):
     model = RobotModel.from_urdf_file(PANDA)
     assert prepare(model, frames=[("panda_hand_tcp",)])

@@ -68,6 +68,7 @@ def _configurations(model, seed):
     return q, v, a
 
 
+@pytest.mark.slow   # loads Talos's kernels
 def test_the_handle_runs_compiled_code_when_numba_is_active(prepared):
     _, _, tip, handle = prepared
     assert handle.accelerated == accel.active()

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[3]
 UR5E = ROOT / "robokin_ros" / "robots" / "ur5e.urdf"
 
 
+@pytest.mark.slow   # computes a reach map
 def test_reach_writes_a_map_that_loads_back_and_a_picture(tmp_path, capsys):
     out, picture = tmp_path / "map.npz", tmp_path / "map.png"
     code = main(["reach", str(UR5E), "--tip", "tool0", "--resolution", "0.5", "--orientations", "6",

@@ -43,6 +43,7 @@ def test_planar_arm_map_is_the_annulus_in_its_plane():
     assert np.array_equal(reach.reachability, expected.astype(float))
 
 
+@pytest.mark.slow   # computes a reach map
 def test_indices_match_direct_solves_on_sampled_voxels(ur5e_map):
     model = RobotModel.from_urdf(UR5E)
     rng = np.random.default_rng(5)

@@ -31,6 +31,7 @@ def view(server):
     view.remove()
 
 
+@pytest.mark.slow   # computes a reach map
 def test_the_layer_draws_the_reached_voxels_in_the_base_frame(view, planar_map):
     layer = ReachLayer(view, planar_map, PLANAR_TEXT)
     reached = planar_map.reachability > 0
