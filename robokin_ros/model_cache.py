@@ -6,8 +6,8 @@ calls lives here, under a *kind* (``"fk plan"``, ``"fk kernels"``, ``"ik calls"`
 key within the kind. The rule:
 
 - entries are held per model and go when the model goes (the model itself is not held);
-- each (model, kind) holds at most :data:`MAX_ENTRIES` entries (:data:`BOUNDS` may set fewer for
-  a heavy kind); beyond that the least recently used entry is dropped.
+- each (model, kind) holds at most :data:`MAX_ENTRIES` entries (a heavy kind's owner passes a
+  smaller ``bound``); beyond that the least recently used entry is dropped.
 
 So what a network request can key (tip sets, joint sets, options of ``/compute_ik``) is bounded
 per model, whatever the requests. Values must not hold their model strongly (they would keep
@@ -25,8 +25,6 @@ from typing import Any
 #: Entries kept per model and kind.
 MAX_ENTRIES = 64
 
-#: Smaller bounds of heavy kinds (collision models hold meshes).
-BOUNDS = {"collision models": 8}
 
 # id(model) -> {kind: OrderedDict}. Keyed by id, not by a weak reference (a hit costs no
 # weakref object: the single-configuration paths look kernels up here on every call); a
@@ -35,8 +33,11 @@ _STATE: dict[int, dict[str, OrderedDict]] = {}
 _LOCK = threading.Lock()
 
 
-def cached(model, kind: str, key: Hashable, build: Callable[..., Any], args: tuple = ()) -> Any:
-    """The entry ``key`` of ``kind`` for ``model``, made by ``build(*args)`` on first use.
+def cached(model, kind: str, key: Hashable, build: Callable[..., Any], args: tuple = (),
+           bound: int | None = None) -> Any:
+    """The entry ``key`` of ``kind`` for ``model``, made by ``build(*args)`` on first use; the
+    kind keeps at most ``bound`` entries per model (None: :data:`MAX_ENTRIES`; the owner of a
+    heavy kind passes fewer).
 
     ``args`` is a tuple rather than a closure: the single-configuration paths look entries up on
     every call, and a closure would be made on each.
@@ -63,7 +64,7 @@ def cached(model, kind: str, key: Hashable, build: Callable[..., Any], args: tup
         if key in store:
             return store[key]
         store[key] = value
-        limit = BOUNDS.get(kind, MAX_ENTRIES)
+        limit = MAX_ENTRIES if bound is None else bound
         while len(store) > limit:
             store.popitem(last=False)
     return value

@@ -342,6 +342,8 @@ class CollisionModel:
 
 #: The registry kind (:mod:`robokin_ros.model_cache`) of :func:`collision_model`.
 COLLISION_MODELS = "collision models"
+#: Collision models kept per robot (they hold meshes).
+MAX_COLLISION_MODELS = 8
 
 
 def collision_model(model: RobotModel, srdf=None, package_paths=None, base_dir: str | None = None,
@@ -381,7 +383,7 @@ def collision_model(model: RobotModel, srdf=None, package_paths=None, base_dir: 
             disabled = ()
         return cm.with_disabled(disabled)
 
-    return model_cache.cached(model, COLLISION_MODELS, key, build)
+    return model_cache.cached(model, COLLISION_MODELS, key, build, bound=MAX_COLLISION_MODELS)
 
 
 def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0,

@@ -64,6 +64,24 @@ def test_entries_are_built_once_and_the_least_recently_used_is_dropped_beyond_th
     assert built == [1, 2, 3, 4, 2]
 
 
+def test_a_heavy_kind_keeps_its_own_smaller_bound():
+    model = tree(3)
+    for k in range(5):
+        model_cache.cached(model, "heavy kind", k, lambda k=k: k, bound=2)
+        model_cache.cached(model, "light kind", k, lambda k=k: k)
+    assert model_cache.sizes(model) == {"heavy kind": 2, "light kind": 5}
+    assert [model_cache.peek(model, "heavy kind", k) for k in range(5)] == [None, None, None, 3, 4]
+
+
+def test_collision_models_are_bounded_per_robot():
+    from robokin_ros.collision.checker import COLLISION_MODELS, MAX_COLLISION_MODELS
+    model = rk.RobotModel.from_urdf_file(Path(rk.__file__).parent / "robots" / "panda.urdf")
+    models = [rk.collision_model(model, samples=10, rng=k) for k in range(MAX_COLLISION_MODELS + 3)]
+    assert len({id(m) for m in models}) == MAX_COLLISION_MODELS + 3   # each its own entry
+    assert model_cache.sizes(model)[COLLISION_MODELS] == MAX_COLLISION_MODELS
+    assert rk.collision_model(model, samples=10, rng=MAX_COLLISION_MODELS + 2) is models[-1]   # kept: a hit
+
+
 def test_a_failed_build_stores_nothing():
     model = tree(3)
 
