@@ -414,8 +414,12 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     """
     cm = model if isinstance(model, CollisionModel) else collision_model(model)
     robot = cm.model
-    q = robot.check_q(q)
-    if not (distance or contacts) and q.ndim == 1:
+    named_only = not (distance or contacts)
+    single = named_only and is_single_vector(q, robot.n_q)   # checked by the compiled check itself
+    if not single:
+        q = robot.check_q(q)
+        single = named_only and q.ndim == 1
+    if single:
         states, any_pair = cm.single_states(q, stop_at_first=False)
         names = cm.pair_names
         found = list(dict.fromkeys(names[k] for k in np.flatnonzero(states).tolist())) if any_pair else []
