@@ -218,11 +218,13 @@ class CollisionModel:
         """The compiled one-configuration check (built on first use), or None when the model
         has no generated FK of its geometry links (a floating or planar joint moves them), no
         pair to check, or the accelerator is not active (:func:`robokin_ros.kernels.accel.active`)."""
-        if not accel.active():   # (nothing kept: the accelerator may be switched on later)
+        if not accel.enabled:   # (nothing kept: the accelerator may be switched on later)
             return None
-        if "single check" not in self._memo:
-            self._memo["single check"] = SingleCheck.of(self, self.model)
-        return self._memo["single check"]
+        try:
+            return self._memo["single check"]
+        except KeyError:
+            check = self._memo["single check"] = SingleCheck.of(self, self.model) if accel.available() else None
+            return check
 
     def prepare(self) -> bool:
         """Load the compiled one-configuration check now (compiled unless the disk cache has
@@ -258,14 +260,22 @@ class CollisionModel:
             NonFiniteError, ArgumentError: as :meth:`~robokin_ros.RobotModel.check_q`.
         """
         model = self.model
-        if type(q) is list and len(q) == model.n_q and all(type(x) is float for x in q):
+        if is_single_vector(q, model.n_q):
+            pass
+        elif type(q) is list and len(q) == model.n_q and all(type(x) is float for x in q):
             q = np.array(q)   # IK's lists of floats: finiteness is the compiled check's (or check_q's below)
-        elif not is_single_vector(q, model.n_q):
+        else:
             q = np.array(model.check_q(q, single=True), np.float64)   # a tuple, a view, a read-only array
-        check = self.single_check
-        found = None if check is None else check.run(q, stop_at_first=stop_at_first)   # checks q itself
-        if found is not None:
-            return found
+        check = self.single_check   # it checks q itself
+        if check is not None:
+            if stop_at_first:
+                found = check.collides(q)
+                if found is not None:
+                    return None, found
+            else:
+                found = check.states(q)
+                if found is not None:
+                    return found
         colliding = self.colliding(self.geometry_poses(model.check_q(q)[None]), self.pairs, first=stop_at_first)[0]
         return (None if stop_at_first else colliding), bool(colliding.any())
 

@@ -258,18 +258,6 @@ class SingleCheck(LazyAccelerated):
         found = self._coal(scratch, n_todo, False) if n_todo else False
         return scratch[1][0], n_hit > 0 or found
 
-    def run(self, q, *, stop_at_first: bool) -> tuple | None:
-        """``(states or None, any collision)`` of one configuration ``q``: :meth:`collides`
-        (states None) when ``stop_at_first``, else :meth:`states`; None as :meth:`states`.
-
-        Raises:
-            NonFiniteError: as :meth:`states`.
-        """
-        if stop_at_first:
-            found = self.collides(q)
-            return None if found is None else (None, found)
-        return self.states(q)
-
     def collides(self, q) -> bool | None:
         """True when some pair of one configuration ``q`` is in collision, stopping at the first
         found; None as :meth:`states`.
