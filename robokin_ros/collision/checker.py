@@ -516,9 +516,13 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     Raises:
         ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
     """
+    check = cm.single_check
+    if check is not None and is_single_vector(q, check.n_q):
+        found = check.collides(q)   # checks q itself; None until loaded (the call counts towards it)
+        if found is not None:
+            return np.array([found])
+        return cm.colliding(cm.geometry_poses(cm.model.check_q(q)[None]), cm.pairs, first=True).any(axis=1)
     robot = cm.model
-    if is_single_vector(q, robot.n_q):
-        return np.array([cm.single_states(q, stop_at_first=True)[1]])
     q = robot.check_q(q)
     if q.ndim == 1:
         return np.array([cm.single_states(q, stop_at_first=True)[1]])
