@@ -13,7 +13,7 @@ each ``--rounds`` times, interleaved (the best round counts: the machine is shar
 and the serial parts of a run are timed: a fresh process preparing the job (URDF parse, reach,
 grid, numba kernels from the disk cache), the same with an empty cache (kernel compile), the
 start-up of a 2-process pool and of Ray's 2 workers, and the gather (assemble and save the full
-map's arrays). Prints a Markdown table for the README.
+map's arrays). Prints a Markdown table for docs/cli.md.
 
 Run: ``tools/run_in_env.sh python bench/bench_reach.py [--chunks N] [--rounds R] [--no-ray]``
 (any environment with Ray for the Ray rows).

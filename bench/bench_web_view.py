@@ -12,7 +12,7 @@ Usage: ``python3 bench/bench_web_view.py [--no-node] [--no-browser] [--screensho
 3. Live node: joint states published at 100 Hz for 3 s to a ``WebViewNode`` (update_rate 30,
    its default, and 100): view updates per second (needs rclpy; --no-node skips it).
 
-``--screenshots DIR`` also writes the README pictures (panda at its SRDF 'ready' state, the
+``--screenshots DIR`` also writes the pictures of docs/ (panda at its SRDF 'ready' state, the
 humanoid) there.
 """
 

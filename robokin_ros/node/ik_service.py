@@ -105,7 +105,7 @@ class Handling:
 
 def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSettings,
                handling: Handling = Handling()):
-    """Answer a ``moveit_msgs/srv/GetPositionIK`` request (see the README for every field)."""
+    """Answer a ``moveit_msgs/srv/GetPositionIK`` request (docs/node.md gives every field)."""
 
     def handle() -> str:
         problem = read_ik_request(require_robot(robot), request.ik_request, settings)

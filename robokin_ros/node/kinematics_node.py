@@ -106,7 +106,7 @@ KERNEL_ERRORS = (RobokinError, ValueError, ArithmeticError)
 
 
 class KinematicsNode(Node):
-    """The ``robokin`` node (see the README section "The node" for topics, services, parameters).
+    """The ``robokin`` node (docs/node.md: topics, services, parameters).
 
     Attributes:
         settings: the parameter values in force (:class:`~robokin_ros.node.parameters.NodeSettings`).

@@ -1,4 +1,4 @@
-"""Headless Chromium screenshots of a web view (tests, benchmarks and the README pictures).
+"""Headless Chromium screenshots of a web view (tests, benchmarks and the pictures of docs/).
 
 WebGL in headless Chromium needs SwiftShader (software rendering): the flags below select it.
 Debian's ``chromium`` package provides the browser (``apt-get install chromium``).
