@@ -193,7 +193,8 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     Raises:
         UnknownLinkError: unknown frame. ShapeError: bad ``q``, ``point`` or ``poses``.
     """
-    if reference is LOCAL_WORLD_ALIGNED and point is None and poses is None and is_single_vector(q, model.n_q):
+    if (reference is LOCAL_WORLD_ALIGNED and point is None and poses is None and type(frame) is str
+            and is_single_vector(q, model.n_q)):
         # the single-configuration lane (robokin_ros.kernels.single_lane); None: the general path
         J = single_result(compiled_jacobian(model, frame), None, q)
         if J is not None:

@@ -210,7 +210,10 @@ def _make_joint(model, name: str, parent: str, child: str, joint_type, *, origin
     source, multiplier, offset = None, 1.0, 0.0
     if mimic is not None:
         source, *rest = mimic if isinstance(mimic, (tuple, list)) else (mimic,)
-        multiplier, offset = (float(x) for x in (list(rest) + [1.0, 0.0][len(rest):]))
+        if len(rest) > 2:
+            raise ModelError(f"joint {name!r}: mimic must be source or (source, multiplier, offset), got {mimic!r}")
+        multiplier, offset = (_real(x, f"joint {name!r} mimic {what}")
+                              for x, what in zip(list(rest) + [1.0, 0.0][len(rest):], ("multiplier", "offset")))
         if t not in SCALAR_TYPES:
             raise ModelError(f"joint {name!r} of type {t.name.lower()} cannot mimic (only 1-DOF joints can)")
         if source != name:
@@ -238,23 +241,42 @@ def _joint_limits(name: str, t: JointType, limits) -> JointLimits:
     if t in (JointType.REVOLUTE, JointType.PRISMATIC):
         if given.lower is None or given.upper is None:
             raise ModelError(f"joint {name!r} of type {t.name.lower()} needs limits=(lower, upper)")
-        lower, upper = float(given.lower), float(given.upper)
+        lower = _real(given.lower, f"joint {name!r} lower limit")
+        upper = _real(given.upper, f"joint {name!r} upper limit")
         if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
             raise ModelError(f"joint {name!r} has invalid limits ({lower:g}, {upper:g}): "
                              "they must be finite with lower <= upper")
     elif positions:
         raise ModelError(f"joint {name!r} of type {t.name.lower()} takes no position limits "
                          "(only revolute and prismatic joints do)")
-    rates = [np.inf if v is None else float(v) for v in (given.velocity, given.effort, given.acceleration,
-                                                          given.deceleration, given.jerk)]
+    rates = []
+    for key in ("velocity", "effort", "acceleration", "deceleration", "jerk"):
+        value = getattr(given, key)
+        value = np.inf if value is None else _real(value, f"joint {name!r} {key} limit")
+        if not value >= 0:   # NaN too
+            raise ModelError(f"joint {name!r} {key} limit must be >= 0 (inf: none), got {value:g}")
+        rates.append(value)
     return JointLimits(lower, upper, *rates)
+
+
+def _real(value, what: str) -> float:
+    """``value`` as a float, refusing what is not a real number (a str, None, a sequence) with a
+    :class:`ModelError` naming ``what``; bools are refused too (``True`` is no limit)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ModelError(f"{what} must be a real number, got {value!r}")
+    return float(value)
 
 
 def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:
     if inertial is None:
         return 0.0, np.zeros(3), np.zeros((3, 3)), False
-    mass, com, inertia = inertial
-    com, inertia = np.asarray(com, float), np.asarray(inertia, float)
+    try:
+        mass, com, inertia = inertial
+        com, inertia = np.asarray(com, float), np.asarray(inertia, float)
+    except (TypeError, ValueError):
+        raise ModelError("inertial must be (mass, com (3,), inertia (3, 3)) of real numbers, "
+                         f"got {inertial!r}") from None
+    mass = _real(mass, "inertial mass")
     if com.shape != (3,):
         raise ShapeError("inertial com", "(3,)", com.shape)
     if inertia.shape != (3, 3):

@@ -141,7 +141,13 @@ def q_from_dict(model: RobotModel, values: Mapping[str, float], base=None, stric
     are ignored (they follow their source). Multi-coordinate (floating, planar) joints use the
     labels of ``model.q_names`` (``"base/x"``, ..., ``"base/qw"``). With ``strict``, an unknown
     name raises :class:`UnknownJointError` and a floating / planar joint's own name
-    :class:`ArgumentError` (listing its labels); without, both are ignored.
+    :class:`ArgumentError` (listing its labels); without, both are ignored (a value under a
+    floating / planar joint's own name must still be a finite number).
+
+    Raises:
+        ArgumentError: ``values`` is not a mapping, or a value of a known name is not a number.
+        NonFiniteError: a value of a known name is NaN or infinite.
+        UnknownJointError: with ``strict``, a name the model does not have.
     """
     if not isinstance(values, Mapping):
         raise ArgumentError("values", f"must be a mapping of joint name -> value, got {type(values).__name__}")
@@ -150,15 +156,23 @@ def q_from_dict(model: RobotModel, values: Mapping[str, float], base=None, stric
     for name, value in values.items():
         i = index.get(name)
         if i is not None:
-            try:
-                q[i] = float(value)
-            except (TypeError, ValueError):
-                raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
-            if not math.isfinite(q[i]):
-                raise NonFiniteError("values", [name], [name])
+            q[i] = _finite_value(name, value)
         elif strict:
             _check_unused_name(model, name)
+        elif name in model.all_joint_names:
+            _finite_value(name, value)   # a floating / planar joint's own name: ignored, but not garbage
     return q
+
+
+def _finite_value(name: str, value) -> float:
+    """``value`` of ``q_from_dict``'s entry ``name`` as a finite float, else the typed error."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ArgumentError("values", f"{name!r} = {str(value)[:60]!r} is not a number") from None
+    if not math.isfinite(number):
+        raise NonFiniteError("values", [name], [name])
+    return number
 
 
 def _check_unused_name(model: RobotModel, name) -> None:

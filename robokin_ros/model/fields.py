@@ -147,12 +147,12 @@ def check_numbers(model: RobotModel) -> None:
     use: names that are not non-empty strings or hold control characters, non-finite numbers (NaN
     limits; inf is allowed for limits), joint origins whose composition overflows."""
     problems = []
-    if not isinstance(model.name, str) or _has_control_characters(model.name):
+    if not isinstance(model.name, str) or has_control_characters(model.name):
         problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
     for name in [*model.link_names, *model.all_joint_names]:
         if not isinstance(name, str) or not name:
             problems.append(f"names must be non-empty strings, got {name!r}")
-        elif _has_control_characters(name):
+        elif has_control_characters(name):
             problems.append(f"names must not contain control characters, got {shorten(name)}")
     per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
                  "mimic offset": model.mimic_offset}
@@ -177,6 +177,6 @@ def check_numbers(model: RobotModel) -> None:
         raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
 
 
-def _has_control_characters(text: str) -> bool:
+def has_control_characters(text: str) -> bool:
     """True when ``text`` holds a control character (NUL, newline, escape, DEL, ...: Unicode Cc)."""
     return not text.isprintable() and any(unicodedata.category(c) == "Cc" for c in text)

@@ -273,8 +273,11 @@ class RobotModel:
         """Index of a link (frame) by name. Raises :class:`UnknownLinkError` with close matches."""
         try:
             return self._link_index[name]
-        except (KeyError, TypeError):
+        except KeyError:
             raise UnknownLinkError(name, self.link_names) from None
+        except TypeError:   # unhashable: a list of names where one name belongs
+            raise ArgumentError("frame", f"must be one link name (str), got {type(name).__name__} "
+                                         f"{str(name)[:60]}") from None
 
     frame_index = link_index
 

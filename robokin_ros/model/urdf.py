@@ -26,7 +26,7 @@ from ..errors import URDFError, shorten
 from ..spatial import rpy_to_matrix, transform
 from .description import parse_document, read_description_file
 from .elements import SCALAR_TYPES, JointType, first_overflowing_link
-from .fields import ModelFields
+from .fields import ModelFields, has_control_characters
 from .urdf_geometry import check_material, link_geometry
 from .urdf_report import Report
 
@@ -103,6 +103,15 @@ def _find_cycles(parent_of: dict[str, str], extra_edges: list[tuple[str, str]]) 
                 break
             walk.append(cur)
     return cycles
+
+
+def _check_names(report: Report, root: ET.Element) -> None:
+    """A problem, with its line, for each robot, link or joint name holding a control character
+    (NUL, newline, escape, ...: no frame id, log line or message can carry it)."""
+    for el in (root, *root.findall("link"), *root.findall("joint")):
+        name = el.get("name")
+        if name and has_control_characters(name):
+            report.problem(el, f"the {el.tag} name {shorten(name)} holds a control character")
 
 
 def _read_tree(report: Report, root: ET.Element):
@@ -388,6 +397,7 @@ def urdf_fields(xml, max_bytes: int | None = None) -> ModelFields:
         raise URDFError(f"the root element is <{root.tag[:60]}>, expected <robot>")
     report = Report(doc)
     _check_version(report, root)
+    _check_names(report, root)
     order, joint_of_child, link_elements = _read_tree(report, root)
     joint_elements = [joint_of_child[child] for child in order[1:]]
     jindex = {el.get("name"): k for k, el in enumerate(joint_elements)}

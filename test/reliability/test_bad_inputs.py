@@ -33,6 +33,10 @@ PANDA = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
 Q = PANDA.home_configuration()
 TIP = "panda_hand_tcp"
 T = rk.frame_transform(PANDA, Q, PANDA.root_link, TIP)
+FLOATING_BASE = RobotModel.from_urdf('<robot name="f"><link name="w"/><link name="b"/><joint name="base" type="floating">'
+                                     '<parent link="w"/><child link="b"/></joint></robot>')
+PLANAR = RobotModel.from_urdf('<robot name="p"><link name="w"/><link name="b"/><joint name="slide" type="planar">'
+                              '<parent link="w"/><child link="b"/><axis xyz="0 0 1"/></joint></robot>')
 ORIGIN_1E308 = np.array([[1, 0, 0, 1e308], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])
 
 #: (label, call, expected error type, words of the message)
@@ -83,6 +87,38 @@ CASES = [
     ("two fixed joints at 1e308", lambda: PANDA.add_body("panda_link0", "jx", "fixed", "x", origin=ORIGIN_1E308)
      .add_body("x", "jy", "fixed", "y", origin=ORIGIN_1E308), ModelError, ["'y'", "overflows", "'jy'"]),
     ("DH with 1e308", lambda: RobotModel.from_dh([[1e308, 0, 0, 0]] * 3), ModelError, ["overflows"]),
+    # issue 33 item 11: typing gaps that escaped as TypeError / ValueError or were accepted
+    ("jacobian frame list", lambda: rk.jacobian(PANDA, Q, ["x"]), ArgumentError, ["frame", "list"]),
+    ("jacobian frame list after a str", lambda: (rk.jacobian(PANDA, Q, TIP), rk.jacobian(PANDA, Q, [TIP])),
+     ArgumentError, ["frame", "str"]),
+    ("add_body limits of str", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x", limits=("a", 1)),
+     ModelError, ["'jx'", "lower", "'a'"]),
+    ("add_body effort -5", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x",
+                                                  limits=rk.JointLimits(-1, 1, effort=-5)),
+     ModelError, ["'jx'", "effort", ">= 0"]),
+    ("add_body velocity str", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x",
+                                                     limits=rk.JointLimits(-1, 1, velocity="fast")),
+     ModelError, ["'jx'", "velocity", "'fast'"]),
+    ("add_body mimic multiplier str", lambda: PANDA.add_body("panda_link0", "jx", "revolute", "x", limits=(-1, 1),
+                                                             mimic=("panda_joint1", "twice")),
+     ModelError, ["'jx'", "multiplier", "'twice'"]),
+    ("add_body inertial of two", lambda: PANDA.add_body("panda_link0", "jx", "fixed", "x", inertial=(1.0, [0, 0, 0])),
+     ModelError, ["inertial"]),
+    ("add_body inertial mass str", lambda: PANDA.add_body("panda_link0", "jx", "fixed", "x",
+                                                          inertial=("heavy", [0, 0, 0], np.eye(3))),
+     ModelError, ["mass", "'heavy'"]),
+    ("q_from_dict NaN under a floating joint's name", lambda: FLOATING_BASE.q_from_dict({"base": float("nan")}),
+     NonFiniteError, ["base"]),
+    ("q_from_dict str under a floating joint's name", lambda: FLOATING_BASE.q_from_dict({"base": "abc"}),
+     ArgumentError, ["'base'", "not a number"]),
+    ("q_from_dict None under a planar joint's name", lambda: PLANAR.q_from_dict({"slide": None}),
+     ArgumentError, ["'slide'", "not a number"]),
+    ("URDF robot name with a control character",
+     lambda: RobotModel.from_urdf('<robot name="a&#9;b">\n<link name="l"/></robot>'),
+     rk.URDFError, ["line 1", "robot name"]),
+    ("URDF link name with a control character",
+     lambda: RobotModel.from_urdf('<robot name="r">\n<link name="a&#10;b"/></robot>'),
+     rk.URDFError, ["line 2", "link name"]),
 ]
 
 
