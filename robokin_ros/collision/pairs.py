@@ -29,8 +29,12 @@ Array = np.ndarray
 ALWAYS_FRACTION = 0.95
 #: Random configurations drawn by default.
 SAMPLES = 5000
-#: Random configurations checked together.
+#: Random configurations checked together (fewer when the robot has many pairs: see
+#: :data:`MAX_PAIR_CHECKS_PER_CHUNK`).
 SAMPLE_CHUNK = 1024
+#: Largest (configurations x geometry pairs) checked together: bounds the memory of the
+#: bounding-volume test (a few (B, pairs, 3) float arrays) on robots with thousands of pairs.
+MAX_PAIR_CHECKS_PER_CHUNK = 1 << 20
 _CACHE_VERSION = 2
 #: Largest cache entry read [bytes] (a 100-link robot's entry is ~300 kB).
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -107,6 +111,26 @@ def _write_cache(path: str, key: dict, model: RobotModel, disabled: tuple) -> No
         pass  # a read-only cache only costs the sampling next time
 
 
+def _link_pair_hits(candidates):
+    """The link pairs of ``candidates``' geometry pairs (sorted ``(link a, link b)`` tuples), and
+    a function of ``q (B, n_q)`` giving ``(B, n_link_pairs)`` bool: whether any geometry pair of
+    each link pair collides (one ``reduceat`` over the geometry pairs grouped by link pair)."""
+    g = candidates.geometry_links
+    of_geometry_pair = [(int(g[a]), int(g[b])) for a, b in candidates.pairs]
+    link_pairs = sorted(set(of_geometry_pair))
+    row = {p: k for k, p in enumerate(link_pairs)}
+    of_pair = np.array([row[p] for p in of_geometry_pair], np.int64)
+    order = np.argsort(of_pair, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(of_pair[order]) != 0])   # every link pair has >= 1
+
+    def link_hits(q: Array) -> np.ndarray:
+        hits = candidates.colliding(candidates.geometry_poses(q), candidates.pairs)
+        if not link_pairs:
+            return np.zeros((len(q), 0), bool)
+        return np.logical_or.reduceat(hits[:, order], starts, axis=1)
+    return link_pairs, link_hits
+
+
 def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, rng=0, cache: bool = True) -> tuple:
     """Link pairs not worth checking, as MoveIt Setup Assistant finds them without an SRDF.
 
@@ -142,22 +166,13 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
             return cached
     candidates = collision.with_disabled(())  # every non-adjacent pair
     g = candidates.geometry_links
-    link_pairs = sorted({(int(g[a]), int(g[b])) for a, b in candidates.pairs})
-    row = {p: k for k, p in enumerate(link_pairs)}
-    of_pair = np.array([row[(int(g[a]), int(g[b]))] for a, b in candidates.pairs], np.int64)
-
-    def link_hits(q: Array) -> np.ndarray:  # (B, n_link_pairs) bool
-        hits = candidates.colliding(candidates.geometry_poses(q), candidates.pairs)
-        out = np.zeros((len(q), len(link_pairs)), bool)
-        for k in range(len(link_pairs)):
-            out[:, k] = hits[:, of_pair == k].any(axis=1)
-        return out
-
+    link_pairs, link_hits = _link_pair_hits(candidates)
     default = link_hits(model.home_configuration()[None])[0]
     counts = np.zeros(len(link_pairs), np.int64)
     generator = np.random.default_rng(rng)
-    for start in range(0, samples, SAMPLE_CHUNK):
-        q = np.atleast_2d(model.random_configuration(min(SAMPLE_CHUNK, samples - start), generator))
+    chunk = max(1, min(SAMPLE_CHUNK, MAX_PAIR_CHECKS_PER_CHUNK // max(1, len(candidates.pairs))))
+    for start in range(0, samples, chunk):
+        q = np.atleast_2d(model.random_configuration(min(chunk, samples - start), generator))
         counts += link_hits(q).sum(axis=0)
     names = model.link_names
     disabled = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -30,6 +31,11 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_ELEMENTS = 1_000_000
 #: Deepest element nesting accepted (a URDF nests 5 deep).
 MAX_DEPTH = 256
+#: Longest markup accepted between a ``<`` and its ``>`` in bytes (a URDF tag holds a few
+#: attributes, < 1 kB): the element cap does not bound one element's attributes, which expat
+#: reads whole before any handler runs (5 M attributes in one tag: 20 s and 1.2 GB).
+MAX_TAG_BYTES = 1024 * 1024
+_LONG_TAG = re.compile(rb"<[^<>]{%d}" % MAX_TAG_BYTES)
 
 
 def limit_in_force(given: int | None, variable: str, default: int) -> int:
@@ -114,7 +120,8 @@ def parse_document(xml, max_bytes: int | None = None, max_elements: int | None =
             document costs at most the tree of that many elements.
 
     Raises:
-        URDFError: not text, too large, too many or too deeply nested elements, not UTF-8, a lone
+        URDFError: not text, too large, too many or too deeply nested elements, a tag longer than
+            :data:`MAX_TAG_BYTES`, not UTF-8, a lone
             surrogate, malformed XML (with line and column), or a DTD / entity declaration.
     """
     element_cap = max_description_elements(max_elements)
@@ -127,6 +134,11 @@ def parse_document(xml, max_bytes: int | None = None, max_elements: int | None =
         line = text.count("\n", 0, e.start) + 1
         raise URDFError(f"line {line}: the description contains a lone surrogate "
                         f"(U+{ord(text[e.start]):04X} at character {e.start}), which is not valid text") from None
+    long_tag = _LONG_TAG.search(data)
+    if long_tag:
+        line = data.count(b"\n", 0, long_tag.start()) + 1
+        raise URDFError(f"line {line}: a tag longer than {MAX_TAG_BYTES} bytes "
+                        "(MAX_TAG_BYTES: thousands of attributes in one element)")
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate("utf-8")
     lines: dict[int, int] = {}
