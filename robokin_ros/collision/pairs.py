@@ -165,7 +165,6 @@ def sample_disabled_pairs(model: RobotModel, collision, samples: int = SAMPLES, 
         if cached is not None:
             return cached
     candidates = collision.with_disabled(())  # every non-adjacent pair
-    g = candidates.geometry_links
     link_pairs, link_hits = _link_pair_hits(candidates)
     default = link_hits(model.home_configuration()[None])[0]
     counts = np.zeros(len(link_pairs), np.int64)
