@@ -9,13 +9,14 @@ support of ``i`` is ``i`` and every ancestor.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import ArgumentError, UnknownJointError, UnknownLinkError
+from ..errors import ArgumentError, UnknownJointError, UnknownLinkError, URDFError
 from . import builder, configuration
 from .dh import dh_fields
 from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, JointType
@@ -108,7 +109,11 @@ class RobotModel:
     def from_urdf(cls, xml: str, max_bytes: int | None = None) -> RobotModel:
         """Model of a URDF document (str or UTF-8 bytes) of at most ``max_bytes`` (default 64 MiB or
         ``ROBOKIN_MAX_DESCRIPTION_BYTES``). Raises :class:`~robokin_ros.errors.URDFError` listing
-        every problem found with its input line; see ``load_warnings`` for what was tolerated."""
+        every problem found with its input line; see ``load_warnings`` for what was tolerated
+        (a file name instead of the text is refused, pointing at :meth:`from_urdf_file`)."""
+        if isinstance(xml, os.PathLike) or (isinstance(xml, str) and _looks_like_a_path(xml)):
+            raise URDFError(f"from_urdf takes the URDF text, got the file name {str(xml)[:200]!r}: "
+                            "use RobotModel.from_urdf_file(path)")
         return cls.create(urdf_fields(xml, max_bytes))
 
     @classmethod
@@ -497,3 +502,12 @@ class RobotModel:
     def __repr__(self) -> str:
         return (f"RobotModel({self.name!r}: {self.n_links} links, {self.n_joints} joints, "
                 f"n_q={self.n_q}, n_v={self.n_v})")
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """True for a one-line str that is not markup and names a file ending in ``.urdf`` / ``.xml``
+    or one that exists (what a user means when passing a path to ``from_urdf``)."""
+    short = text.strip()
+    if not short or short.startswith("<") or "\n" in short or len(short) > 4096:
+        return False
+    return short.lower().endswith((".urdf", ".xml", ".xacro")) or os.path.isfile(short)
