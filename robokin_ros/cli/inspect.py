@@ -8,15 +8,18 @@ import numpy as np
 
 from ..errors import URDFError
 from ..model import JointType, RobotModel
-from . import common
+from . import common, meshes
 from .arguments import capped
 
 
 def add_commands(commands) -> None:
     check = commands.add_parser("check", help="parse and validate a URDF (like check_urdf)",
-                                description="Parse FILE, print its tree (as urdfdom's check_urdf does), DOF, a joint "
-                                            "table and the load warnings with input lines; exit 1 on errors.")
+                                description="Parse FILE, print its tree (as urdfdom's check_urdf does), DOF, the "
+                                            "default tip (the tip of the node's default IK group), a joint table, "
+                                            "the load warnings with input lines and a line for mesh files not "
+                                            "found; exit 1 on errors.")
     common.add_file(check)
+    meshes.add_options(check)
     check.set_defaults(run=run_check)
     tree = commands.add_parser("tree", help="the kinematic tree as text, DOT, SVG or PNG",
                                description="The tree of links (boxes) and joints (edges, with their types).")
@@ -60,6 +63,8 @@ def run_check(args) -> int:
     for i, n, depth in _depth_first(kids):   # (a stack, not recursion: chains thousands of links deep)
         print(f"{'  ' * (depth + 1)}child({n}):  {model.link_names[i]}")
     print(f"\n{model.n_links} links, {model.n_joints} joints, DOF: n_q = {model.n_q}, n_v = {model.n_v}")
+    tip, why = common.default_tip(model)
+    print(f"default tip: {tip} ({why})")
     print(f"{'joint':32} {'type':10} {'parent -> child':48} {'limits':22} mimic")
     for j, name in enumerate(model.all_joint_names):
         kind = JointType(model.joint_types[j]).name.lower()
@@ -73,6 +78,12 @@ def run_check(args) -> int:
         print(f"\n{len(model.load_warnings)} warning(s) (parts the model does not use; loaded anyway):")
         for warning in model.load_warnings:
             print(f"  {warning}")
+    files = meshes.MeshFiles.from_args(args)
+    for g in (g for geometries in (*(model.link_visuals or ()), *model.link_collisions) for g in geometries):
+        if g.shape == "mesh":
+            files.find(g.filename)
+    for line in files.summary("'robokin show' and 'robokin view' draw their links without them"):
+        print(f"\nwarning: {line}")
     return 0
 
 
