@@ -61,7 +61,7 @@ def _add_ik(commands) -> None:
     common.add_file(ik)
     common.add_tip(ik)
     ik.add_argument("--base")
-    ik.add_argument("--pose", nargs="+", type=finite, required=True, metavar="X Y Z [QX QY QZ QW]",
+    ik.add_argument("--pose", nargs="+", type=finite, required=True, metavar=("X Y Z", "QX QY QZ QW"),
                     help="target position [m] and orientation as a quaternion (normalised, with a warning when "
                          "it is not of unit length); or the position alone with --rpy or --position-only")
     ik.add_argument("--rpy", nargs=3, type=finite, metavar=("R", "P", "Y"),
@@ -79,8 +79,12 @@ def _add_ik(commands) -> None:
 
 
 def compact_json(data: dict) -> str:
-    """``data`` as JSON, one top-level key per line."""
-    return "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()) + "\n}"
+    """``data`` as JSON, one top-level key per line (a list of objects: one object per line)."""
+    def value(v) -> str:
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            return "[\n" + ",\n".join(f"    {json.dumps(x)}" for x in v) + "\n  ]"
+        return json.dumps(v)
+    return "{\n" + ",\n".join(f"  {json.dumps(k)}: {value(v)}" for k, v in data.items()) + "\n}"
 
 
 def _pose_json(T: np.ndarray) -> dict:
