@@ -94,7 +94,7 @@ def test_bench_times_ik_on_the_prepared_compiled_loop_with_the_same_options(caps
     assert calls[0][0] == "prepare" and calls[0][1] == "tool0"
     prepared = calls[0][2]
     solves = [options for kind, _, options in calls if kind == "solve"]
-    assert len(solves) == query.BENCH_IK_TARGETS + 1   # one untimed first call
+    assert len(solves) == query.BENCH_IK_TARGETS * query.BENCH_IK_ROUNDS + 1   # and one untimed first call
     for options in solves:   # the timed requests run the loop prepare_ik loaded
         assert {k: options[k] for k in prepared} == prepared
         assert options["timeout"] == query.BENCH_IK_TIMEOUT
