@@ -1,16 +1,19 @@
 """The ``robokin`` command: inspect, check, draw and query a robot without ROS or RViz.
 
-    robokin check FILE                      # like urdfdom's check_urdf, plus joints and warnings
-    robokin tree FILE --format text|dot|svg|png [-o OUT] [--fold-fixed]
+    robokin check FILE                      # like urdfdom's check_urdf, plus joints, default tip, warnings
+    robokin tree FILE --format text|dot|svg|png [-o OUT] [--fold-fixed N|all|none]
     robokin show FILE [--q NAME=VALUE ...|--named NAME [--srdf FILE]|--random SEED] -o robot.png
-    robokin fk FILE --frame tool0 [--base LINK] [--q NAME=VALUE ...]      # JSON
-    robokin ik FILE --tip tool0 --pose X Y Z QX QY QZ QW [--seed NAME=VALUE ...]   # JSON
-    robokin workspace FILE --tip tool0 -n 100000 -o ws.png
+    robokin fk FILE [--frame tool0] [--base LINK] [--q NAME=VALUE ...] [--format table|json]
+    robokin ik FILE [--tip tool0] --pose X Y Z [QX QY QZ QW | --rpy R P Y] [--position-only]
+               [--axis-tolerances RX RY RZ] [--solutions K] [--seed NAME=VALUE ...]   # JSON
+    robokin workspace FILE [--tip tool0] -n 100000 -o ws.png
     robokin reach FILE --tip tool0 [--resolution 0.05] [--orientations 50] [--ray auto|ADDRESS] [--out map.npz]
-    robokin bench FILE                      # FK / Jacobian / IK timings, Pinocchio alongside if installed
+    robokin bench FILE [--tip tool0]        # FK / Jacobian / IK timings, Pinocchio alongside if installed
     robokin view FILE [--srdf FILE] [--port 8080]   # 3D view in a browser (viser): sliders, IK gizmo
 
-Also ``python -m robokin_ros ...``. Core only: never imports rclpy. Errors print one message
+Also ``python -m robokin_ros ...``; ``robokin --version``. A command's frame defaults to the
+tip of the default IK group, as the node derives it (:func:`~robokin_ros.cli.common.default_tip`).
+Core only: never imports rclpy. Errors print one message
 (no traceback; at most :data:`~robokin_ros.cli.arguments.MAX_ERROR_LINES` lines) and exit with
 status 1; a usage error, including a number outside its option's bounds (see
 :mod:`robokin_ros.cli.arguments`), prints one line and exits with 2. numpy's floating-point
@@ -25,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from .. import __version__
 from ..errors import RobokinError
 from . import draw, inspect, query, reach
 from .arguments import Parser, capped
@@ -34,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="robokin", description=__doc__.splitlines()[0],
                     formatter_class=argparse.RawDescriptionHelpFormatter,
                     epilog="Run 'robokin COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (robokin_ros) {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     inspect.add_commands(commands)
     draw.add_commands(commands)

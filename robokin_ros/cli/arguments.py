@@ -1,4 +1,5 @@
-"""Bounded argparse types of the ``robokin`` options, the one-line usage error and the capped error text.
+"""Bounded argparse types of the ``robokin`` options, the one-line usage error, help text
+without docstring markup and the capped error text.
 
 Every numeric option has a type here with its bounds: a value outside them is a usage error
 (exit 2, one line), never a traceback, an endless run or a MemoryError later.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 #: Largest IK ``--timeout`` [s].
@@ -16,17 +18,34 @@ MAX_TIMEOUT = 3600.0
 MAX_WORKSPACE_SAMPLES = 10**7
 #: Largest ``bench -n`` (configurations held at once, with their poses and Jacobians).
 MAX_BENCH_BATCH = 10**6
+#: Largest ``ik --solutions``.
+MAX_SOLUTIONS = 64
 #: ``show --size`` range [inches per view].
 SIZE_RANGE = (0.5, 50.0)
 #: Lines of an error message printed before "... and K more lines"; characters per line.
 MAX_ERROR_LINES, MAX_LINE_CHARS = 20, 500
 
 
+#: A Sphinx role in a docstring: ``:func:`~a.b.name``` (group 1: ``~``, group 2: the target).
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+
+
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup, as help shows it: a role becomes its target (the
+    last name after ``~``), a double-backquoted literal a single-quoted one."""
+    text = _ROLE.sub(lambda m: m[2].rsplit(".", 1)[-1] if m[1] else m[2], text)
+    return text.replace("``", "'")
+
+
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line on stderr (then exit 2)."""
+    """An ArgumentParser whose usage errors are one line on stderr (then exit 2) and whose help
+    shows no docstring markup (:func:`plain`); its subcommands' parsers are Parsers too."""
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        return plain(super().format_help())
 
 
 def real(low: float, high: float, *, low_open: bool = False):
@@ -45,6 +64,11 @@ def real(low: float, high: float, *, low_open: bool = False):
 def finite(text: str) -> float:
     """argparse type: a finite float."""
     return real(-sys.float_info.max, sys.float_info.max)(text)
+
+
+def tolerance(text: str) -> float:
+    """argparse type: a float >= 0, ``inf`` allowed (a freed axis)."""
+    return math.inf if text.strip().lower() in ("inf", "+inf", "infinity") else real(0.0, sys.float_info.max)(text)
 
 
 def count(low: int, high: int):

@@ -1,19 +1,49 @@
-"""What the ``robokin`` commands share: loading a robot and reading a configuration."""
+"""What the ``robokin`` commands share: loading a robot, its default tip, reading a
+configuration (values outside their limits warned) and printing warnings."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 from ..errors import ArgumentError
 from ..model import RobotModel
 from ..model.description import read_description
+from ..model.groups import derive_groups
 from .arguments import count
 
 
 def add_file(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="URDF file (a .xacro file is expanded with xacro)")
+
+
+def add_tip(parser: argparse.ArgumentParser, option: str = "--tip", what: str = "IK frame") -> None:
+    parser.add_argument(option, help=f"{what} (default: the tip of the default IK group, as the node "
+                                     "derives it; 'robokin check' prints it)")
+
+
+def default_tip(model: RobotModel) -> tuple[str, str]:
+    """The tip of the IK group the node uses when a request names none and there is no SRDF
+    (:func:`robokin_ros.model.groups.derive_groups`: the main arm's tool frame, else its hand; a
+    foot on a robot without arms), and why; the root link when no joint moves a link.
+
+    Returns:
+        (link name, a phrase saying why it is the default).
+    """
+    derived = derive_groups(model)
+    return derived.groups[derived.default].tip or model.root_link, derived.reason
+
+
+def tip_of(model: RobotModel, given: str | None) -> str:
+    """``given``, else :func:`default_tip`."""
+    return given or default_tip(model)[0]
+
+
+def warn(command: str, message: str) -> None:
+    """One ``robokin COMMAND: warning: ...`` line on stderr."""
+    print(f"robokin {command}: warning: {message}", file=sys.stderr)
 
 
 def add_configuration(parser: argparse.ArgumentParser) -> None:
@@ -56,4 +86,22 @@ def configuration(model: RobotModel, args) -> np.ndarray:
             raise ArgumentError("--named", f"{named!r} needs --srdf FILE (without one, only 'home' exists)")
         from ..model.srdf import parse_srdf
         return parse_srdf(read_description(args.srdf), model).named_configuration(named)
-    return model.q_from_dict(parse_values(model, getattr(args, "q", ())), strict=True)
+    values = parse_values(model, getattr(args, "q", ()))
+    q = model.q_from_dict(values, strict=True)
+    for message in outside_limits(model, values):
+        warn(args.command, message)
+    return q
+
+
+def outside_limits(model: RobotModel, values: dict[str, float]) -> list[str]:
+    """A phrase per value of ``values`` (joint name -> value of a one-coordinate joint) outside
+    its joint's limits, naming the joint, the value and the limits."""
+    out = []
+    for name, value in values.items():
+        if name not in model.q_names:
+            continue
+        k = model.q_names.index(name)
+        lo, hi = float(model.q_lower[k]), float(model.q_upper[k])
+        if not lo <= value <= hi:
+            out.append(f"{name} = {value:g} is outside its limits [{lo:.4g}, {hi:.4g}]; used as given")
+    return out

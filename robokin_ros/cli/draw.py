@@ -4,8 +4,9 @@
 cylinders, spheres, and meshes read with trimesh where the file resolves: ``package://`` through
 ROS_PACKAGE_PATH or the ament index, ``file://``, or relative to the URDF; collision geometry for
 links without a visual) placed by forward kinematics, the skeleton (each link's origin joined to
-its parent's) and the frames of the leaf links. A mesh that cannot be found or read is a warning,
-and its link shows as skeleton.
+its parent's) and the frames of the leaf links. Meshes that cannot be found or read are told in
+one warning line (their count and first names, and what would resolve them: ``--package-path``,
+``--mesh-dir``); their links show as skeleton.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def add_commands(commands) -> None:
                                description=__doc__.split("\n\n")[1])
     common.add_file(show)
     common.add_configuration(show)
+    meshes.add_options(show)
     show.add_argument("-o", "--output", default="robot.png", help="PNG (or SVG/PDF) file (default robot.png)")
     show.add_argument("--size", type=real(*SIZE_RANGE), default=4.0,
                       help=f"inches per view in [{SIZE_RANGE[0]:g}, {SIZE_RANGE[1]:g}] (default 4)")
@@ -35,7 +37,7 @@ def add_commands(commands) -> None:
     ws = commands.add_parser("workspace", help="reachable positions of a frame (point cloud)",
                              description="Positions of --tip over -n random configurations, from three views.")
     common.add_file(ws)
-    ws.add_argument("--tip", required=True)
+    common.add_tip(ws)
     ws.add_argument("-n", type=count(1, MAX_WORKSPACE_SAMPLES), default=100_000,
                     help=f"configurations in [1, {MAX_WORKSPACE_SAMPLES:g}] (default 100000)")
     ws.add_argument("-o", "--output", default="workspace.png")
@@ -98,8 +100,11 @@ def _axes_equal(ax, points: np.ndarray) -> None:
 
 
 def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
-               urdf_dir=None) -> dict[str, int]:
-    """Draw the robot at ``q (n_q,)`` into ``path``; returns how many primitives and meshes were drawn."""
+               files: meshes.MeshFiles | None = None) -> dict[str, int]:
+    """Draw the robot at ``q (n_q,)`` into ``path``, its mesh files found by ``files`` (default:
+    relative to the working directory), which records those it could not use; returns how many
+    primitives and meshes were drawn."""
+    files = files if files is not None else meshes.MeshFiles()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -114,8 +119,7 @@ def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
         W = poses[i] @ T   # the shape's pose in the world
         if kind == "mesh":
             scale = sizes.get("scale", np.ones(3))
-            faces = meshes.triangles(sizes["filename"], scale if scale.size == 3 else np.full(3, scale[0]),
-                                     urdf_dir)
+            faces = meshes.triangles(sizes["filename"], scale if scale.size == 3 else np.full(3, scale[0]), files)
             if faces is None:
                 continue
             polygons += list(faces @ W[:3, :3].T + W[:3, 3])
@@ -154,13 +158,10 @@ def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
 def run_show(args) -> int:
     model, _ = common.load(args.file)
     q = common.configuration(model, args)
-    import warnings
-    from pathlib import Path
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        drawn = draw_robot(model, q, args.output, args.size, urdf_dir=Path(args.file).resolve().parent)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"warning: {message}", file=sys.stderr)
+    files = meshes.MeshFiles.from_args(args)
+    drawn = draw_robot(model, q, args.output, args.size, files)
+    for line in files.summary():
+        common.warn(args.command, line)
     print(f"{args.output} ({drawn['primitives']} primitives, {drawn['meshes']} meshes)")
     return 0
 
@@ -187,7 +188,8 @@ def run_workspace(args) -> int:
     import matplotlib.pyplot as plt
 
     model, _ = common.load(args.file)
-    points = workspace_points(model, args.tip, args.n, args.seed)
+    tip = common.tip_of(model, args.tip)
+    points = workspace_points(model, tip, args.n, args.seed)
     fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))
     for ax, (a, b), label in zip(axes, ((0, 1), (0, 2), (1, 2)), ("top (x-y)", "front (x-z)", "side (y-z)")):
         ax.scatter(points[:, a], points[:, b], s=0.2, alpha=0.15, color="tab:blue", rasterized=True)
@@ -195,7 +197,7 @@ def run_workspace(args) -> int:
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("xyz"[a] + " [m]")
         ax.set_ylabel("xyz"[b] + " [m]")
-    fig.suptitle(f"{model.name}: {args.tip} at {args.n} random configurations", fontsize=10)
+    fig.suptitle(f"{model.name}: {tip} at {args.n} random configurations", fontsize=10)
     fig.tight_layout()
     fig.savefig(args.output, dpi=60)
     plt.close(fig)

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
 
 from ..errors import URDFError
 from ..model import JointType, RobotModel
-from . import common
+from . import common, meshes
 from .arguments import capped
+from .tree_picture import FOLD_FIXED_PAST, draw_tree, tree_nodes
 
 
 def add_commands(commands) -> None:
     check = commands.add_parser("check", help="parse and validate a URDF (like check_urdf)",
-                                description="Parse FILE, print its tree (as urdfdom's check_urdf does), DOF, a joint "
-                                            "table and the load warnings with input lines; exit 1 on errors.")
+                                description="Parse FILE, print its tree (as urdfdom's check_urdf does), DOF, the "
+                                            "default tip (the tip of the node's default IK group), a joint table, "
+                                            "the load warnings with input lines and a line for mesh files not "
+                                            "found; exit 1 on errors.")
     common.add_file(check)
+    meshes.add_options(check)
     check.set_defaults(run=run_check)
     tree = commands.add_parser("tree", help="the kinematic tree as text, DOT, SVG or PNG",
                                description="The tree of links (boxes) and joints (edges, with their types).")
     common.add_file(tree)
     tree.add_argument("--format", choices=("text", "dot", "svg", "png"), default="text")
     tree.add_argument("-o", "--output", help="output file (default: stdout for text/dot, robot_tree.<format>)")
-    tree.add_argument("--fold-fixed", action="store_true", help="merge links joined by fixed joints into one node")
+    tree.add_argument("--fold-fixed", action=argparse.BooleanOptionalAction, default=None,
+                      help="merge links joined by fixed joints into one node (default: in pictures of robots of "
+                           f"more than {FOLD_FIXED_PAST} links)")
     tree.set_defaults(run=run_tree)
 
 
@@ -60,6 +67,8 @@ def run_check(args) -> int:
     for i, n, depth in _depth_first(kids):   # (a stack, not recursion: chains thousands of links deep)
         print(f"{'  ' * (depth + 1)}child({n}):  {model.link_names[i]}")
     print(f"\n{model.n_links} links, {model.n_joints} joints, DOF: n_q = {model.n_q}, n_v = {model.n_v}")
+    tip, why = common.default_tip(model)
+    print(f"default tip: {tip} ({why})")
     print(f"{'joint':32} {'type':10} {'parent -> child':48} {'limits':22} mimic")
     for j, name in enumerate(model.all_joint_names):
         kind = JointType(model.joint_types[j]).name.lower()
@@ -73,33 +82,21 @@ def run_check(args) -> int:
         print(f"\n{len(model.load_warnings)} warning(s) (parts the model does not use; loaded anyway):")
         for warning in model.load_warnings:
             print(f"  {warning}")
+    files = meshes.MeshFiles.from_args(args)
+    for g in (g for geometries in (*(model.link_visuals or ()), *model.link_collisions) for g in geometries):
+        if g.shape == "mesh":
+            files.find(g.filename)
+    for line in files.summary("'robokin show' and 'robokin view' draw their links without them"):
+        print(f"\nwarning: {line}")
     return 0
 
 
 # ---------------------------------------------------------------------------- tree
-def _nodes_and_edges(model: RobotModel, fold_fixed: bool):
-    """(node label per link index, edges (parent node, child node, joint label))."""
-    node_of = list(range(model.n_links))
-    labels = {i: [name] for i, name in enumerate(model.link_names)}
-    edges = []
-    for j, name in enumerate(model.all_joint_names):
-        parent, child = node_of[model.link_parents[j + 1]], j + 1
-        kind = JointType(model.joint_types[j]).name.lower()
-        if fold_fixed and kind == "fixed":
-            node_of[child] = parent
-            labels[parent].append(model.link_names[child])
-            del labels[child]
-            continue
-        edges.append((parent, child, f"{name}\\n({kind})"))
-    return {i: "\\n".join(names if len(names) <= 4 else names[:3] + [f"+{len(names) - 3} fixed"])
-            for i, names in labels.items()}, edges
-
-
 def dot_source(model: RobotModel, fold_fixed: bool = False) -> str:
     """Graphviz DOT of the tree: links as boxes, joints as labelled edges."""
     def quote(text: str) -> str:
         return '"' + text.replace('"', '\\"') + '"'
-    nodes, edges = _nodes_and_edges(model, fold_fixed)
+    nodes, edges = tree_nodes(model, fold_fixed)
     lines = [f"digraph {quote(model.name)} {{", "  rankdir=TB;", "  node [shape=box, fontsize=10];",
              "  edge [fontsize=8];"]
     lines += [f"  n{i} [label={quote(label)}];" for i, label in nodes.items()]
@@ -108,7 +105,7 @@ def dot_source(model: RobotModel, fold_fixed: bool = False) -> str:
 
 
 def text_tree(model: RobotModel, fold_fixed: bool = False) -> str:
-    nodes, edges = _nodes_and_edges(model, fold_fixed)
+    nodes, edges = tree_nodes(model, fold_fixed)
     children: dict[int, list] = {}
     for a, b, label in edges:
         children.setdefault(a, []).append((b, label.replace("\\n", " ")))
@@ -125,55 +122,11 @@ def text_tree(model: RobotModel, fold_fixed: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def draw_tree(model: RobotModel, path: str, fold_fixed: bool = False) -> None:
-    """The tree drawn with matplotlib (Agg): leaves spread left to right, depth downwards."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    nodes, edges = _nodes_and_edges(model, fold_fixed)
-    children: dict[int, list[int]] = {}
-    for a, b, _ in edges:
-        children.setdefault(a, []).append(b)
-    order, stack, depth = [], [0], {0: 0}   # depth-first pre-order with a stack (no recursion limit)
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        for c in reversed(children.get(i, [])):
-            depth[c] = depth[i] + 1
-            stack.append(c)
-    x: dict[int, float] = {}
-    n_leaves = 0
-    for i in order:   # leaves left to right in depth-first order
-        if not children.get(i):
-            x[i] = n_leaves
-            n_leaves += 1
-    for i in reversed(order):   # a parent above the mean of its children (children come later in order)
-        if children.get(i):
-            x[i] = float(np.mean([x[c] for c in children[i]]))
-    width, height = max(n_leaves, 1), max(depth.values()) + 1
-    fig, ax = plt.subplots(figsize=(min(2.0 + 1.6 * width, 40), min(1.5 + 1.1 * height, 60)))
-    for a, b, label in edges:
-        ax.plot([x[a], x[b]], [-depth[a], -depth[b]], color="0.6", lw=1, zorder=1)
-        ax.text((x[a] + x[b]) / 2, -(depth[a] + depth[b]) / 2, label.replace("\\n", "\n"), fontsize=6,
-                ha="center", va="center", color="tab:blue", zorder=3,
-                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
-    for i, label in nodes.items():
-        ax.text(x[i], -depth[i], label.replace("\\n", "\n"), fontsize=7, ha="center", va="center", zorder=2,
-                bbox=dict(boxstyle="square,pad=0.3", fc="#fff3d6", ec="0.3"))
-    ax.set_xlim(-1, width)
-    ax.set_ylim(-height, 0.8)
-    ax.set_title(f"{model.name}: {model.n_links} links, {model.n_joints} joints, {model.n_q} DOF", fontsize=9)
-    ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def run_tree(args) -> int:
     model, _ = common.load(args.file)
     if args.format in ("text", "dot"):
-        text = text_tree(model, args.fold_fixed) if args.format == "text" else dot_source(model, args.fold_fixed)
+        fold = bool(args.fold_fixed)
+        text = text_tree(model, fold) if args.format == "text" else dot_source(model, fold)
         if args.output:
             with open(args.output, "w") as f:
                 f.write(text)

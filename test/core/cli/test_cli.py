@@ -84,7 +84,7 @@ def test_tree_picture(capsys, tmp_path, fmt):
 
 def test_fk_json_agrees_with_the_core(capsys):
     code, out, _ = run(capsys, "fk", UR5E, "--frame", "tool0", "--base", "base_link", "--q", "shoulder_lift_joint=-1",
-                       "elbow_joint=0.5")
+                       "elbow_joint=0.5", "--format", "json")
     assert code == 0
     data = json.loads(out)
     model = RobotModel.from_urdf_file(UR5E)
@@ -128,7 +128,8 @@ def test_show_draws_three_views(capsys, tmp_path):
 
 def test_named_configuration_from_an_srdf(capsys, tmp_path):
     srdf = ROOT / "test" / "fixtures" / "srdf" / "panda.srdf"
-    code, out, _ = run(capsys, "fk", PANDA, "--frame", "panda_link8", "--named", "ready", "--srdf", srdf)
+    code, out, _ = run(capsys, "fk", PANDA, "--frame", "panda_link8", "--named", "ready", "--srdf", srdf,
+                       "--format", "json")
     assert code == 0 and json.loads(out)["q"]["panda_joint4"] == -2.356
     code, _, err = run(capsys, "fk", PANDA, "--frame", "panda_link8", "--named", "ready")
     assert code == 1 and "needs --srdf" in err
@@ -176,7 +177,7 @@ def test_every_corpus_robot(capsys, tmp_path):
         assert run(capsys, "check", path)[0] == 0, path.name
         assert run(capsys, "tree", path, "--format", "dot", "-o", tmp_path / "t.dot")[0] == 0, path.name
         leaf = model.leaf_links[0]
-        code, out, _ = run(capsys, "fk", path, "--frame", leaf, "--random", 1)
+        code, out, _ = run(capsys, "fk", path, "--frame", leaf, "--random", 1, "--format", "json")
         assert code == 0 and len(json.loads(out)["matrix"]) == 4, path.name
     for path in paths[::6]:   # pictures cost ~0.5 s each: a sample of the corpus
         assert run(capsys, "show", path, "-o", tmp_path / "s.png", "--size", 1.5)[0] == 0, path.name
@@ -239,7 +240,7 @@ def test_a_2000_link_chain_is_walked_without_recursion(capsys, tmp_path, argv):
 
 @pytest.mark.slow   # draws a 2,000-link chain
 def test_the_tree_picture_of_a_deep_chain(capsys, tmp_path):
-    from robokin_ros.cli.inspect import draw_tree
+    from robokin_ros.cli.tree_picture import draw_tree
     draw_tree(RobotModel.from_urdf_file(chain_urdf(tmp_path / "chain.urdf", 1500)), str(tmp_path / "t.png"))
     assert image_size(tmp_path / "t.png")[0] > 100
 
