@@ -40,8 +40,9 @@ ROUND_SEEDS = 64
 CORRECTION_ITERATIONS = 20
 #: Rounds of :func:`distinct_solutions` without a finite timeout (None or ``inf``).
 MAX_ROUNDS = 16
-#: Rounds in a row that add no solution end :func:`distinct_solutions` (measured on the UR5e:
-#: every real branch found on 30/30 random poses with 3, fewer rounds than the cap on most).
+#: Rounds in a row that add no solution end :func:`distinct_solutions` (measured on the bundled
+#: UR5e, solutions=8: every real branch of Hawkins' closed form on 120/120 random poses already
+#: with 1; 3 for margin).
 STALE_ROUNDS = 3
 #: Fields of :class:`IKResult`, in order.
 _FIELDS = ("q", "success", "position_error", "rotation_error", "iterations", "status")
