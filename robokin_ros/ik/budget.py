@@ -3,6 +3,7 @@ collision test) and the :class:`CancelToken` a caller holds to stop the solves g
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -13,6 +14,17 @@ import numpy as np
 #: no random draw (measured: ~3 % fewer iterations than uniform draws, and a draw cost as much
 #: as an iteration).
 RESTART_OFFSETS = 1 << 20
+
+
+def request_offset(parts) -> int:
+    """A whole number in ``[0, RESTART_OFFSETS)`` that depends only on the request ``parts``
+    (arrays or lists of numbers, or None): a BLAKE2b digest of their float64 bytes, so the same
+    request gives the same number in any process, whatever came before (no global state)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for part in parts:
+        digest.update(b"none" if part is None else np.ascontiguousarray(part, dtype=float).tobytes())
+        digest.update(b"|")
+    return int.from_bytes(digest.digest(), "little") % RESTART_OFFSETS
 
 
 class CancelToken:
@@ -42,19 +54,27 @@ class CancelToken:
 
 class Budget:
     """Per-call time budget and cancel token, position in the sequence of restart configurations
-    (drawn from ``rng`` on first use: most calls never restart) and the test a converged
-    configuration must pass (``accept``: None, or the ``avoid_collisions`` test of
+    (chosen on first use: most calls never restart) and the test a converged configuration must
+    pass (``accept``: None, or the ``avoid_collisions`` test of
     :func:`~robokin_ros.ik.collision_gate.collision_test`).
+
+    The restarts start at a point of the sequence chosen by ``rng``: a whole number picks it
+    (Knuth's multiplicative hash), a ``numpy.random.Generator`` draws it; None (the default) takes
+    it from the request itself (:func:`request_offset` of ``request``, e.g. the targets and the
+    seed), so the same request gives the same answer, bit for bit, in a fresh process and in a
+    long-running one.
 
     Args:
         timeout: [s] per problem, or None. n: problems sharing the budget (the time is pooled).
         rng: see :class:`~robokin_ros.ik.options.IKOptions`. accept: the collision test or None.
-        cancel: a :class:`CancelToken` or None.
+        cancel: a :class:`CancelToken` or None. request: what identifies the request (arrays,
+            lists of numbers or None), hashed when ``rng`` is None.
     """
 
-    def __init__(self, timeout: float | None, n: int, rng, accept=None, cancel: CancelToken | None = None):
+    def __init__(self, timeout: float | None, n: int, rng, accept=None, cancel: CancelToken | None = None,
+                 request: tuple = ()):
         self.deadline = None if timeout is None else time.perf_counter() + timeout * n
-        self._rng, self._next = rng, -1
+        self._rng, self._next, self._request = rng, -1, request
         self.accept = accept
         self._cancel = None if cancel is None else cancel._event
 
@@ -64,6 +84,8 @@ class Budget:
         if self._next < 0:
             if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
                 self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
+            elif self._rng is None:
+                self._next = request_offset(self._request)
             else:
                 self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
         self._next += k

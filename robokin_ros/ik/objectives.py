@@ -1,18 +1,23 @@
 """Secondary objectives of IK, followed in the null space of the task after the primary solve.
 
-A solve with an objective first runs as without one; a solution (within tolerance) is then moved
-step by step along ``-N ∇h`` (``N = I - J⁺J``, ``J`` the rows of the task that count, in the
-targets' axes, over the free coordinates), each step corrected back onto the task by a short solve
-from the moved configuration and kept only if it is still a solution and lowers ``h``. So an
-objective never costs a solvable target: at worst the primary solution comes back.
+A solve with an objective first runs as without one (the plain request's answer, the same bits:
+restarts are seeded from the request); a solution (within tolerance) is then moved step by step
+along ``-N ∇h`` (``N = I - J⁺J``, ``J`` the rows of the task that count, in the targets' axes, over
+the free coordinates), each step corrected back onto the task by a short solve from the moved
+configuration and kept only if it is still a solution and lowers ``h`` (:func:`refine`); the
+answer is then compared with the plain one and the better kept
+(:func:`~robokin_ros.ik.branches.solve_with_objective`). So an objective never costs a solvable
+target and never does worse than the plain request: at worst the plain answer comes back.
 
 Objectives (``h`` of the free coordinates ``x``):
 
 - ``closest``: ``½‖x - x_seed‖²`` (continuous joints wrapped): least motion from the seed, the one
   to use along a path;
 - ``center``: ``½ Σ ((x - x_mid) / (x_hi - x_lo))²`` over bounded coordinates: away from the limits;
-- ``manipulability``: ``-σ_min(J_tip)``, the smallest singular value of the first tip's Jacobian
-  (TRAC-IK's ``Manip1``-like mode, as a secondary objective): away from singularities.
+- ``manipulability``: ``-w``, Yoshikawa's measure ``w = √det(J Jᵀ)`` (the product of the
+  singular values) of the first tip's 6-row Jacobian (LOCAL_WORLD_ALIGNED, free columns): away
+  from singularities; a step that lowers the smallest singular value is refused too, so neither
+  measure ends below the plain answer's.
 """
 
 from __future__ import annotations
@@ -62,11 +67,40 @@ class Task:
         self.usable = problem.scalar and len(self.free_q) > 0
         lower, upper = effective_bounds(model, options.lower, options.upper)
         self.lo, self.hi = lower[self.free_q], upper[self.free_q]
+        # Coordinates that turn: continuous joints, and revolute joints with a range over 2π
+        # (x and x ± 2π within the bounds are the same pose).
+        self.turns = problem.periodic | (problem.revolute & (self.hi - self.lo > 2.0 * math.pi))
         self.R_base_target = targets[:, :3, :3]
         axis = options.axis_tolerances
         box = np.zeros((len(tips), 6)) if axis is None else np.broadcast_to(np.array(axis, float), (len(tips), 6))
         self.rows = np.isfinite(box)
         self.seed = seed[self.free_q]
+
+    def nearest_seed(self, q: Array) -> Array:
+        """``q (n_q,)`` with every coordinate that turns (:attr:`turns`) moved by whole turns to
+        the value nearest the seed within the bounds (a new array; the same pose)."""
+        q = q.copy()
+        c = self.free_q[self.turns]
+        x, seed, lo, hi = q[c], self.seed[self.turns], self.lo[self.turns], self.hi[self.turns]
+        two_pi = 2.0 * math.pi
+        with np.errstate(invalid="ignore"):
+            turns = np.round((seed - x) / two_pi)
+            turns = np.minimum(np.maximum(turns, np.ceil((lo - x) / two_pi)), np.floor((hi - x) / two_pi))
+        q[c] = np.clip(x + two_pi * np.nan_to_num(turns), lo, hi)
+        return q
+
+    def measures(self, q: Array) -> tuple[float, ...]:
+        """``(h(q), ...)``: the objective, then measures a step may not worsen (manipulability: the
+        negated smallest singular value)."""
+        if self.objective != "manipulability":
+            return (self.value(q),)
+        s = self._singular_values(q)
+        return -float(np.prod(s)), -float(s[-1])
+
+    def _singular_values(self, q: Array) -> Array:
+        J = jacobian(self.model, q, self.model.link_names[self.model.link_index(self.tips[0])],
+                     LOCAL_WORLD_ALIGNED)[:, self.free_v]
+        return np.linalg.svd(J, compute_uv=False)
 
     def value(self, q: Array) -> float:
         """``h(q)`` for ``q (n_q,)``."""
@@ -79,9 +113,7 @@ class Task:
             finite = np.isfinite(self.lo) & np.isfinite(self.hi) & (self.hi > self.lo)
             r = (x[finite] - 0.5 * (self.lo[finite] + self.hi[finite])) / (self.hi[finite] - self.lo[finite])
             return 0.5 * float(r @ r)
-        J = jacobian(self.model, q, self.model.link_names[self.model.link_index(self.tips[0])],
-                     LOCAL_WORLD_ALIGNED)[:, self.free_v]
-        return -float(np.linalg.svd(J, compute_uv=False)[-1])
+        return -float(np.prod(self._singular_values(q)))
 
     def gradient(self, q: Array) -> Array:
         """``∇h`` over the free coordinates ``(n_free,)``."""
@@ -127,11 +159,12 @@ class Task:
 
 def refine(task: Task, q: Array, correct, stop) -> Array:
     """``q (n_q,)`` (a solution) moved along the objective's null-space direction while it stays
-    a solution and ``h`` drops; ``correct(q_start) -> (q, success)`` is the corrective solve,
-    ``stop() -> bool`` says when the call's time is spent (or it is cancelled)."""
+    a solution, ``h`` drops and no other of :meth:`Task.measures` rises; ``correct(q_start) ->
+    (q, success)`` is the corrective solve, ``stop() -> bool`` says when the call's time is spent
+    (or it is cancelled)."""
     if not task.usable:
         return q
-    h, alpha = task.value(q), 1.0
+    h, alpha = task.measures(q), 1.0
     for _ in range(MAX_STEPS):
         if stop():
             break
@@ -142,8 +175,8 @@ def refine(task: Task, q: Array, correct, stop) -> Array:
         moved = q.copy()
         moved[task.free_q] = np.clip(q[task.free_q] + step, task.lo, task.hi)
         candidate, success = correct(moved)
-        value = task.value(candidate) if success else math.inf
-        if value < h - 1e-12:
+        value = task.measures(candidate) if success else (math.inf,)
+        if value[0] < h[0] - 1e-12 and all(v <= w for v, w in zip(value[1:], h[1:])):
             q, h, alpha = candidate, value, min(1.0, 2.0 * alpha)
         else:
             alpha *= 0.5

@@ -50,7 +50,8 @@ class IKOptions:
         max_iterations: iterations per problem (restarts included), a whole number >= 1; 500.
         restarts: extra rows per problem started elsewhere alongside the seed, >= 0; 0
             (None is taken as 0).
-        rng: None, a whole number >= 0 or a ``numpy.random.Generator``: where restarts start.
+        rng: None, a whole number >= 0 or a ``numpy.random.Generator``: where restarts start
+            (None: chosen from the request's targets and seed, repeatable).
         avoid_collisions: False; True (the model's default collision model) or a
             :class:`~robokin_ros.collision.CollisionModel` of the solved model.
         objective: None or one of :data:`OBJECTIVES` (a null-space objective).

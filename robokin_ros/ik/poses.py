@@ -53,8 +53,10 @@ def solve_poses(model: RobotModel, targets, tips, seed, options: IKOptions,
     accept = collision_test(model, options.avoid_collisions)
     if entries is not None and call.floats and (seed is None or getattr(seed, "ndim", None) == 1
                                                 or np.ndim(seed) == 1):
-        return solve_one(model, call, (T, entries), seed, Budget(options.timeout, 1, options.rng, accept, cancel))
-    return _solve_batch(model, call, T, seed, lambda n: Budget(options.timeout, n, options.rng, accept, cancel))
+        budget = Budget(options.timeout, 1, options.rng, accept, cancel, (entries, seed))
+        return solve_one(model, call, (T, entries), seed, budget)
+    return _solve_batch(model, call, T, seed, lambda n: Budget(options.timeout, n, options.rng, accept, cancel,
+                                                               (T, seed)))
 
 
 def checked_targets(targets, n_tips: int, single: bool) -> tuple[Array, list | None]:

@@ -26,9 +26,10 @@ class IKResult:
             Joints that may not move keep their seed values; continuous joints are reported
             within π of their seed value.
         success: ``(...)`` bool: every tip within its tolerances and ``q`` within the bounds.
-        position_error: ``(...)`` [m] worst tip position error ``‖p_tip - p_target‖`` (raw,
-            before per-axis tolerances are applied).
-        rotation_error: ``(...)`` [rad] worst tip rotation angle ``|log(R_targetᵀ R_tip)|`` (raw).
+        position_error: ``(...)`` [m] worst tip position error ``‖p_tip - p_target‖`` at the
+            returned ``q`` (raw, before per-axis tolerances are applied; never another attempt's).
+        rotation_error: ``(...)`` [rad] worst tip rotation angle ``|log(R_targetᵀ R_tip)|`` at the
+            returned ``q`` (raw).
         iterations: ``(...)`` int, iterations spent on the problem.
         status: ``(...)`` str: ``"converged"``, ``"max_iterations"`` (iteration budget spent),
             ``"timeout"`` (time budget spent), ``"no_free_joints"`` (no allowed joint moves a tip)
@@ -42,3 +43,23 @@ class IKResult:
     rotation_error: Array
     iterations: np.ndarray
     status: np.ndarray
+
+    def describe(self, index: tuple = ()) -> str:
+        """One line on problem ``index`` (``()``: a single problem): solved or not, its status,
+        iterations, and the errors of the configuration returned (``q[index]``), e.g.
+        ``"solved (converged) in 12 iterations: position error 3.1e-06 m, rotation error 2e-06 rad"``
+        or ``"not solved (max_iterations) after 500 iterations: the best configuration found has
+        position error 0.59 m, rotation error 1.57 rad"``.
+
+        Raises:
+            IndexError: ``index`` not a problem of the batch.
+        """
+        index = tuple(index)
+        if len(index) != np.ndim(self.success):
+            raise IndexError(f"index {index} of a batch of shape {np.shape(self.success)}: give one per axis")
+        errors = (f"position error {float(np.asarray(self.position_error)[index]):.3g} m, "
+                  f"rotation error {float(np.asarray(self.rotation_error)[index]):.3g} rad")
+        status, iterations = str(np.asarray(self.status)[index]), int(np.asarray(self.iterations)[index])
+        if bool(np.asarray(self.success)[index]):
+            return f"solved ({status}) in {iterations} iterations: {errors}"
+        return f"not solved ({status}) after {iterations} iterations: the best configuration found has {errors}"

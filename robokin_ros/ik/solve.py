@@ -37,7 +37,7 @@ them to :func:`solve`, which dispatches to :func:`~robokin_ros.ik.branches.disti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
 
 from ..errors import ArgumentError, IKOptionError
 from ..model import RobotModel
@@ -48,14 +48,16 @@ from .poses import solve_poses
 from .result import IKResult
 
 
-def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = None,
-             position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5,
-             axis_tolerances=None, weights=None, active_joints: Sequence[str] | None = None,
-             lower=None, upper=None, timeout: float | None = None, max_iterations: int = 500,
-             restarts: int | None = None, rng=None, avoid_collisions=False, objective: str | None = None,
-             solutions: int | None = None, solution_distance: float = 0.1, options: IKOptions | None = None,
-             cancel: CancelToken | None = None) -> IKResult:
+def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions | None = None,
+             cancel: CancelToken | None = None, **keywords) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
+
+    ``solve_ik(model, targets, tips, seed=None, *, base=None, position_tolerance=1e-5,
+    rotation_tolerance=1e-5, axis_tolerances=None, weights=None, active_joints=None, lower=None,
+    upper=None, timeout=None, max_iterations=500, restarts=None, rng=None, avoid_collisions=False,
+    objective=None, solutions=None, solution_distance=0.1, options=None, cancel=None)``: the
+    keywords ``base`` ... ``solution_distance`` are the fields of
+    :class:`~robokin_ros.ik.options.IKOptions` (any other keyword: ``TypeError``).
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
     :data:`~robokin_ros.ik.lm.POSITION_WEIGHT`) from each seed; a row whose cost stops dropping restarts at another
@@ -107,7 +109,10 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             configurations are consecutive points of a low-discrepancy (R2) sequence within the
             bounds, from a point chosen by ``rng``.
         rng: None, a whole number >= 0 (seed) or a ``numpy.random.Generator``, choosing where
-            the restarts start (fixed: deterministic results).
+            the restarts start. None: chosen from the request itself (a hash of the targets and
+            the seed), so the same request gives the same answer bit for bit, in a fresh process
+            and in a long-running one, as long as no time budget runs out (a ``timeout`` that ends
+            the search depends on the machine's speed).
         avoid_collisions: False; True (the model's default
             :func:`~robokin_ros.collision.collision_model`) or a
             :class:`~robokin_ros.collision.CollisionModel`: a configuration within tolerance that
@@ -117,15 +122,19 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
         objective: None, or a secondary objective followed in the task's null space once a
             problem is solved (see :mod:`robokin_ros.ik.objectives`): ``"closest"`` (least motion
             from the seed), ``"center"`` (away from the joint limits), ``"manipulability"``
-            (largest smallest singular value of the first tip's Jacobian). It never turns a
-            solved problem into a failure.
+            (Yoshikawa's measure of the first tip's Jacobian, its smallest singular value never
+            lowered). It never turns a solved problem into a failure, and its answer is never
+            worse for the objective than the plain request's (the better of the two is kept).
         solutions: None, or ``k >= 1``: one target (no batch) solved from the seed and from
             configurations spread over the bounds until ``k`` solutions pairwise farther apart
-            than ``solution_distance`` are found or ``timeout`` (here the whole search's budget)
-            runs out; sorted by ``objective`` (None: closest to the seed) (see
+            than ``solution_distance`` are found, rounds stop finding new ones, or ``timeout``
+            (here the whole search's budget; None or ``inf``: a fixed number of rounds) runs out;
+            each reported nearest the seed modulo 2π on the joints that turn; sorted by
+            ``objective`` (None: closest to the seed) (see
             :func:`robokin_ros.ik.branches.distinct_solutions`).
         solution_distance: [rad or m] least Euclidean distance between two of the ``solutions``
-            over the free coordinates (continuous joints wrapped).
+            over the free coordinates, modulo 2π on continuous joints and on revolute joints
+            whose range exceeds 2π (a 2π-shifted copy is the same branch).
         options: None, or an :class:`~robokin_ros.ik.options.IKOptions` holding the options above
             (``base`` ... ``solution_distance``), checked once when made: the value to build once
             and pass to many calls. An option may be given either way, not both (a keyword left
@@ -150,12 +159,7 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, base: str | None = 
             (text, None, complex); an ``rng`` of another kind; ``cancel`` not a CancelToken.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
-    given = dict(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
-                 axis_tolerances=axis_tolerances, weights=weights, active_joints=active_joints, lower=lower,
-                 upper=upper, timeout=timeout, max_iterations=max_iterations, restarts=restarts, rng=rng,
-                 avoid_collisions=avoid_collisions, objective=objective, solutions=solutions,
-                 solution_distance=solution_distance)
-    return solve(model, targets, tips, seed, _options(options, given), cancel)
+    return solve(model, targets, tips, seed, _options(options, keywords), cancel)
 
 
 def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: CancelToken | None = None) -> IKResult:
@@ -177,19 +181,26 @@ def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: Ca
     return solve_poses(model, targets, tips, seed, options, cancel)
 
 
-def _options(options, given: dict) -> IKOptions:
-    """The call's :class:`IKOptions`: made of the keywords ``given``, or ``options`` when no
-    keyword differs from its default (an object identical to the default counts as not given).
+def _options(options, keywords: dict) -> IKOptions:
+    """The call's :class:`IKOptions`: made of ``keywords``, or ``options`` when no keyword is
+    given (a keyword that is None or the very object of its default counts as not given).
 
     Raises:
+        TypeError: a keyword that is not an option (as Python raises for an unknown keyword).
         IKOptionError: ``options`` not an IKOptions, or an option given both ways.
     """
+    for name in keywords:
+        if name not in _DEFAULTS:
+            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
     if options is None:
-        return IKOptions(**given)
+        return IKOptions(**keywords)
     if not isinstance(options, IKOptions):
         raise IKOptionError(f"options must be an IKOptions or None, got {type(options).__name__}", "options")
-    defaults = solve_ik.__kwdefaults__
-    for name, value in given.items():
-        if value is not defaults[name]:
+    for name, value in keywords.items():
+        if value is not None and value is not _DEFAULTS[name]:
             raise IKOptionError(f"{name} given both as a keyword and in options=: give it once", name)
     return options
+
+
+#: The options :func:`solve_ik` takes as keywords, and their defaults.
+_DEFAULTS = {field.name: field.default for field in dataclasses.fields(IKOptions)}
