@@ -68,6 +68,7 @@ nitpick_ignore_regex = [
 
 html_theme = "alabaster"
 html_title = "robokin_ros"
+html_theme_options = {"page_width": "1240px", "sidebar_width": "260px"}
 html_static_path: list[str] = []
 
 
