@@ -28,6 +28,9 @@ in the site):
   code for a Ctrl-C) within a minute, without a traceback.
 - ``<!-- test-args: --resolution 0.3 -->``: these arguments are appended to each command of the
   block (a smaller run of the same command; the text shows the real size).
+- ``<!-- synopsis -->``: usage lines (placeholders, ``[optional]``, ``a|b``), not commands: each
+  line's program and subcommand must answer ``--help``, and every option the line names must be
+  in that help (``test_the_synopsis_names_real_options``).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from robokin_ros.kernels.disk_cache import cache_dir
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^(?P<indent> {0,3})```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*(runs-in|needs|runs-until|test-args):\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(runs-in|needs|runs-until|test-args|synopsis)(?::\s*(.*?))?\s*-->")
 PYTHON = {"python", "py"}
 SHELL = {"bash", "sh", "shell", "console"}
 #: Seconds one shell block (or one server of a runs-until block) may take: a bound on a hung
@@ -82,7 +85,7 @@ def blocks(page: Path) -> list[Block]:
         markers = {}
         while above and MARKER.fullmatch(above[-1].strip()):
             key, value = MARKER.fullmatch(above.pop().strip()).groups()
-            markers[key] = value
+            markers[key] = value or ""
         lang = match.group("info").strip().split(" ")[0].lower()
         out.append(Block(page, line, lang, match.group("body"), markers))
     return out
@@ -207,6 +210,8 @@ def _shell_params():
 
 @pytest.mark.parametrize("block", list(_shell_params()))
 def test_the_shell_example_runs(block, mirrors, tmp_path):
+    if "synopsis" in block.markers:
+        pytest.skip("a synopsis: test_the_synopsis_names_real_options checks it")
     if "runs-in" in block.markers:
         if block.markers["runs-in"] == "test/core/test_doc_examples.py":
             pytest.skip("runs in test_the_readme_make_block_runs_as_the_makefile_says")
@@ -230,6 +235,32 @@ def test_the_shell_example_runs(block, mirrors, tmp_path):
                             stdin=subprocess.DEVNULL, timeout=BLOCK_TIMEOUT)
     assert result.returncode == 0, f"{block.name} exited {result.returncode}:\n{script}\n{result.stdout[-4000:]}\n" \
                                    f"{result.stderr[-4000:]}"
+
+
+def _synopses():
+    for block in ALL:
+        if "synopsis" in block.markers:
+            yield pytest.param(block, id=block.name, marks=(pytest.mark.slow,))
+
+
+@pytest.mark.parametrize("block", list(_synopses()))
+def test_the_synopsis_names_real_options(block, mirrors):
+    """Each usage line's ``program [subcommand] --help`` works, and names every option of the line."""
+    folder, env = mirrors
+    helps, missing = {}, []
+    for command in commands(block):
+        words = without_comment(command)[0].split()
+        head = tuple(words[:2]) if len(words) > 1 and not words[1].startswith("-") else tuple(words[:1])
+        if shutil.which(head[0], path=env["PATH"]) is None:
+            pytest.skip(f"needs {head[0]}")
+        if head not in helps:
+            result = subprocess.run([*head, "--help"], cwd=folder(block.page), env=env, capture_output=True,
+                                    text=True, stdin=subprocess.DEVNULL, timeout=BLOCK_TIMEOUT)
+            assert result.returncode == 0, f"{' '.join(head)} --help:\n{result.stdout}{result.stderr}"
+            helps[head] = result.stdout
+        options = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", " ".join(words[len(head):]))
+        missing += [f"{' '.join(head)} {option}" for option in options if option not in helps[head]]
+    assert missing == []
 
 
 MAKE_BLOCK = "test/core/test_doc_examples.py"
@@ -282,8 +313,8 @@ def test_markers_stand_above_code_blocks_only():
     silently mark nothing: refuse it."""
     used = sum(len(block.markers) for block in ALL)
     written = sum(len(MARKER.findall(page.read_text())) for page in PAGES)
-    unknown = [(page.name, name) for page in PAGES for name in re.findall(r"<!--\s*([\w-]+)\s*:", page.read_text())
-               if name not in ("runs-in", "needs", "runs-until", "test-args")]
+    unknown = [(page.name, name) for page in PAGES for name in re.findall(r"<!--\s*([\w-]+)\s*(?::|-->)", page.read_text())
+               if name not in ("runs-in", "needs", "runs-until", "test-args", "synopsis")]
     assert (used, unknown) == (written, [])
 
 
