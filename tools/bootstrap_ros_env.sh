@@ -25,7 +25,7 @@ IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs)   # dependency order
 REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
 REQ_VENV="$ROOT/tools/requirements-venv.txt"
 # Optional features the tests cover: the web view (viser), reachability maps on Ray.
-REQ_EXTRAS=("$ROOT/tools/requirements-web.txt" "$ROOT/tools/requirements-ray.txt")
+REQ_EXTRAS=("$ROOT/tools/requirements-web.txt" "$ROOT/tools/requirements-ray.txt" "$ROOT/tools/requirements-docs.txt")  # + make docs (Sphinx)
 CONSTRAINTS="$ROOT/tools/constraints-venv.txt"
 LOGS="$BUILD/logs"
 STAMPS="$VENV/.robokin-stamps"

@@ -32,8 +32,8 @@ class JointLimits:
     Attributes:
         lower, upper: position limits [rad or m]; required for revolute and prismatic joints,
             refused (None) for the others.
-        velocity [rad/s or m/s], effort [N m or N], acceleration, deceleration [rad/s² or m/s²],
-        jerk [rad/s³ or m/s³]: magnitudes; None for unlimited.
+        velocity, effort, acceleration, deceleration, jerk: magnitudes [rad/s or m/s, N m or N,
+            rad/s² or m/s² twice, rad/s³ or m/s³]; None for unlimited.
     """
 
     lower: float | None = None

@@ -46,8 +46,8 @@ class ModelFields:
             (None: no mimic joints). Sources must already be resolved to independent joints.
         mimic_multiplier, mimic_offset: ``(n_joints,)`` value = multiplier * source + offset
             (None: 1 and 0).
-        link_masses ``(n_links,)`` [kg], link_coms ``(n_links, 3)`` [m], link_inertias
-            ``(n_links, 3, 3)`` [kg m²] about the COM in link axes, link_has_inertial
+        link_masses, link_coms, link_inertias, link_has_inertial: ``(n_links,)`` [kg],
+            ``(n_links, 3)`` [m], ``(n_links, 3, 3)`` [kg m²] about the COM in link axes, and
             ``(n_links,)`` bool (None: massless links).
         link_meshes: per link a visual mesh path or None (None: no meshes).
         link_collisions: per link a sequence of :class:`~robokin_ros.model.CollisionGeometry`

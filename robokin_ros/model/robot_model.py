@@ -44,11 +44,14 @@ class RobotModel:
         elements, document order; ``()`` for none).
         link_visuals: per link a tuple of :class:`CollisionGeometry` records of its ``<visual>``
         elements (document order; what the pictures draw).
+
     load_warnings: :class:`~robokin_ros.errors.LoadWarning` s of the URDF it was read from (parts
     the model does not use that urdfdom would accept or skip), each with its input line; ``()``
     for models built otherwise.
+
     Per joint (``n_joints = n_links - 1``; joint ``j`` has parent link ``joint_parents[j]``
     and child link ``j + 1``):
+
         all_joint_names, joint_types ``(n_joints,)`` (:class:`JointType`),
         joint_axes ``(n_joints, 3)`` unit, in the joint frame,
         joint_origins ``(n_joints, 4, 4)``: pose of the joint frame in the parent link
@@ -240,7 +243,7 @@ class RobotModel:
 
     @cached_property
     def q_names(self) -> tuple[str, ...]:
-        """One label per q coordinate: the joint name, suffixed for multi-coordinate joints."""
+        """One label per q coordinate (the joint name, suffixed for multi-coordinate joints)."""
         out = []
         for j in self.active_joints:
             n, t = self.all_joint_names[j], JointType(self.joint_types[j])
@@ -332,7 +335,7 @@ class RobotModel:
     # ------------------------------------------------------------------ topology
     @cached_property
     def link_children(self) -> tuple[tuple[int, ...], ...]:
-        """μ(i): children of each link."""
+        """Children of each link, μ(i)."""
         kids: list[list[int]] = [[] for _ in range(self.n_links)]
         for i in range(1, self.n_links):
             kids[self.link_parents[i]].append(i)
@@ -348,7 +351,7 @@ class RobotModel:
 
     @cached_property
     def depth_levels(self) -> tuple[np.ndarray, ...]:
-        """Links grouped by depth: ``depth_levels[k]`` are the links ``k`` joints from the root."""
+        """Links grouped by depth; ``depth_levels[k]`` are the links ``k`` joints from the root."""
         return tuple(frozen(np.flatnonzero(self.link_depths == k)) for k in range(int(self.link_depths.max()) + 1))
 
     @cached_property
@@ -364,7 +367,7 @@ class RobotModel:
 
     @cached_property
     def link_subtrees(self) -> tuple[np.ndarray, ...]:
-        """ν(i): link ``i`` and all its descendants, per link."""
+        """Link ``i`` and all its descendants, per link (ν(i))."""
         return tuple(frozen(np.flatnonzero(self.support_mask[:, i])) for i in range(self.n_links))
 
     @cached_property
