@@ -45,6 +45,7 @@ from ..model import RobotModel
 from ..spatial import transform
 from .budget import CancelToken
 from .constraints import (
+    XYZ_EULER_ANGLES,
     OrientationConstraint,
     PositionConstraint,
     Residual,
@@ -150,14 +151,17 @@ def check_constraints(constraints: Sequence, poses: Mapping) -> tuple:
 @dataclasses.dataclass(frozen=True)
 class _Layout:
     """How a call's constraints become tips: the pose targets (link → ``(4, 4)``), the
-    orientation and position constraints, the tip of each position constraint, and the links
-    whose one free axis is held by a point (link → (tip, axis))."""
+    orientation and position constraints, the tip of each position constraint, the links whose
+    one free rotation-vector axis is held by a point (link → (tip, axis)), and the links whose
+    XYZ Euler constraint with freed axes is held by points on their axes (link → {axis: tip},
+    see :func:`_euler_point_entries`)."""
 
     poses: dict
     orientations: list
     positions: list
     point_tips: list
     axis_tips: dict
+    euler_tips: dict
 
 
 def solve_constrained(model: RobotModel, constraints: Sequence, seed=None, *, base: str | None = None,
@@ -344,17 +348,58 @@ def _layout(poses: dict, orientations: list, positions: list) -> tuple[list, _La
         else:
             point_tips.append(f"_robokin_point{len(points)}")
             points.append((c.link, tuple(float(x) for x in c.offset)))
-    # One free axis on a link with a pose target: the approach is held by a point AXIS_LENGTH along
-    # that axis (position rows: no rotation logarithm, singular at π about the free axis).
-    axis_tips = {}
+    # Freed axes on a link with a pose target: the rotation is held by points along the link's axes
+    # (position rows: no rotation logarithm, singular at π about a free axis).
+    axis_tips, euler_tips = {}, {}
     for c in orientations:
-        free = _free_axis(c)
-        if free is not None and c.link in poses and all(p.link != c.link for p in positions):
-            axis_tips[c.link] = (f"_robokin_point{len(points)}", free)
+        if c.link not in poses or any(p.link == c.link for p in positions):
+            continue
+        free = [t >= math.pi for t in c.tolerances]
+        if c.parameterization == XYZ_EULER_ANGLES and any(free):
+            axes = ([2] if not (free[0] and free[1]) else []) + ([0, 1] if not free[2] else [])
+            euler_tips[c.link] = {}
+            for axis in axes:
+                euler_tips[c.link][axis] = f"_robokin_point{len(points)}"
+                points.append((c.link, tuple(AXIS_LENGTH * np.eye(3)[axis])))
+        elif sum(free) == 1:
+            axis_tips[c.link] = (f"_robokin_point{len(points)}", free.index(True))
             offset = [0.0, 0.0, 0.0]
-            offset[free] = AXIS_LENGTH
+            offset[free.index(True)] = AXIS_LENGTH
             points.append((c.link, tuple(offset)))
-    return points, _Layout(poses, orientations, positions, point_tips, axis_tips)
+    return points, _Layout(poses, orientations, positions, point_tips, axis_tips, euler_tips)
+
+
+def _euler_point_entries(c: OrientationConstraint, tips: dict, T_pose: Array, shrink: float,
+                         position_tolerance: float) -> dict:
+    """Tip → [target ``(4, 4)``, band ``(6,)``] of the points along a link's axes that hold an XYZ
+    Euler constraint with freed axes (the link's position held by its pose ``T_pose``), bands in
+    the desired frame's axes. With ``R = R_desiredᵀ R_link = Rx(a) Ry(b) Rz(c)``, the point on the
+    link's z axis is at ``L (sin b, -sin a cos b, cos a cos b)`` and the x of the points on its x
+    and y axes are ``L cos b cos c`` and ``-L cos b sin c``. So ``b`` bounds the x of the z-axis
+    point (exact); ``a`` its y (exact at ``b = 0``), its z kept > 0 (above ``L cos a cos b`` at the
+    bounds); ``c`` the x of the y-axis point (exact at ``b = 0``), the x-axis point's x kept >= 0
+    (``a`` and ``c`` within ±π/2); ``shrink`` scales the inexact bands. ``b`` (an ``atan2`` of a
+    non-negative second argument) never leaves ±π/2: a freed middle axis is free."""
+    L, t = AXIS_LENGTH, [min(x, 0.5 * math.pi) for x in c.tolerances]
+    free = [x >= math.pi for x in c.tolerances]
+    out = {}
+    for axis, tip in tips.items():
+        centre, half = np.zeros(3), np.full(3, math.inf)
+        if axis == 2:
+            if not free[1]:
+                half[0] = L * math.sin(t[1])
+            if not free[0]:   # (z from L cos a cos b up: > 0, and near L when b is bounded too)
+                low = L * math.cos(shrink * t[0]) * math.cos(t[1] if not free[1] else 0.5 * math.pi)
+                centre[2], half[1], half[2] = 0.5 * (L + low), L * math.sin(shrink * t[0]), 0.5 * (L - low)
+        elif axis == 1:
+            half[0] = L * math.sin(shrink * t[2])
+        else:
+            centre[0], half[0] = 0.5 * L, 0.5 * L
+        T = np.array(T_pose, float)
+        T[:3, :3] = c.R_base_desired
+        T[:3, 3] += c.R_base_desired @ centre
+        out[tip] = [T, np.concatenate([np.maximum(half - position_tolerance, 0.0), [math.inf] * 3])]
+    return out
 
 
 def _unmoved(model: RobotModel, start: Array, options: IKOptions) -> IKResult:
@@ -364,21 +409,21 @@ def _unmoved(model: RobotModel, start: Array, options: IKOptions) -> IKResult:
                     np.asarray(0), np.asarray(CONVERGED))
 
 
-def _free_axis(c: OrientationConstraint) -> int | None:
-    """The axis (0-2) of ``c`` with a tolerance >= π when it is the only one, else None."""
-    free = [i for i, t in enumerate(c.tolerances) if t >= math.pi]
-    return free[0] if len(free) == 1 else None
-
-
 def _tips(layout: _Layout, regions: list, shrink: float, options: IKOptions, rotations: dict | None = None):
     """Tip names, targets ``(4, 4)`` and dead bands ``(6,)`` of one solve: each position
     constraint aimed at its region of ``regions``, each orientation constraint's band scaled by
     ``shrink``, or its target the rotation of ``rotations`` (link → ``(3, 3)``), band 0."""
     position_tolerance, rotation_tolerance = options.position_tolerance, options.rotation_tolerance
     axis_tips = layout.axis_tips if rotations is None else {}
+    euler_tips = layout.euler_tips if rotations is None else {}
     entries: dict[str, list] = {link: [np.array(T, float), np.zeros(6)] for link, T in layout.poses.items()}
     for c in layout.orientations:
         band = np.maximum(shrink * c.dead_band() - rotation_tolerance, 0.0)
+        if c.link in euler_tips:
+            entries[c.link][1][3:] = math.inf
+            entries.update(_euler_point_entries(c, euler_tips[c.link], entries[c.link][0], shrink,
+                                                position_tolerance))
+            continue
         if c.link in axis_tips:  # the point on the free axis: turning by a about axis j moves it L sin a
             tip, free = axis_tips[c.link]
             T = np.array(entries[c.link][0])
