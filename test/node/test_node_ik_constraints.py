@@ -2,7 +2,11 @@
 DDS against a kin_node process on the 5-DOF SO-101-class arm; every answer is checked by FK here.
 The 4-DOF Open-Manipulator-X-class arm is asked through the handler directly."""
 
+import dataclasses
 import math
+import pathlib
+import re
+import sys
 import time
 
 import numpy as np
@@ -424,9 +428,6 @@ def test_two_orientation_constraints_on_one_link_are_refused_not_crashed():
 def _raised_option_names():
     """Every option name an IKOptionError of robokin_ros.ik can carry: the fields of IKOptions,
     the default 'options', and each literal second argument in robokin_ros.ik's source."""
-    import dataclasses
-    import pathlib
-    import re
     names = {'options'} | {f.name for f in dataclasses.fields(ik_service.ik.IKOptions)}
     for path in (pathlib.Path(ik_service.ik.__file__).parent).glob('*.py'):
         for call in re.findall(r'IKOptionError\((.*?)\)\n', path.read_text(), re.S):
@@ -485,3 +486,61 @@ def call_omx_with(req, settings):
                                 ik_service.Handling(on_crash=crashes.append))
     assert not crashes
     return res
+
+
+# ------------------------------------------------------------------ freed axes and unions through the handler (issue 32)
+def _piper():
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'core' / 'ik'))
+    from freed_axes import piper
+    return piper()
+
+
+def test_piper_freed_pitch_of_the_issue_answers_success():
+    """PiPER, group arm (base_link -> link6), the issue's pose and XYZ Euler tolerances (0.049898,
+    π, 0.314015) on link6: was NO_IK_SOLUTION ('2.83 rad outside'); each answer is held to
+    MoveIt's rule here. An iteration budget, so the outcome does not depend on the machine."""
+    model, base, tip = _piper()
+    groups = {'arm': IKGroup('arm', base, tip)}
+    T = np.eye(4)
+    T[:3, 3] = (-0.006959, 0.001727, 0.419625)
+    T[:3, :3] = Rotation.from_quat((-0.167734, 0.273425, -0.561001, 0.763140)).as_matrix()
+    check = ik_service.ik.OrientationConstraint(tip, T[:3, :3], (0.049898, math.pi, 0.314015))
+    settings = IKSettings(groups=groups, max_iterations=20000)
+    for seed in [np.zeros(6)] + list(model.random_configuration(8, np.random.default_rng(2))):
+        req = request(model, T, seed=seed, timeout=5.0,
+                      orientation=orientation_constraint(T[:3, :3], (0.049898, math.pi, 0.314015), link=tip))
+        req.ik_request.group_name = 'arm'
+        res = ik_service.compute_ik(req, GetPositionIK.Response(), services.RobotSnapshot(model, seed, groups=groups),
+                                    settings)
+        assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
+        reached = frame_transform(model, solution(model, res), base, tip)
+        assert check.excess(reached) == 0.0 and np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 1e-4
+
+
+def test_union_with_its_reachable_region_third_answers_success():
+    """A position constraint of three regions (cylinder, box, rotated box), only the third
+    reachable, the node's default budget (no iteration budget) and a 1 s timeout: was TIMED_OUT
+    (the first region took the whole timeout). The regions share the budget in rounds: the
+    answer reports the iterations of all the call's solves, at most one first round for each
+    unreachable region more than the reachable one needs (here within one round)."""
+    q_goal = OMX.random_configuration(rng=13)
+    T = tool(OMX, q_goal)
+    behind, below, turned = np.eye(4), np.eye(4), T.copy()
+    behind[:3, 3] = [-0.1, 0.0, -0.2]
+    below[:3, 3] = [-0.05, 0.05, -0.25]
+    turned[:3, :3] = Rotation.from_euler('xyz', [0.2, 0.4, 0.1]).as_matrix()
+    c = box_constraint(turned, (0.004, 0.006, 0.005), (0.0, 0.0, 0.0))
+    c.header.frame_id = 'link1'
+    region = c.constraint_region
+    region.primitives = [SolidPrimitive(type=SolidPrimitive.CYLINDER, dimensions=[0.01, 0.005]),
+                         SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.01, 0.01, 0.01])] + list(region.primitives)
+    region.primitive_poses = [matrix_to_pose(behind), matrix_to_pose(below)] + list(region.primitive_poses)
+    seed = OMX.home_configuration()
+    seed[0] = 0.9 * math.pi
+    req = request(OMX, T, seed=seed, frame='link1', position=c, timeout=1.0)
+    res = call_omx_with(req, IKSettings(groups={}))
+    assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
+    iterations = int(re.search(r'after (\d+) iterations', res.error_code.message).group(1))
+    assert iterations <= 3 * ik_service.ik.constrained.FIRST_ROUND
+    local = turned[:3, :3].T @ (tool(OMX, solution(OMX, res))[:3, 3] - turned[:3, 3])
+    assert (np.abs(local) <= 0.5 * np.array([0.004, 0.006, 0.005]) + 1e-9).all()
