@@ -42,7 +42,7 @@ from .. import model_cache
 from ..errors import IKOptionError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..spatial import transform
+from ..spatial import log_so3, transform
 from .budget import CancelToken
 from .constraints import (
     XYZ_EULER_ANGLES,
@@ -84,7 +84,9 @@ MAX_REGIONS = 256
 class ConstrainedResult:
     """:class:`IKResult` whose ``success`` includes the check, and each constraint's :class:`Residual`.
 
-    ``result.iterations`` counts every solve of the call."""
+    ``result.iterations`` counts every solve of the call; ``result.position_error`` and
+    ``rotation_error`` are the worst errors of the pose targets at ``q``, over what no constraint
+    replaces (0 where nothing is left: the constraints' own are the residuals)."""
 
     result: IKResult
     residuals: tuple[Residual, ...]
@@ -231,7 +233,8 @@ class _Outcome:
 
     @property
     def worse(self) -> float:
-        return 0.0 if self.ok else sum(r.excess for r in self.residuals) + float(self.result.position_error)
+        return 0.0 if self.ok else (sum(r.excess for r in self.residuals) + float(self.result.position_error)
+                                    + float(self.result.rotation_error))
 
 
 class _Search:
@@ -322,11 +325,28 @@ class _Search:
                                           max_iterations=iterations)
             result = solve(self.solve_model, np.stack(targets), tips, seed, attempt, self.budget.cancel)
             self.budget.used += int(result.iterations)
-        found = residuals(self.model, result.q, self.opts.base, self.constraints)
+        T = _link_poses(self.model, result.q, self.opts.base)
+        found = tuple(Residual(c, c.excess(T[self.model.link_index(c.link)])) for c in self.constraints)
+        position, rotation = _pose_errors(self.layout, T, self.model)
+        result = dataclasses.replace(result, position_error=np.asarray(position), rotation_error=np.asarray(rotation))
         outcome = _Outcome(result, found, bool(result.success) and all(r.satisfied for r in found))
         if self.best is None or outcome.worse < self.best.worse:
             self.best = outcome
         return outcome
+
+
+def _pose_errors(layout: _Layout, T: Array, model: RobotModel) -> tuple[float, float]:
+    """[m, rad] the worst position and rotation errors of the pose targets at the link poses
+    ``T (n_links, 4, 4)``, over what no constraint replaces (0 where nothing is left)."""
+    position, rotation = 0.0, 0.0
+    for link, T_target in layout.poses.items():
+        T_link = T[model.link_index(link)]
+        if all(c.link != link for c in layout.positions):
+            position = max(position, float(np.linalg.norm(T_link[:3, 3] - np.asarray(T_target)[:3, 3])))
+        if all(c.link != link for c in layout.orientations):
+            R_error = np.asarray(T_target)[:3, :3].T @ T_link[:3, :3]
+            rotation = max(rotation, float(np.linalg.norm(log_so3(R_error))))
+    return position, rotation
 
 
 def _sweep(orientations: list):

@@ -49,6 +49,9 @@ def test_piper_freed_pitch_of_the_issue_solves_from_every_seed():
         assert bool(out.result.success), [r.describe() for r in out.residuals]
         reached = frame_transform(model, out.result.q, base, tip)
         assert c.excess(reached) == 0.0 and np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 1e-4
+        # the errors reported are the pose target's at q (its rotation is the constraint's: 0)
+        assert float(out.result.position_error) == pytest.approx(np.linalg.norm(reached[:3, 3] - T[:3, 3]))
+        assert float(out.result.rotation_error) == 0.0
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
