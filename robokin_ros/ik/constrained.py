@@ -251,10 +251,12 @@ class _Search:
         limit = FIRST_ROUND
         while True:
             # (one attempt: its first solve may take the whole budget; several share it)
-            first = self.budget.iterations if len(ranks) == 1 else limit
+            first, used = self.budget.iterations if len(ranks) == 1 else limit, self.budget.used
             for regions in ranks:
                 if self._attempt(regions, first, limit) or self.budget.spent():
                     return self._answer()
+            if self.budget.used == used:   # (no solve iterated: no free joint, nothing more to find)
+                return self._answer()
             limit *= 2
 
     def _answer(self) -> ConstrainedResult:

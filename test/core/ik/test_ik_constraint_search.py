@@ -224,3 +224,13 @@ def test_two_orientation_constraints_on_one_link_name_it():
     with pytest.raises(IKOptionError, match="two orientation constraints on one link \\('tool'\\)") as info:
         solve_constrained(OMX, [c, c])
     assert info.value.argument == "constraints"
+
+
+def test_no_free_joint_ends_the_search_at_once():
+    """No joint may move: every solve returns without an iteration, and the search stops there
+    (no time limit, so a search that went on would never end)."""
+    T = frame_transform(OMX, OMX.home_configuration(), OMX.root_link, "tool")
+    turned = OrientationConstraint("tool", T[:3, :3] @ Rotation.from_euler("x", 1.0).as_matrix(), (0.1, 0.1, math.pi))
+    out = solve_constrained(OMX, [turned], poses={"tool": T}, active_joints=[], timeout=None)
+    assert not bool(out.result.success)
+    assert str(out.result.status) == "no_free_joints" and int(out.result.iterations) == 0
