@@ -101,3 +101,70 @@ def test_compute_ik_refuses_constraint_heavy_requests_at_once(case):
                 "primitives": "100000 region primitives and meshes in one request: at most 64",
                 "orientations": "two orientation constraints on 'tool': give one per link"}[kind]
     assert expected in answer["message"]
+
+
+def test_random_constraint_requests_never_crash_the_handler():
+    """200 /compute_ik requests with constraint fields drawn from hostile values (NaN, inf, 1e308,
+    negative, zero quaternions, unknown primitives and links, mismatched pose lists, repeated
+    orientation links), small budgets: each answered with an error code or a checked success,
+    none reported as a crash."""
+    pytest.importorskip("moveit_msgs")
+    answer = _run("""
+        import json, math, random
+        from geometry_msgs.msg import Pose
+        from moveit_msgs.msg import JointConstraint, OrientationConstraint, PositionConstraint
+        from moveit_msgs.srv import GetPositionIK
+        from shape_msgs.msg import SolidPrimitive
+        from robokin_ros import RobotModel
+        from robokin_ros.node import ik_service, services
+        from robokin_ros.node.parameters import IKSettings
+        model = RobotModel.from_urdf_file("robokin_ros/robots/so101_arm.urdf")
+        snap = services.RobotSnapshot(model, model.home_configuration())
+        settings = IKSettings(groups={}, timeout=0.05, max_iterations=50)
+        rnd = random.Random(7)
+        odd = [math.nan, math.inf, -math.inf, 1e308, -1.0, 0.0, 1e-300, math.pi, 0.1, 3.0]
+        links = list(model.link_names) + ["nope", ""]
+        def value():
+            return rnd.choice(odd) if rnd.random() < 0.5 else rnd.uniform(-1, 1)
+        def pose():
+            p = Pose()
+            p.position.x, p.position.y, p.position.z = value(), value(), value()
+            p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = (
+                (0.0, 0.0, 0.0, 1.0) if rnd.random() < 0.6 else (value(), value(), value(), value()))
+            return p
+        codes, crashes = {}, []
+        for _ in range(200):
+            req = GetPositionIK.Request()
+            req.ik_request.ik_link_name = rnd.choice(links)
+            req.ik_request.pose_stamped.pose = pose()
+            req.ik_request.pose_stamped.header.frame_id = rnd.choice(links)
+            c = req.ik_request.constraints
+            for _ in range(rnd.randint(0, 3)):
+                o = OrientationConstraint(link_name=rnd.choice(links), parameterization=rnd.choice([0, 1, 2, -1]))
+                o.orientation = pose().orientation
+                o.absolute_x_axis_tolerance, o.absolute_y_axis_tolerance, o.absolute_z_axis_tolerance = (
+                    value(), value(), value())
+                o.header.frame_id = rnd.choice(links)
+                c.orientation_constraints.append(o)
+            for _ in range(rnd.randint(0, 3)):
+                p = PositionConstraint(link_name=rnd.choice(links))
+                p.target_point_offset.x = value()
+                p.header.frame_id = rnd.choice(links)
+                for _ in range(rnd.randint(0, 3)):
+                    p.constraint_region.primitives.append(SolidPrimitive(
+                        type=rnd.randint(0, 5), dimensions=[abs(value()) for _ in range(rnd.randint(0, 4))]))
+                p.constraint_region.primitive_poses = [pose() for _ in range(
+                    len(p.constraint_region.primitives) + (rnd.random() < 0.1))]
+                c.position_constraints.append(p)
+            if rnd.random() < 0.3:
+                c.joint_constraints.append(JointConstraint(joint_name=rnd.choice(list(model.q_names) + ["nope"]),
+                                                           position=value(), tolerance_above=value(),
+                                                           tolerance_below=value()))
+            res = ik_service.compute_ik(req, GetPositionIK.Response(), snap, settings,
+                                        ik_service.Handling(on_crash=crashes.append))
+            codes[res.error_code.val] = codes.get(res.error_code.val, 0) + 1
+            assert res.error_code.message
+        print(json.dumps({"codes": codes, "crashes": [repr(e) for e in crashes]}))
+    """)
+    assert answer["crashes"] == [], answer
+    assert sum(answer["codes"].values()) == 200
