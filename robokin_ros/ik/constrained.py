@@ -16,13 +16,15 @@ and ``max_iterations`` over all its solves):
   whole budget, several share it in rounds, each round giving every attempt twice the iterations
   of the round before (:data:`FIRST_ROUND` first), so a union costs about what its easiest
   member costs, whatever the order of its regions;
-- in an attempt: (1) the dead-band solve, retried with halved bands while the check refuses
-  (:data:`EULER_RETRIES`); (2) when it still refuses, each orientation constraint's target
-  becomes the rotation it admits nearest the answer (:meth:`OrientationConstraint.nearest
-  <robokin_ros.ik.constraints.OrientationConstraint.nearest>`) solved exactly from the answer
-  (:data:`PROJECTIONS` times): the rotation vector the solver bands is not the XYZ Euler angles
-  MoveIt checks (a freed middle axis spans ±π/2 only); (3) then :data:`SWEEP` rotations spread
-  over what each orientation constraint admits, solved exactly from the seed and from the answer.
+- in an attempt: (1) the dead-band solve (on a link with a pose target, an XYZ Euler constraint
+  with freed axes held by points along the link's axes: :func:`_euler_point_entries`), retried
+  with halved bands while the check refuses (:data:`EULER_RETRIES`); (2) when it still refuses,
+  each orientation constraint's target becomes the rotation it admits nearest the answer
+  (:meth:`OrientationConstraint.nearest <robokin_ros.ik.constraints.OrientationConstraint.nearest>`)
+  solved exactly from the answer (:data:`PROJECTIONS` times): the rotation vector the solver
+  bands is not the XYZ Euler angles MoveIt checks (a freed middle axis spans ±π/2 only); (3) then
+  :data:`SWEEP` rotations spread over what each orientation constraint admits, solved exactly
+  from the seed and from the answer.
 
 Bounds: at most :data:`MAX_TIPS` tips (pose targets and constraints: the solver's generated code
 grows with them) and :data:`MAX_REGIONS` regions per call, refused before any work.
@@ -290,7 +292,7 @@ class _Search:
         """Steps (1)-(3) of one attempt with these ``regions``, the solves of step (1) at most
         ``first`` iterations each, the others ``limit``; whether it found an answer."""
         outcome = self._solve(regions, 1.0, None, self.seed, first)
-        if outcome.ok or not bool(outcome.result.success) or self.budget.spent():
+        if outcome.ok or not bool(outcome.result.success) or self.budget.spent() or not self.layout.orientations:
             return outcome.ok
         q, shrink = outcome.result.q, 1.0
         for _ in range(EULER_RETRIES):
