@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from ..checks import numbers
 from ..errors import IKOptionError, ShapeError
-from ..spatial import log_so3
+from ..spatial import exp_so3, log_so3
 
 Array = NDArray[np.float64]
 
@@ -38,6 +38,13 @@ _DIMENSIONS = {BOX: 3, SPHERE: 1, CYLINDER: 2}
 GIMBAL_LOCK = 4 * np.finfo(float).eps
 #: Slack of the check [m, rad] (floating-point rounding at a region's face).
 CHECK_SLACK = 1e-9
+#: [rad] how far inside each bound :meth:`OrientationConstraint.nearest` puts its rotation (at
+#: most a tenth of the tolerance): the solver's own rotation tolerance (1e-5 by default) must not
+#: carry a solution of that target across the bound.
+INSIDE = 1e-3
+#: [rad] the middle XYZ Euler angle of :meth:`OrientationConstraint.nearest` stays this far from
+#: ±π/2, where the first and last angles merge (their error grows as ``1 / cos b``).
+PITCH_MARGIN = 0.05
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +155,46 @@ class OrientationConstraint:
         """``(3,)`` per-axis dead band of the solver's rotation-vector error (inf: free axis)."""
         return np.array([math.inf if t >= math.pi else t for t in self.tolerances])
 
+    def _bounds(self) -> Array:
+        """``(3,)`` the bounds of the parameters of :meth:`nearest` and :meth:`admitted`."""
+        t = np.array(self.tolerances)
+        bound = np.where(t >= math.pi, math.pi, t - np.minimum(INSIDE, 0.1 * t))
+        if self.parameterization == XYZ_EULER_ANGLES:
+            bound[1] = min(bound[1], 0.5 * math.pi - PITCH_MARGIN)
+        return bound
+
+    def admitted(self, k: int) -> Array:
+        """``R_base (3, 3)``: the ``k``-th of a sequence of rotations the constraint admits, spread
+        over its parameters (a low-discrepancy sequence over the box of :meth:`nearest`'s bounds;
+        a rotation vector longer than π scaled down to π)."""
+        bound = self._bounds()
+        p = (2.0 * np.remainder(0.5 + k * _R2_STEPS, 1.0) - 1.0) * bound
+        if self.parameterization == ROTATION_VECTOR:
+            norm = float(np.linalg.norm(p))
+            return self.R_base_desired @ exp_so3(p if norm <= math.pi else p * (math.pi / norm))
+        return self.R_base_desired @ xyz_euler_matrix(p)
+
+    def nearest(self, R_base_link: Array) -> Array:
+        """``R_base (3, 3)``: a rotation the constraint admits near ``R_base_link (3, 3)``: the
+        error's parameters clamped into the bounds, :data:`INSIDE` within each (a tolerance >= π
+        is no bound; the middle XYZ Euler angle within :data:`PITCH_MARGIN` of ±π/2). XYZ Euler
+        angles have two forms, ``(a, b, c)`` and ``(a + π, π - b, c + π)``; each is clamped and
+        the one nearer ``R_base_link`` kept (a rotation turned past π/2 about a freed middle axis
+        is one of the second form)."""
+        R = self.R_base_desired.T @ R_base_link
+        bound = self._bounds()
+        if self.parameterization == ROTATION_VECTOR:
+            return self.R_base_desired @ exp_so3(np.clip(log_so3(R), -bound, bound))
+        a, b, c = xyz_euler_angles(R)[0]
+        best, gap = R, math.inf
+        for form in ((a, b, c), (a + math.pi, math.pi - b, c + math.pi)):
+            angles = np.clip(np.remainder(np.array(form) + math.pi, 2 * math.pi) - math.pi, -bound, bound)
+            candidate = xyz_euler_matrix(angles)
+            turn = float(np.linalg.norm(log_so3(candidate.T @ R)))
+            if turn < gap:
+                best, gap = candidate, turn
+        return self.R_base_desired @ best
+
 
 def xyz_euler_angles(R: Array) -> tuple[Array, bool]:
     """Intrinsic XYZ Euler angles ``(a, b, c) (3,)`` with ``R = Rx(a) Ry(b) Rz(c)``, ``b`` in
@@ -162,6 +209,17 @@ def xyz_euler_angles(R: Array) -> tuple[Array, bool]:
     if R[0, 2] > 0:
         return np.array([math.atan2(float(R[1, 0] + R[2, 1]), float(R[1, 1] - R[2, 0])), b, 0.0]), False
     return np.array([math.atan2(float(R[2, 1] - R[1, 0]), float(R[1, 1] + R[2, 0])), b, 0.0]), False
+
+
+#: Steps of the 3-D R2 low-discrepancy sequence (Roberts 2018): ``φ^-(j+1)``, ``φ`` the positive
+#: root of ``x^4 = x + 1``.
+_R2_STEPS = 1.0 / 1.2207440846057596 ** np.arange(1, 4)
+
+
+def xyz_euler_matrix(angles: Array) -> Array:
+    """``R = Rx(a) Ry(b) Rz(c) (3, 3)`` of intrinsic XYZ Euler angles ``(a, b, c) (3,)``."""
+    return exp_so3(np.array([angles[0], 0.0, 0.0])) @ exp_so3(np.array([0.0, angles[1], 0.0])) @ exp_so3(
+        np.array([0.0, 0.0, angles[2]]))
 
 
 @dataclasses.dataclass(frozen=True)

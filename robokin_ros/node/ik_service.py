@@ -5,7 +5,8 @@ robot: collision policy, group, IK links, target frames, seed, virtual joint, co
 into one :class:`IKProblem`), :func:`solve_ik_problem` (the solver call, into an
 :class:`IKSolution`) and :func:`ik_reply` (the solution into the response, or the MoveIt error
 code of the failure, and the reply text). Each step raises :class:`~.services.RequestError`
-for an answer with an error code.
+for an answer with an error code. Before any of them, :func:`check_request_size` bounds the
+request's work (the ``ik_max_*`` parameters).
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ from .services import (
 
 #: Iterations passed to the solver when ``ik_max_iterations`` is 0: the timeout ends the search.
 NO_ITERATION_BUDGET = 2 ** 62
+#: The error code of an :class:`~robokin_ros.ik.IKOptionError` by the option it names: the
+#: request's constraints and targets are the caller's to fix; any other option comes from the
+#: node's parameters (``ik_*``), a setting the solver refuses.
+OPTION_ERROR_CODES = {'constraints': 'INVALID_GOAL_CONSTRAINTS', 'options': 'INVALID_GOAL_CONSTRAINTS',
+                      'axis_tolerances': 'INVALID_GOAL_CONSTRAINTS', 'tips': 'INVALID_LINK_NAME'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +114,7 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
     """Answer a ``moveit_msgs/srv/GetPositionIK`` request (docs/node.md gives every field)."""
 
     def handle() -> str:
+        check_request_size(request.ik_request, settings)
         problem = read_ik_request(require_robot(robot), request.ik_request, settings)
         return ik_reply(problem, solve_ik_problem(problem, settings, handling.cancel), response)
 
@@ -115,6 +122,38 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
 
 
 # ---------------------------------------------------------------------------------- read the request
+def check_request_size(req, settings: IKSettings) -> None:
+    """Refuse a ``moveit_msgs/PositionIKRequest`` whose work exceeds the node's bounds, before
+    any of it: more IK links than ``ik_max_links``, more constraints than
+    ``ik_max_constraints``, more region primitives and meshes than ``ik_max_primitives``, or
+    two orientation constraints on one link (one per link is solved).
+
+    Raises:
+        RequestError: INVALID_LINK_NAME (IK links), INVALID_GOAL_CONSTRAINTS (the others).
+    """
+    links = max(len(req.ik_link_names), len(req.pose_stamped_vector))
+    if links > settings.max_ik_links:
+        raise RequestError('INVALID_LINK_NAME', f'{links} IK links in one request: at most {settings.max_ik_links} '
+                                                '(parameter ik_max_links)')
+    c = req.constraints
+    count = (len(c.position_constraints) + len(c.orientation_constraints) + len(c.joint_constraints)
+             + len(c.visibility_constraints))
+    if count > settings.max_constraints:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{count} constraints in one request: at most '
+                                                       f'{settings.max_constraints} (parameter ik_max_constraints)')
+    primitives = sum(len(k.constraint_region.primitives) + len(k.constraint_region.meshes)
+                     for k in c.position_constraints)
+    if primitives > settings.max_primitives:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{primitives} region primitives and meshes in one request: '
+                                                       f'at most {settings.max_primitives} (parameter '
+                                                       'ik_max_primitives)')
+    links = [k.link_name for k in c.orientation_constraints]
+    twice = sorted({link for link in links if links.count(link) > 1})
+    if twice:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'two orientation constraints on {twice[0]!r}: give one per '
+                                                       'link (their tolerances as one constraint)')
+
+
 def read_ik_request(snap: RobotSnapshot, req, settings: IKSettings) -> IKProblem:
     """The :class:`IKProblem` of a ``moveit_msgs/PositionIKRequest``, as move_group reads it.
 
@@ -254,8 +293,11 @@ def solve_ik_problem(problem: IKProblem, settings: IKSettings, cancel: ik.Cancel
     ``cancel`` ends the solve at its next iteration (status timeout, the best iterate).
 
     Raises:
-        RequestError: INVALID_GOAL_CONSTRAINTS (targets the solver refuses), NO_IK_SOLUTION (a
-            solution moving the virtual joint found in self-collision).
+        RequestError: INVALID_GOAL_CONSTRAINTS (targets the solver refuses; constraints it
+            refuses: too many, two orientation constraints on one link), INVALID_LINK_NAME (tips
+            it refuses), FAILURE (a solver option from the node's parameters it refuses; see
+            :data:`OPTION_ERROR_CODES`), NO_IK_SOLUTION (a solution moving the virtual joint
+            found in self-collision).
     """
     checked_by_solver = problem.collision is not None and problem.semantic is None
     options = dict(position_tolerance=settings.position_tolerance, rotation_tolerance=settings.rotation_tolerance,
@@ -273,6 +315,10 @@ def solve_ik_problem(problem: IKProblem, settings: IKSettings, cancel: ik.Cancel
                                               seed=problem.seed, base=problem.base, **options))
     except ik.InvalidTargetError as e:
         raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
+    except ik.IKOptionError as e:
+        code = OPTION_ERROR_CODES.get(e.argument, 'FAILURE')
+        where = '' if code != 'FAILURE' else f' (IK option {e.argument!r}, from the node\'s ik_* parameters)'
+        raise RequestError(code, f'{e}{where}') from None
     result = solution.result
     if problem.collision is not None and problem.semantic is not None and bool(result.success) \
             and in_collision(problem.collision, problem.semantic.model_configuration(result.q))[0]:

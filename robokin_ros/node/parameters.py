@@ -109,6 +109,14 @@ PARAMETERS = {
         'IK iteration budget per request (restarts included); spent: NO_IK_SOLUTION. 0: none, the '
         'timeout alone ends a search (TIMED_OUT), as in MoveIt.'), constraints='>= 0'),
     'ik_restarts': ParameterSpec(0, "Extra random seeds solved alongside the request's seed.", constraints='>= 0'),
+    'ik_max_constraints': ParameterSpec(64, ('Most constraints (position, orientation, joint and visibility together) '
+                                             'of one /compute_ik request; more: INVALID_GOAL_CONSTRAINTS at once.'),
+                                        constraints='> 0'),
+    'ik_max_primitives': ParameterSpec(64, ('Most region primitives and meshes over the position constraints of one '
+                                            '/compute_ik request; more: INVALID_GOAL_CONSTRAINTS at once.'),
+                                       constraints='> 0'),
+    'ik_max_links': ParameterSpec(16, 'Most IK links of one /compute_ik request; more: INVALID_LINK_NAME at once.',
+                                  constraints='> 0'),
     'avoid_collisions_policy': ParameterSpec(REJECT, (
         'IK requests with avoid_collisions=true, and /check_state_validity, are checked for '
         'self-collision (URDF <collision> geometry, pairs from the SRDF or sampled) when the robot has '
@@ -172,6 +180,9 @@ class IKSettings:
     max_iterations: int = 0   # 0: no iteration budget, the timeout ends the search
     max_timeout: float = 5.0  # [s] a longer request timeout is clamped to it
     restarts: int = 0
+    max_constraints: int = 64   # constraints of one request (ik_service.check_request_size)
+    max_primitives: int = 64
+    max_ik_links: int = 16
     avoid_collisions_policy: str = REJECT
     objectives: Mapping[str, str] = dataclasses.field(default_factory=dict)  # group -> objective ('': none)
 
@@ -234,7 +245,8 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         position_tolerance=float(get('ik_position_tolerance')),
         rotation_tolerance=float(get('ik_rotation_tolerance')),
         max_iterations=int(get('ik_max_iterations')), restarts=int(get('ik_restarts')),
-        max_timeout=float(get('ik_max_timeout')),
+        max_timeout=float(get('ik_max_timeout')), max_constraints=int(get('ik_max_constraints')),
+        max_primitives=int(get('ik_max_primitives')), max_ik_links=int(get('ik_max_links')),
         avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives)
     return NodeSettings(
         interval_ns=int(1e9 / get('publish_frequency')), ignore_timestamp=bool(get('ignore_timestamp')),
@@ -268,7 +280,8 @@ class LiveState:
 
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
-             'max_description_bytes', 'max_links', 'max_collision_pairs')
+             'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_constraints', 'ik_max_primitives',
+             'ik_max_links')
 
 
 class StartupParameterError(RobokinError, ValueError):

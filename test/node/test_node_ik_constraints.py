@@ -2,7 +2,11 @@
 DDS against a kin_node process on the 5-DOF SO-101-class arm; every answer is checked by FK here.
 The 4-DOF Open-Manipulator-X-class arm is asked through the handler directly."""
 
+import dataclasses
 import math
+import pathlib
+import re
+import sys
 import time
 
 import numpy as np
@@ -364,3 +368,179 @@ def test_constraint_poses_are_mapped_into_the_base_frame():
     assert position.offset == (0.0, 0.0, 0.01)
     np.testing.assert_allclose(orientation.R_base_desired, T_base_frame[:3, :3], atol=1e-12)
     assert orientation.tolerances == (0.1, 0.2, 4.0)
+
+
+# ------------------------------------------------------------------ bounded requests, every error path (issue 33)
+def _many_positions(n, primitives=1):
+    c = box_constraint(np.eye(4), (0.1, 0.1, 0.1), (0.0, 0.0, 0.0))
+    c.constraint_region.primitives = [SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[0.05])] * primitives
+    c.constraint_region.primitive_poses = [Pose()] * primitives
+    return [c] * n
+
+
+def _no_work(monkeypatch):
+    """Fail the test if the request reaches a solve or a constraint conversion."""
+    for name in ('solve_constrained', 'solve_ik'):
+        monkeypatch.setattr(ik_service.ik, name, lambda *a, **k: pytest.fail('a refused request was solved'))
+    monkeypatch.setattr(services, 'constraints_from_msg', lambda *a, **k: pytest.fail('constraints were read'))
+
+
+@pytest.mark.parametrize('n', [300, 3000])
+def test_thousands_of_position_constraints_are_refused_at_once(monkeypatch, n):
+    """Issue 33, item 1: 3,000 position constraints were a CRASH (RecursionError) after 209 s,
+    +1.5 GB; refused by ik_max_constraints before any work."""
+    _no_work(monkeypatch)
+    req = request(OMX, tool(OMX, OMX.home_configuration()))
+    req.ik_request.constraints.position_constraints = _many_positions(n)
+    res = call_omx(req)
+    assert res.error_code.val == MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, code(res)
+    assert f'{n} constraints in one request: at most 64 (parameter ik_max_constraints)' in res.error_code.message
+
+
+def test_too_many_primitives_and_ik_links_are_refused_at_once(monkeypatch):
+    _no_work(monkeypatch)
+    req = request(OMX, tool(OMX, OMX.home_configuration()))
+    req.ik_request.constraints.position_constraints = _many_positions(2, primitives=40)
+    res = call_omx(req)
+    assert res.error_code.val == MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, code(res)
+    assert '80 region primitives and meshes in one request: at most 64 (parameter ik_max_primitives)' \
+        in res.error_code.message
+    req = request(OMX, tool(OMX, OMX.home_configuration()))
+    req.ik_request.ik_link_names = ['tool'] * 17
+    req.ik_request.pose_stamped_vector = [req.ik_request.pose_stamped] * 17
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), OMX_ROBOT, OMX_SETTINGS)
+    assert res.error_code.val == MoveItErrorCodes.INVALID_LINK_NAME, code(res)
+    assert '17 IK links in one request: at most 16 (parameter ik_max_links)' in res.error_code.message
+
+
+def test_two_orientation_constraints_on_one_link_are_refused_not_crashed():
+    """Issue 32, item 3 / issue 33, item 3: was CRASH ('internal error: IKOptionError')."""
+    target = tool(OMX, OMX.home_configuration())
+    req = request(OMX, target, frame='link1')
+    c = orientation_constraint(target[:3, :3], (0.1, 0.1, math.pi))
+    c.header.frame_id = 'link1'
+    req.ik_request.constraints.orientation_constraints = [c, c]
+    res = call_omx(req)
+    assert res.error_code.val == MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, code(res)
+    assert "two orientation constraints on 'tool': give one per link" in res.error_code.message
+
+
+def _raised_option_names():
+    """Every option name an IKOptionError of robokin_ros.ik can carry: the fields of IKOptions,
+    the default 'options', and each literal second argument in robokin_ros.ik's source."""
+    names = {'options'} | {f.name for f in dataclasses.fields(ik_service.ik.IKOptions)}
+    for path in (pathlib.Path(ik_service.ik.__file__).parent).glob('*.py'):
+        for call in re.findall(r'IKOptionError\((.*?)\)\n', path.read_text(), re.S):
+            last = re.findall(r',\s*"([a-z_]+)"\s*$', call)
+            names.update(last)
+    return sorted(names)
+
+
+@pytest.mark.parametrize('argument', _raised_option_names())
+def test_every_ik_option_error_reaches_an_error_code_with_its_message(monkeypatch, argument):
+    """No IKOptionError raises past the handler: each option an IKOptionError can name (read from
+    robokin_ros.ik's source) answers its code from OPTION_ERROR_CODES (FAILURE: a setting of the
+    node's own), with the solver's sentence, never CRASH."""
+    def refuse(*args, **kwargs):
+        raise ik_service.ik.IKOptionError(f'the solver refuses {argument}', argument)
+
+    monkeypatch.setattr(ik_service.ik, 'solve_ik', refuse)
+    monkeypatch.setattr(ik_service.ik, 'solve_constrained', refuse)
+    crashes = []
+    target = tool(OMX, OMX.home_configuration())
+    for orientation in (None, orientation_constraint(target[:3, :3], (0.1, 0.1, math.pi))):
+        if orientation is not None:
+            orientation.header.frame_id = 'link1'
+        req = request(OMX, target, frame='link1', orientation=orientation)
+        req.ik_request.group_name, req.ik_request.ik_link_name = '', 'tool'
+        res = ik_service.compute_ik(req, GetPositionIK.Response(), OMX_ROBOT, OMX_SETTINGS,
+                                    ik_service.Handling(on_crash=crashes.append))
+        expected = ik_service.OPTION_ERROR_CODES.get(argument, 'FAILURE')
+        assert res.error_code.val == getattr(MoveItErrorCodes, expected), code(res)
+        assert f'the solver refuses {argument}' in res.error_code.message
+        assert not crashes
+
+
+def test_real_ik_option_errors_of_the_solver_reach_their_codes():
+    """The core's own bound (ik.constrained.MAX_TIPS) behind a node allowing more, and a node
+    setting the solver refuses, answered with codes and sentences."""
+    target = tool(OMX, OMX.home_configuration())
+    req = request(OMX, target, frame='link1')
+    req.ik_request.constraints.position_constraints = _many_positions(40)
+    for c in req.ik_request.constraints.position_constraints:
+        c.header.frame_id = 'link1'
+    roomy = IKSettings(groups={}, timeout=0.5, max_constraints=1000, max_primitives=1000)
+    res = call_omx_with(req, roomy)
+    assert res.error_code.val == MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, code(res)
+    assert '40 constraints and 1 pose targets: at most 32 in one call' in res.error_code.message
+    res = call_omx_with(request(OMX, target, frame='link1'), IKSettings(groups={}, position_tolerance=1e7))
+    assert res.error_code.val == MoveItErrorCodes.FAILURE, code(res)
+    assert 'position_tolerance must be a number in [0, 1e+06]' in res.error_code.message
+    assert "(IK option 'position_tolerance', from the node's ik_* parameters)" in res.error_code.message
+
+
+def call_omx_with(req, settings):
+    req.ik_request.group_name, req.ik_request.ik_link_name = '', 'tool'
+    crashes = []
+    res = ik_service.compute_ik(req, GetPositionIK.Response(), OMX_ROBOT, settings,
+                                ik_service.Handling(on_crash=crashes.append))
+    assert not crashes
+    return res
+
+
+# ------------------------------------------------------------------ freed axes and unions through the handler (issue 32)
+def _piper():
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / 'core' / 'ik'))
+    from freed_axes import piper
+    return piper()
+
+
+def test_piper_freed_pitch_of_the_issue_answers_success():
+    """PiPER, group arm (base_link -> link6), the issue's pose and XYZ Euler tolerances (0.049898,
+    π, 0.314015) on link6: was NO_IK_SOLUTION ('2.83 rad outside'); each answer is held to
+    MoveIt's rule here. An iteration budget, so the outcome does not depend on the machine."""
+    model, base, tip = _piper()
+    groups = {'arm': IKGroup('arm', base, tip)}
+    T = np.eye(4)
+    T[:3, 3] = (-0.006959, 0.001727, 0.419625)
+    T[:3, :3] = Rotation.from_quat((-0.167734, 0.273425, -0.561001, 0.763140)).as_matrix()
+    check = ik_service.ik.OrientationConstraint(tip, T[:3, :3], (0.049898, math.pi, 0.314015))
+    settings = IKSettings(groups=groups, max_iterations=20000)
+    for seed in [np.zeros(6)] + list(model.random_configuration(8, np.random.default_rng(2))):
+        req = request(model, T, seed=seed, timeout=5.0,
+                      orientation=orientation_constraint(T[:3, :3], (0.049898, math.pi, 0.314015), link=tip))
+        req.ik_request.group_name = 'arm'
+        res = ik_service.compute_ik(req, GetPositionIK.Response(), services.RobotSnapshot(model, seed, groups=groups),
+                                    settings)
+        assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
+        reached = frame_transform(model, solution(model, res), base, tip)
+        assert check.excess(reached) == 0.0 and np.linalg.norm(reached[:3, 3] - T[:3, 3]) <= 1e-4
+
+
+def test_union_with_its_reachable_region_third_answers_success():
+    """A position constraint of three regions (cylinder, box, rotated box), only the third
+    reachable, the node's default budget (no iteration budget) and a 1 s timeout: was TIMED_OUT
+    (the first region took the whole timeout). The regions share the budget in rounds: the
+    answer reports the iterations of all the call's solves, at most one first round for each
+    unreachable region more than the reachable one needs (here within one round)."""
+    q_goal = OMX.random_configuration(rng=13)
+    T = tool(OMX, q_goal)
+    behind, below, turned = np.eye(4), np.eye(4), T.copy()
+    behind[:3, 3] = [-0.1, 0.0, -0.2]
+    below[:3, 3] = [-0.05, 0.05, -0.25]
+    turned[:3, :3] = Rotation.from_euler('xyz', [0.2, 0.4, 0.1]).as_matrix()
+    c = box_constraint(turned, (0.004, 0.006, 0.005), (0.0, 0.0, 0.0))
+    c.header.frame_id = 'link1'
+    region = c.constraint_region
+    region.primitives = [SolidPrimitive(type=SolidPrimitive.CYLINDER, dimensions=[0.01, 0.005]),
+                         SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.01, 0.01, 0.01])] + list(region.primitives)
+    region.primitive_poses = [matrix_to_pose(behind), matrix_to_pose(below)] + list(region.primitive_poses)
+    seed = OMX.home_configuration()
+    seed[0] = 0.9 * math.pi
+    req = request(OMX, T, seed=seed, frame='link1', position=c, timeout=1.0)
+    res = call_omx_with(req, IKSettings(groups={}))
+    assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
+    iterations = int(re.search(r'after (\d+) iterations', res.error_code.message).group(1))
+    assert iterations <= 3 * ik_service.ik.constrained.FIRST_ROUND
+    local = turned[:3, :3].T @ (tool(OMX, solution(OMX, res))[:3, 3] - turned[:3, 3])
+    assert (np.abs(local) <= 0.5 * np.array([0.004, 0.006, 0.005]) + 1e-9).all()
