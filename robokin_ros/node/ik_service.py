@@ -336,14 +336,14 @@ def ik_reply(problem: IKProblem, solution: IKSolution, response) -> str:
         RequestError: the failure's MoveIt error code (:func:`failure`).
     """
     result = solution.result
-    residual = (f'best position error {float(result.position_error):.3g} m, rotation error '
-                f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
+    errors = (f'position error {float(result.position_error):.3g} m, rotation error '
+              f'{float(result.rotation_error):.3g} rad after {int(result.iterations)} iterations')
     if solution.residuals:
-        residual += '; constraints: ' + ', '.join(r.describe() for r in solution.residuals)
+        errors += '; constraints: ' + ', '.join(r.describe() for r in solution.residuals)
     if not bool(result.success):
-        raise failure(problem, result, residual)
+        raise failure(problem, result, 'best ' + errors)
     response.solution = q_to_robot_state(problem.model, result.q)
-    solved = f'solved {problem.tips} in group {problem.group.name!r}: {residual}'
+    solved = f'solved {problem.tips} in group {problem.group.name!r}: {errors}'
     return '; '.join(m for m in (problem.unchecked, solved, _collision_note(problem.collision)) if m)
 
 

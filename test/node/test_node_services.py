@@ -387,3 +387,19 @@ def test_each_solver_status_has_its_error_code(status, code, pattern):
                                    timeout=0.25)
     error = ik_service.failure(problem, SimpleNamespace(status=status), 'best position error 1 m')
     assert error.code == code and re.search(pattern, error.message), error.message
+
+
+def test_a_success_reply_states_the_answers_own_errors_not_a_best():
+    """Issue 32 item 6: a SUCCESS quotes the errors of the configuration it returns."""
+    problem = ik_service.IKProblem(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
+                                   base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
+                                   timeout=0.25)
+    q = PANDA.home_configuration()
+    result = SimpleNamespace(success=True, q=q, position_error=2e-6, rotation_error=3e-7, iterations=7,
+                             status='converged')
+    response = GetPositionIK.Response()
+    text = ik_service.ik_reply(problem, SimpleNamespace(result=result, residuals=[]), response)
+    assert 'best' not in text
+    assert re.search(r"solved \['panda_hand_tcp'\] in group 'arm': position error 2e-06 m, rotation error 3e-07 "
+                     r"rad after 7 iterations", text), text
+    assert list(response.solution.joint_state.position)[:7] == pytest.approx(list(q[:7]))
