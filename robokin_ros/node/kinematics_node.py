@@ -32,7 +32,7 @@ from builtin_interfaces.msg import Duration
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -78,9 +78,11 @@ from .parameters import (
     LiveState,
     ParameterSpec,
     StartupParameterError,
+    as_declared_type,
     check_value,
     read_settings,
     startup_problems,
+    type_problem,
 )
 
 NODE_NAME = 'robokin'
@@ -129,13 +131,13 @@ class KinematicsNode(Node):
         self._clamped_timeouts: set[float] = set()   # request timeouts already logged as clamped
         self._loader = LatestJobWorker('robokin description loader', self._crash)
         declared = dict(PARAMETERS)
-        for name, spec in PARAMETERS.items():
-            self._declare(name, spec)
+        problems = [self._declare(name, spec) for name, spec in PARAMETERS.items()]
         for group in self._value('ik_group_names'):
             for key, spec in GROUP_KEYS.items():
-                self._declare(f'ik_groups.{group}.{key}', spec)
+                problems.append(self._declare(f'ik_groups.{group}.{key}', spec))
                 declared[f'ik_groups.{group}.{key}'] = spec
-        problems = startup_problems(self._value, list(declared), self._value('description_from_topic'))
+        problems = [p for p in problems if p] or startup_problems(self._value, list(declared),
+                                                                  self._value('description_from_topic'))
         if problems:   # what ros2 param set refuses is refused at start-up too (main exits 1)
             for problem in problems:
                 self.get_logger().error(f'invalid parameter: {problem}')
@@ -178,6 +180,7 @@ class KinematicsNode(Node):
         else:
             self.get_logger().info('waiting for a robot description: set parameter robot_description '
                                    'or description_file')
+        self.add_pre_set_parameters_callback(self._as_declared_types)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -208,10 +211,37 @@ class KinematicsNode(Node):
         return self._loader.stop(timeout)
 
     # ------------------------------------------------------------------------- parameters
-    def _declare(self, name: str, spec: ParameterSpec) -> None:
+    def _declare(self, name: str, spec: ParameterSpec) -> str:
+        """Declare parameter ``name``: '' or the one line refusing the type of its start-up value
+        (then declared with its default). An integer for a float parameter is taken as that float;
+        a list of strings without a value gets an empty one, so ``ros2 param dump`` lists it."""
+        descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
+                                         additional_constraints=spec.constraints)
+        writable = ParameterDescriptor(description=spec.description, additional_constraints=spec.constraints)
         default = Parameter.Type.STRING_ARRAY if spec.default is STRING_LIST else spec.default
-        self.declare_parameter(name, default, ParameterDescriptor(
-            description=spec.description, read_only=spec.read_only, additional_constraints=spec.constraints))
+        problem = ''
+        try:
+            declared = self.declare_parameter(name, default, writable)
+        except InvalidParameterTypeException:   # read the start-up value untyped, then declare it typed
+            given = self.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True)).value
+            self.undeclare_parameter(name)
+            value = as_declared_type(name, given)
+            if value is given:
+                problem, value = type_problem(name, given), default
+            declared = self.declare_parameter(name, value, writable, ignore_override=True)
+        if declared.type_ == Parameter.Type.NOT_SET:
+            self.set_parameters([Parameter(name, Parameter.Type.STRING_ARRAY, [])])
+        if spec.read_only:
+            descriptor.type = self.describe_parameter(name).type
+            self.set_descriptor(name, descriptor)
+        return problem
+
+    @staticmethod
+    def _as_declared_types(parameters: list[Parameter]) -> list[Parameter]:
+        """The pre-set step: an integer for a float parameter becomes that float (``ros2 param set``
+        sends ``30`` as an integer)."""
+        return [Parameter(p.name, value=as_declared_type(p.name, p.value)) if p.type_ == Parameter.Type.INTEGER
+                else p for p in parameters]
 
     def _value(self, name: str):
         """Value of parameter ``name``; ``[]`` for a list parameter without one."""
@@ -239,6 +269,14 @@ class KinematicsNode(Node):
                 self._accepted = {}
                 self.get_logger().warning(f'rejected parameter {p.name}: {reason}')
                 return SetParametersResult(successful=False, reason=reason)
+        new = {p.name: [] if p.value is None else p.value for p in parameters}
+        try:   # what the apply step derives from the values must not fail there (set_parameters answers)
+            read_settings(lambda name: new[name] if name in new else self._value(name))
+        except Exception as e:  # noqa: BLE001 - any failure is a refusal with its reason
+            self._accepted = {}
+            reason = f'the settings from {sorted(new)} cannot be derived: {type(e).__name__}: {e}'
+            self.get_logger().warning(f'rejected parameters: {reason}')
+            return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
     def _load_parameter(self, name: str, value: str, robot: LiveRobot | None):

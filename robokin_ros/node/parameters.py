@@ -299,6 +299,33 @@ def startup_problems(get: Callable[[str], object], names, description_from_topic
     return [reason for reason in (check_value(name, get(name), state) for name in names if name not in skip) if reason]
 
 
+#: Largest value of a derived period or deadline in nanoseconds (a signed 64-bit count, with room
+#: for adding it to a stamp): ``1e9 / publish_frequency`` and ``warning_period * 1e9``.
+MAX_PERIOD_NS = 2 ** 62
+#: [s] Largest time budget: a ``builtin_interfaces/Duration`` holds whole seconds in an int32.
+MAX_TIMEOUT = 2 ** 31 - 1
+
+
+def as_declared_type(name: str, value):
+    """``value`` as parameter ``name``'s declared type where that loses nothing: an integer for a
+    float parameter becomes that float (``-p publish_frequency:=30``, ``ik_timeout: 1`` in a
+    params file, ``ros2 param set /robokin ik_timeout 1``); anything else is returned unchanged
+    (and refused by rclpy's type check when it does not fit)."""
+    spec = PARAMETERS.get(name)
+    if spec is not None and isinstance(spec.default, float) and isinstance(value, int) \
+            and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def type_problem(name: str, value) -> str:
+    """The one line saying that a start-up ``value`` of parameter ``name`` has the wrong type."""
+    spec = PARAMETERS.get(name) or GROUP_KEYS.get(name.rpartition('.')[2])
+    expected = 'a list of strings' if spec is None or spec.default is STRING_LIST else \
+        {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string'}[type(spec.default)]
+    return f'{name} must be {expected}, got {str(value)[:60]!r} ({type(value).__name__})'
+
+
 def check_value(name: str, value, state: LiveState) -> str:
     """Why parameter ``name`` cannot take ``value`` ('' if it can).
 
@@ -312,6 +339,24 @@ def check_value(name: str, value, state: LiveState) -> str:
         return f'{name} must be a finite number > 0, got {value!r}{hint}'
     if name == 'warning_period' and not (math.isfinite(value) and value >= 0):
         return f'warning_period must be a finite number >= 0 [s], got {value!r}'
+    return _check_derived(name, value) or _check_value_in_context(name, value, state)
+
+
+def _check_derived(name: str, value) -> str:
+    """Why a value passing its range rule makes a derived quantity overflow ('' if it does not)."""
+    if name == 'publish_frequency' and 1e9 / value > MAX_PERIOD_NS:
+        return (f'publish_frequency = {value!r} Hz makes a period of {1 / value:.3g} s, more than the '
+                f'{MAX_PERIOD_NS * 1e-9:.3g} s a 64-bit count of nanoseconds holds')
+    if name == 'warning_period' and value * 1e9 > MAX_PERIOD_NS:
+        return (f'warning_period = {value!r} s is more than the {MAX_PERIOD_NS * 1e-9:.3g} s a 64-bit count '
+                'of nanoseconds holds')
+    if name in ('ik_timeout', 'ik_max_timeout') and value > MAX_TIMEOUT:
+        return f'{name} = {value!r} s is more than the {MAX_TIMEOUT} s a builtin_interfaces/Duration holds'
+    return ''
+
+
+def _check_value_in_context(name: str, value, state: LiveState) -> str:
+    """The rules of :func:`check_value` past the numeric ranges."""
     if name == 'ik_max_iterations' and value < 0:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
     if name == 'ik_restarts' and value < 0:
