@@ -29,10 +29,9 @@ import traceback
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from moveit_msgs.srv import GetMultiStateValidity, GetPositionFK, GetPositionIK, GetStateValidity
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -44,7 +43,7 @@ from .. import ik
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
-from . import ik_service, services
+from . import ik_service, ik_solutions_service, multi_state_validity, services
 from .background import LatestJobWorker
 from .conversions import (
     duration_to_seconds,
@@ -68,21 +67,18 @@ from .descriptions import (
 from .limits import check_description, check_link_count
 from .live_robot import NEVER_NS, LiveRobot, load_robot
 from .log_limits import MAX_REPLY_CHARS, cap_message, cap_notes, cap_text
+from .parameter_declarations import as_declared_types, declare, parameter_value
 from .parameters import (
     DESCRIPTION_PARAMETERS,
     EVENTS,
     GROUP_KEYS,
     PARAMETERS,
     SEMANTIC_PARAMETERS,
-    STRING_LIST,
     LiveState,
-    ParameterSpec,
     StartupParameterError,
-    as_declared_type,
     check_value,
     read_settings,
     startup_problems,
-    type_problem,
 )
 
 NODE_NAME = 'robokin'
@@ -131,18 +127,18 @@ class KinematicsNode(Node):
         self._clamped_timeouts: set[float] = set()   # request timeouts already logged as clamped
         self._loader = LatestJobWorker('robokin description loader', self._crash)
         declared = dict(PARAMETERS)
-        problems = [self._declare(name, spec) for name, spec in PARAMETERS.items()]
-        for group in self._value('ik_group_names'):
+        problems = [declare(self, name, spec) for name, spec in PARAMETERS.items()]
+        for group in self.param_value('ik_group_names'):
             for key, spec in GROUP_KEYS.items():
-                problems.append(self._declare(f'ik_groups.{group}.{key}', spec))
+                problems.append(declare(self, f'ik_groups.{group}.{key}', spec))
                 declared[f'ik_groups.{group}.{key}'] = spec
-        problems = [p for p in problems if p] or startup_problems(self._value, list(declared),
-                                                                  self._value('description_from_topic'))
+        problems = [p for p in problems if p] or startup_problems(self.param_value, list(declared),
+                                                                  self.param_value('description_from_topic'))
         if problems:   # what ros2 param set refuses is refused at start-up too (main exits 1)
             for problem in problems:
                 self.get_logger().error(f'invalid parameter: {problem}')
             raise StartupParameterError(problems)
-        self.settings = read_settings(self._value)
+        self.settings = read_settings(self.param_value)
 
         self._tf_pub = self.create_publisher(TFMessage, '/tf', TF_QOS)
         self._tf_static_pub = self.create_publisher(TFMessage, '/tf_static', LATCHED_QOS)
@@ -154,7 +150,7 @@ class KinematicsNode(Node):
         self._jacobian_lock = threading.Lock()
         self._stats_pub = self.create_publisher(String, '~/stats', 10) if self.settings.publish_stats else None
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATES_QOS)
-        self._from_topic = self._value('description_from_topic')
+        self._from_topic = self.param_value('description_from_topic')
         if self._from_topic:
             self.create_subscription(String, 'robot_description', self._on_description, LATCHED_QOS)
             self._description_pub = None
@@ -163,7 +159,7 @@ class KinematicsNode(Node):
 
         self.create_subscription(String, 'robot_description_semantic', self._on_semantic, LATCHED_QOS)
         self.services_group = ReentrantCallbackGroup()
-        if self._value('executor') != EVENTS:
+        if self.param_value('executor') != EVENTS:
             self.attach_services(self)
         if self._stats_pub is not None:
             self.create_timer(1.0, self._publish_stats_message)
@@ -180,19 +176,33 @@ class KinematicsNode(Node):
         else:
             self.get_logger().info('waiting for a robot description: set parameter robot_description '
                                    'or description_file')
-        self.add_pre_set_parameters_callback(self._as_declared_types)
+        self.add_pre_set_parameters_callback(as_declared_types)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
     def attach_services(self, host: Node) -> None:
-        """Serve /compute_ik and /check_state_validity (callback group :attr:`services_group`, for
-        worker threads) and /compute_fk (host's default group: ~0.1 ms, so it never queues behind
-        IK calls) from ``host``: this node, or the companion node of the 'events' executor."""
+        """Serve /compute_ik, /check_state_validity, /check_state_validity_multiple and
+        ``<node>/compute_ik_solutions`` (callback group :attr:`services_group`, for worker threads)
+        and /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
+        ``host``: this node, or the companion node of the 'events' executor. Without the
+        robokin_interfaces package, ``compute_ik_solutions`` is not served (logged)."""
+        group = self.services_group
         host.create_service(GetPositionIK, 'compute_ik', self._compute_ik, qos_profile=SERVICE_QOS,
-                            callback_group=self.services_group)
+                            callback_group=group)
         host.create_service(GetStateValidity, 'check_state_validity', self._check_state_validity,
-                            qos_profile=SERVICE_QOS, callback_group=self.services_group)
+                            qos_profile=SERVICE_QOS, callback_group=group)
+        host.create_service(GetMultiStateValidity, multi_state_validity.SERVICE_NAME,
+                            self._check_multi_state_validity, qos_profile=SERVICE_QOS, callback_group=group)
         host.create_service(GetPositionFK, 'compute_fk', self._compute_fk, qos_profile=SERVICE_QOS)
+        try:
+            from robokin_interfaces.srv import GetPositionIKSolutions
+        except ImportError:
+            self.get_logger().info(f'~/{ik_solutions_service.SERVICE_NAME} is not served: the robokin_interfaces '
+                                   'package is not installed (tools/ros_interfaces/README.md)')
+            return
+        host.create_service(GetPositionIKSolutions,
+                            f'{self.get_fully_qualified_name()}/{ik_solutions_service.SERVICE_NAME}',
+                            self._compute_ik_solutions, qos_profile=SERVICE_QOS, callback_group=group)
 
     def destroy_node(self):
         if not self._loader.stopped:
@@ -211,45 +221,9 @@ class KinematicsNode(Node):
         return self._loader.stop(timeout)
 
     # ------------------------------------------------------------------------- parameters
-    def _declare(self, name: str, spec: ParameterSpec) -> str:
-        """Declare parameter ``name``: '' or the one line refusing the type of its start-up value
-        (then declared with its default). An integer for a float parameter is taken as that float;
-        a list of strings without a value gets an empty one, so ``ros2 param dump`` lists it."""
-        descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
-                                         additional_constraints=spec.constraints)
-        writable = ParameterDescriptor(description=spec.description, additional_constraints=spec.constraints)
-        default = Parameter.Type.STRING_ARRAY if spec.default is STRING_LIST else spec.default
-        problem = ''
-        try:
-            declared = self.declare_parameter(name, default, writable)
-        except InvalidParameterTypeException:   # read the start-up value untyped, then declare it typed
-            given = self.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True)).value
-            self.undeclare_parameter(name)
-            value = as_declared_type(name, given)
-            if value is given:
-                problem, value = type_problem(name, given), default
-            declared = self.declare_parameter(name, value, writable, ignore_override=True)
-        if declared.type_ == Parameter.Type.NOT_SET:
-            self.set_parameters([Parameter(name, Parameter.Type.STRING_ARRAY, [])])
-        if spec.read_only:
-            descriptor.type = self.describe_parameter(name).type
-            self.set_descriptor(name, descriptor)
-        return problem
-
-    @staticmethod
-    def _as_declared_types(parameters: list[Parameter]) -> list[Parameter]:
-        """The pre-set step: an integer for a float parameter becomes that float (``ros2 param set``
-        sends ``30`` as an integer)."""
-        return [Parameter(p.name, value=as_declared_type(p.name, p.value)) if p.type_ == Parameter.Type.INTEGER
-                else p for p in parameters]
-
-    def _value(self, name: str):
-        """Value of parameter ``name``; ``[]`` for a list parameter without one."""
-        try:
-            value = self.get_parameter(name).value
-        except ParameterUninitializedException:  # declared STRING_ARRAY without a value, or "[]"
-            return []
-        return [] if value is None else value
+    def param_value(self, name: str):
+        """Value of parameter ``name`` (:func:`~robokin_ros.node.parameter_declarations.parameter_value`)."""
+        return parameter_value(self, name)
 
     def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """The set-parameters check: reject with a reason, or accept; a new description is read and
@@ -271,7 +245,7 @@ class KinematicsNode(Node):
                 return SetParametersResult(successful=False, reason=reason)
         new = {p.name: [] if p.value is None else p.value for p in parameters}
         try:   # what the apply step derives from the values must not fail there (set_parameters answers)
-            read_settings(lambda name: new[name] if name in new else self._value(name))
+            read_settings(lambda name: new[name] if name in new else self.param_value(name))
         except Exception as e:  # noqa: BLE001 - any failure is a refusal with its reason
             self._accepted = {}
             reason = f'the settings from {sorted(new)} cannot be derived: {type(e).__name__}: {e}'
@@ -298,7 +272,7 @@ class KinematicsNode(Node):
     def _apply_accepted(self, names: set[str]) -> None:
         accepted, self._accepted = self._accepted, {}
         old_prefix = self.settings.frame_prefix
-        self.settings = read_settings(self._value)
+        self.settings = read_settings(self.param_value)
         for name in ('semantic_file', 'robot_description_semantic'):
             if isinstance(accepted.get(name), SRDFDescription):
                 self._take_semantic(accepted[name])
@@ -333,7 +307,7 @@ class KinematicsNode(Node):
         """(text, source) of the first of parameters ``names`` with a value (a ``*_file`` one read);
         ('', '') when none has one or the file cannot be read (logged)."""
         for name in names:
-            value = self._value(name)
+            value = self.param_value(name)
             if value:
                 try:
                     return text_of(name, value)
@@ -596,6 +570,22 @@ class KinematicsNode(Node):
             self.get_logger().warning(cap_text(text))
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
                                              problem, self._crash, policy=self.settings.ik.avoid_collisions_policy)
+
+    def _check_multi_state_validity(self, request, response):
+        def problem(text):
+            self.get_logger().warning(cap_text(text))
+        return multi_state_validity.check_multi_state_validity(
+            request, response, self._snapshot(), self.get_clock().now().to_msg(), problem, self._crash,
+            policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states)
+
+    def _compute_ik_solutions(self, request, response):
+        settings = self.settings.ik
+        clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
+        response = ik_solutions_service.compute_ik_solutions(request, response, self._snapshot(), settings,
+                                                             ik_service.Handling(self._solves, self._crash))
+        if clamped:
+            response.error_code.message += clamped
+        return _capped_reply(response)
 
     def _compute_fk(self, request, response):
         return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),

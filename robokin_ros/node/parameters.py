@@ -109,6 +109,17 @@ PARAMETERS = {
         'IK iteration budget per request (restarts included); spent: NO_IK_SOLUTION. 0: none, the '
         'timeout alone ends a search (TIMED_OUT), as in MoveIt.'), constraints='>= 0'),
     'ik_restarts': ParameterSpec(0, "Extra random seeds solved alongside the request's seed.", constraints='>= 0'),
+    'ik_max_solutions': ParameterSpec(16, (
+        'Most distinct IK solutions ~/compute_ik_solutions returns: a request asking for 0 gets this many '
+        '(those found within its timeout), one asking for more is clamped to it (said in error_code.message).'),
+        constraints='> 0'),
+    'ik_threads': ParameterSpec(2, (
+        'Worker threads serving /compute_ik, ~/compute_ik_solutions and the state validity services '
+        '(concurrent calls beyond it wait in the queue): the /tf path runs on a thread of its own and '
+        'competes with at most this many for the interpreter.'), read_only=True, constraints='1 to 64'),
+    'max_validity_states': ParameterSpec(100_000, (
+        'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
+        'valid=false at once (logged).'), constraints='> 0'),
     'avoid_collisions_policy': ParameterSpec(REJECT, (
         'IK requests with avoid_collisions=true, and /check_state_validity, are checked for '
         'self-collision (URDF <collision> geometry, pairs from the SRDF or sampled) when the robot has '
@@ -174,6 +185,7 @@ class IKSettings:
     restarts: int = 0
     avoid_collisions_policy: str = REJECT
     objectives: Mapping[str, str] = dataclasses.field(default_factory=dict)  # group -> objective ('': none)
+    max_solutions: int = 16   # ~/compute_ik_solutions: the most solutions returned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,6 +212,7 @@ class NodeSettings:
         publish_gravity: publish gravity torques.
         warning_period_ns: [ns] least time between two warnings about the same bad input.
         publish_stats: publish callback statistics.
+        max_validity_states: most states of one /check_state_validity_multiple request.
         ik: the IK and collision-checking options of the services.
         limits: the bounds on a robot description.
     """
@@ -214,6 +227,7 @@ class NodeSettings:
     warning_period_ns: int
     publish_stats: bool
     ik: IKSettings
+    max_validity_states: int = 100_000
     limits: DescriptionLimits = DescriptionLimits()
 
 
@@ -235,13 +249,14 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         rotation_tolerance=float(get('ik_rotation_tolerance')),
         max_iterations=int(get('ik_max_iterations')), restarts=int(get('ik_restarts')),
         max_timeout=float(get('ik_max_timeout')),
-        avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives)
+        avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives,
+        max_solutions=int(get('ik_max_solutions')))
     return NodeSettings(
         interval_ns=int(1e9 / get('publish_frequency')), ignore_timestamp=bool(get('ignore_timestamp')),
         frame_prefix=get('frame_prefix'), publish_jacobians=bool(get('publish_jacobians')),
         jacobian_frames=tuple(get('jacobian_frames')), reference=Reference.parse(get('jacobian_reference')),
         publish_gravity=bool(get('publish_gravity_torques')), warning_period_ns=int(get('warning_period') * 1e9),
-        publish_stats=bool(get('publish_stats')), ik=ik,
+        publish_stats=bool(get('publish_stats')), ik=ik, max_validity_states=int(get('max_validity_states')),
         limits=DescriptionLimits(int(get('max_description_bytes')), int(get('max_links')),
                                  int(get('max_collision_pairs'))))
 
@@ -268,7 +283,7 @@ class LiveState:
 
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
-             'max_description_bytes', 'max_links', 'max_collision_pairs')
+             'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_solutions', 'max_validity_states')
 
 
 class StartupParameterError(RobokinError, ValueError):
@@ -359,6 +374,8 @@ def _check_value_in_context(name: str, value, state: LiveState) -> str:
     """The rules of :func:`check_value` past the numeric ranges."""
     if name == 'ik_max_iterations' and value < 0:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
+    if name == 'ik_threads' and not 1 <= value <= 64:
+        return f'ik_threads must be 1 to 64, got {value!r}'
     if name == 'ik_restarts' and value < 0:
         return f'ik_restarts must be >= 0, got {value!r}'
     if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in ik.OBJECTIVES:
