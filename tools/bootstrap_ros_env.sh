@@ -161,7 +161,7 @@ done_step "OK"
 # ---------------------------------------------------------------- 4. robokin_ros itself
 # Non-editable, from a staged copy of exactly the hashed inputs (keeps build/ and *.egg-info out
 # of the source tree). Re-run whenever any of them changes, so .venv/bin/kin_node is never stale.
-PKG_INPUTS=(robokin_ros setup.py setup.cfg package.xml launch config resource)
+PKG_INPUTS=(robokin_ros robokin_entry.py setup.py setup.cfg package.xml launch config resource)
 PKG_HASH="$(hash_inputs "${PKG_INPUTS[@]}" -- "$PIP_HASH")"
 step "robokin_ros: pip install --no-deps (non-editable)"
 if stamp_ok robokin_ros "$PKG_HASH" && [ -x "$VENV/bin/kin_node" ]; then

@@ -51,7 +51,7 @@ class StopRequest:
             signal.signal(signum, signal.SIG_IGN)
 
 
-def main(args=None):
+def main(args=None, early=None):
     """Run the ``robokin`` node until SIGINT/SIGTERM or an external shutdown; exit code 0 (1, with one
     line per bad parameter, when a start-up parameter value is one ``ros2 param set`` would refuse).
 
@@ -65,8 +65,13 @@ def main(args=None):
 
     Args:
         args: ROS command-line arguments; ``None`` reads ``sys.argv``.
+        early: what recorded the stop signals before this module was imported (``signum``: the
+            first, or None), as the ``kin_node`` executable does (``robokin_entry``); a signal it
+            recorded counts as received here.
     """
     stop = StopRequest()
+    if early is not None and early.signum is not None:   # (read after our handlers are in place)
+        stop.signum = early.signum
     # A service thread computing IK holds the GIL for up to this long between two /tf updates.
     sys.setswitchinterval(0.001)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
