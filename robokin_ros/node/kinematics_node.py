@@ -1,20 +1,21 @@
 """The robokin node's wiring: parameters, subscriptions, publishers, timers and service glue.
 
 Robot description and joint states in; TF, Jacobians, gravity torques and the /compute_ik,
-/compute_fk and /check_state_validity services out. Everything else lives in plain modules
-without rclpy: parameter declarations and checks in :mod:`~robokin_ros.node.parameters`,
-reading and parsing descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
-:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.ik_service`
-and :mod:`~robokin_ros.node.services`, message conversions in :mod:`~robokin_ros.node.conversions`.
+/compute_fk, /check_state_validity, /check_state_validity_multiple and ~/compute_ik_solutions
+services out. The rest lives in plain modules without rclpy: parameters in
+:mod:`~robokin_ros.node.parameters` (declared by :mod:`~robokin_ros.node.parameter_declarations`),
+descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
+:mod:`~robokin_ros.node.live_robot`, the handlers in :mod:`~robokin_ros.node.ik_service`,
+:mod:`~robokin_ros.node.ik_solutions_service`, :mod:`~robokin_ros.node.services` and
+:mod:`~robokin_ros.node.multi_state_validity`, conversions in :mod:`~robokin_ros.node.conversions`.
 
-Threading: everything but /compute_ik and /check_state_validity runs in the node's default
-(mutually exclusive) callback group, inline on the spinning thread (/compute_fk included: it is
-quick, and so never waits for IK); those two have their own reentrant group, run on worker
-threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. A description from the topic
-is parsed and loaded on a worker thread of its own (:class:`~robokin_ros.node.background.LatestJobWorker`),
-so /tf keeps flowing with the old model meanwhile. The live robot (model and latest joint
-values) is one object replaced by a single assignment, so a service thread reads a consistent
-snapshot while descriptions hot-reload; installing one (and taking an SRDF) holds a lock.
+Threading: the joint-state -> /tf path has the spinning thread (the node's default, mutually
+exclusive group; /compute_fk too: it is quick); the IK and validity services have their own
+reentrant group, run on ``ik_threads`` worker threads by
+:class:`~robokin_ros.node.executor.OffloadingExecutor`. A description from the topic is loaded
+on a thread of its own (:class:`~robokin_ros.node.background.LatestJobWorker`), so /tf keeps
+flowing with the old model meanwhile. The live robot is one object replaced by a single
+assignment, so a service thread reads a consistent snapshot; installing one holds a lock.
 
 One message or request makes a bounded amount of work and of log (see
 :mod:`~robokin_ros.node.limits` and :mod:`~robokin_ros.node.log_limits`).
@@ -88,8 +89,10 @@ TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durabilit
 #: /tf_static and /robot_description like tf2_ros.StaticTransformBroadcaster and
 #: robot_state_publisher: reliable, transient local, depth 1.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-#: /joint_states: sensor data (best effort matches reliable and best-effort publishers).
-JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
+#: /joint_states: sensor data (best effort matches reliable and best-effort publishers); 1000 deep, so
+#: the messages that arrive while the /tf thread waits for the interpreter (IK calls on the service
+#: threads) are kept, not dropped (a depth of 10 lost half of 1 kHz during 50 IK calls).
+JOINT_STATES_QOS = QoSProfile(depth=1000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
                               durability=DurabilityPolicy.VOLATILE)
 #: The services' request queue: rclpy's default keeps 10 requests, so a burst of more concurrent
 #: calls than that (while the worker threads are busy) lost the rest without an answer.
@@ -544,12 +547,18 @@ class KinematicsNode(Node):
         return None if robot is None else robot.snapshot()
 
     def _compute_ik(self, request, response):
+        return self._solve_call(ik_service.compute_ik, request, response)
+
+    def _compute_ik_solutions(self, request, response):
+        return self._solve_call(ik_solutions_service.compute_ik_solutions, request, response)
+
+    def _solve_call(self, handler, request, response):
+        """``handler`` (/compute_ik's or ~/compute_ik_solutions') with the request's timeout clamped."""
         settings = self.settings.ik
         clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
-        response = ik_service.compute_ik(request, response, self._snapshot(), settings,
-                                         ik_service.Handling(self._solves, self._crash))
-        if clamped:
-            response.error_code.message += clamped
+        handling = ik_service.Handling(self._solves, self._crash)
+        response = handler(request, response, self._snapshot(), settings, handling)
+        response.error_code.message += clamped
         return _capped_reply(response)
 
     def _clamp_timeout(self, ik_request, max_timeout: float) -> str:
@@ -565,27 +574,18 @@ class KinematicsNode(Node):
             self.get_logger().warning(f'/compute_ik: {note} (said once per value)')
         return f' ({note})'
 
+    def _problem(self, text: str) -> None:
+        self.get_logger().warning(cap_text(text))
+
     def _check_state_validity(self, request, response):
-        def problem(text):
-            self.get_logger().warning(cap_text(text))
+        policy = self.settings.ik.avoid_collisions_policy
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             problem, self._crash, policy=self.settings.ik.avoid_collisions_policy)
+                                             self._problem, self._crash, policy=policy)
 
     def _check_multi_state_validity(self, request, response):
-        def problem(text):
-            self.get_logger().warning(cap_text(text))
         return multi_state_validity.check_multi_state_validity(
-            request, response, self._snapshot(), self.get_clock().now().to_msg(), problem, self._crash,
+            request, response, self._snapshot(), self.get_clock().now().to_msg(), self._problem, self._crash,
             policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states)
-
-    def _compute_ik_solutions(self, request, response):
-        settings = self.settings.ik
-        clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
-        response = ik_solutions_service.compute_ik_solutions(request, response, self._snapshot(), settings,
-                                                             ik_service.Handling(self._solves, self._crash))
-        if clamped:
-            response.error_code.message += clamped
-        return _capped_reply(response)
 
     def _compute_fk(self, request, response):
         return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),

@@ -131,7 +131,7 @@ def _executors(node: KinematicsNode):
             executor.add_node(node)
             return executor, ServiceThread(node)
         node.attach_services(node)
-    executor = OffloadingExecutor([node.services_group], num_threads=2)
+    executor = OffloadingExecutor([node.services_group], num_threads=node.param_value('ik_threads'))
     executor.add_node(node)
     return executor, None
 
@@ -153,7 +153,8 @@ class ServiceThread:
         self.host = Node(name, namespace=node.get_namespace(), context=node.context,
                          cli_args=['--ros-args', '-r', f'__node:={name}'])
         node.attach_services(self.host)
-        self.executor = OffloadingExecutor([node.services_group], num_threads=2, context=node.context)
+        self.executor = OffloadingExecutor([node.services_group], num_threads=node.param_value('ik_threads'),
+                                           context=node.context)
         self.executor.add_node(self.host)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._spin, name='robokin services', daemon=True)
