@@ -123,7 +123,9 @@ def test_readme_launch_lines_use_only_known_arguments():
 
 
 # ---------------------------------------------------------------------------- ros2 service call
-SERVICE_CALL = re.compile(r'ros2 service call (\S+) (\S+) "([^"]*)"((?:\n#[^\n]*)*)')
+SERVICE_CALL = re.compile(r'ros2 service call (\S+) (\S+) (?:\\\n\s*)?"([^"]*)"((?:\n#[^\n]*)*)')
+#: Pages whose ``ros2 service call`` lines run here (their blocks are marked ``runs-in`` this file).
+PAGES = ('README.md', 'docs/node.md')
 
 
 def readme_service_calls(text):
@@ -177,11 +179,12 @@ def ros2_service_call(ros, service, type_name, values):
 
 def check_against_readme(service, response, comment, model):
     """The answer as the README's comment under the command states it, and right by FK."""
-    if service == '/compute_ik':
+    if service in ('/compute_ik', '/robokin/compute_ik_solutions'):
         stated = re.search(r'val: (-?\d+)', comment)   # (none shown: SUCCESS)
         assert response.error_code.val == (int(stated.group(1)) if stated else 1), response.error_code
-        js = response.solution.joint_state
-        return model.q_from_dict(dict(zip(js.name, js.position)))
+        states = response.solutions if service.endswith('solutions') else [response.solution]
+        assert states
+        return [model.q_from_dict(dict(zip(s.joint_state.name, s.joint_state.position))) for s in states]
     if service == '/compute_fk':
         assert response.error_code.val == 1, response.error_code
         xyz = [float(v) for v in re.search(r'x (-?[\d.]+), y (-?[\d.]+), z (-?[\d.]+)', comment).groups()]
@@ -195,7 +198,7 @@ def check_against_readme(service, response, comment, model):
 
 
 def test_readme_ros2_service_calls_against_a_live_node(ros, tmp_path):
-    """Each ``ros2 service call`` of the README, parsed from it and sent as ``ros2 service call``
+    """Each ``ros2 service call`` of the README and docs/node.md (:data:`PAGES`), parsed from it and sent as ``ros2 service call``
     sends it (the ros2 CLI is not in the wheel environment: its YAML-to-request path,
     rosidl_runtime_py's ``set_message_fields``), to a node started on the README's robot; each
     answer checked against the comment the README shows under it and, for /compute_ik, by FK."""
@@ -204,16 +207,17 @@ def test_readme_ros2_service_calls_against_a_live_node(ros, tmp_path):
     from robokin_ros import frame_transform
     from robokin_ros.node.conversions import pose_to_matrix
 
-    calls = readme_service_calls((ROOT / 'README.md').read_text())
+    calls = [call for page in PAGES for call in readme_service_calls((ROOT / page).read_text())]
     assert '/compute_ik' in [c[0] for c in calls], 'the README shows no ros2 service call /compute_ik'
+    assert '/robokin/compute_ik_solutions' in [c[0] for c in calls], 'docs/node.md shows no compute_ik_solutions'
     model = RobotModel.from_urdf((ROBOTS / 'panda.urdf').read_text())
     proc = KinNode(tmp_path, params={'robot_description': (ROBOTS / 'panda.urdf').read_text()})
     try:
         wait_for_output(proc, "robot 'panda' from parameter robot_description")
         for service, type_name, values, comment in calls:
             response = ros2_service_call(ros, service, type_name, values)
-            q = check_against_readme(service, response, comment, model)
-            if q is not None:   # the IK solution reaches the README's target
+            solutions = check_against_readme(service, response, comment, model)
+            for q in solutions or ():   # each IK solution reaches the page's target
                 request = yaml.safe_load(values)['ik_request']['pose_stamped']
                 pose = Pose()
                 set_message_fields(pose, request['pose'])
