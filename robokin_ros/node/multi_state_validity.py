@@ -58,6 +58,14 @@ def joint_state_configurations(model: RobotModel, base: np.ndarray, joint_states
     mapping = JointStateMap(model)
     Q = np.empty((len(joint_states), model.n_q))
     current = np.array(base, dtype=float)
+    names = list(joint_states[0].name) if joint_states else []
+    if joint_states and all(js.name == names and len(js.position) == len(names) for js in joint_states):
+        entries, indices, unknown = mapping.lookup(names)   # the usual request: one array operation
+        values = np.array([js.position for js in joint_states], float).reshape(len(joint_states), -1)[:, entries]
+        if not unknown and np.isfinite(values).all():
+            Q[:] = current
+            Q[:, indices] = values
+            return Q
     for i, js in enumerate(joint_states):
         names = js.name
         if len(names) != len(js.position):
