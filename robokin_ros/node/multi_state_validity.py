@@ -90,14 +90,14 @@ class StateVerdicts:
 
     Attributes:
         valid: ``(N,)`` bool: the verdict of /check_state_validity on each state.
-        constraint_results: per state, its ``ConstraintEvalResult`` s (joint constraints first,
-            then position, then orientation ones).
-        contacts: state index -> its self-collision contacts (listed on demand: the answer shows
-            one state's).
+        constraint_results: state index -> its ``ConstraintEvalResult`` s (joint constraints
+            first, then position, then orientation ones).
+        contacts: state index -> its self-collision contacts.
+        (Both made on demand: the answer shows one state's.)
     """
 
     valid: np.ndarray
-    constraint_results: list
+    constraint_results: Callable[[int], list]
     contacts: Callable[[int], list]
 
 
@@ -120,13 +120,13 @@ def evaluate_states(snap: RobotSnapshot, request, policy: str = REJECT,
     c = request.constraints
     refuse_visibility(c)
     joint_ok, joint_distance = JointChecks.read(model, c.joint_constraints).evaluate(Q)
-    results = [eval_results(ok, d) for ok, d in zip(joint_ok, joint_distance)]
+    pose_results = [[] for _ in Q_view]
     if c.position_constraints or c.orientation_constraints:
-        for i, q_view in enumerate(Q_view):
-            results[i] += pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c)
-    valid = np.array([all(r.result for r in state) for state in results], bool).reshape(len(Q))
+        pose_results = [pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c) for q_view in Q_view]
+    valid = joint_ok.all(axis=1) & np.array([all(r.result for r in state) for state in pose_results], bool)
     valid &= ~_colliding(snap, Q, links, policy, on_problem)
-    return StateVerdicts(valid, results, lambda i: self_collision(snap, Q[i], links, policy, on_problem)[1])
+    return StateVerdicts(valid, lambda i: eval_results(joint_ok[i], joint_distance[i]) + pose_results[i],
+                         lambda i: self_collision(snap, Q[i], links, policy, on_problem)[1])
 
 
 def _colliding(snap: RobotSnapshot, Q: np.ndarray, links: set | None, policy: str,
@@ -168,7 +168,7 @@ def check_multi_state_validity(request, response, robot: RobotSnapshot | None, s
         if shown >= 0:
             header = Header(frame_id=snap.frame_prefix + snap.model.root_link, stamp=stamp)
             response.contacts = [contact_message(header, k) for k in verdicts.contacts(shown)]
-            response.constraint_result = verdicts.constraint_results[shown]
+            response.constraint_result = verdicts.constraint_results(shown)
         response.valid = not invalid.size
     except RequestError as e:
         on_problem(f'/{SERVICE_NAME} answered valid=false: {e.message}')

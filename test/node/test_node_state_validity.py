@@ -101,8 +101,8 @@ def test_each_state_verdict_equals_a_single_call(group):
         results.append([(r.result, r.distance) for r in res.constraint_result])
     assert verdicts.valid.tolist() == expected
     assert 20 < sum(expected) < 180, sum(expected)   # both kinds of answer are exercised
-    assert [[(r.result, pytest.approx(r.distance, abs=1e-12)) for r in state] for state in verdicts.constraint_results] \
-        == results
+    assert [[(r.result, pytest.approx(r.distance, abs=1e-12)) for r in verdicts.constraint_results(i)]
+            for i in range(len(Q))] == results
     colliding = [i for i, q in enumerate(Q) if not single(snap, q, (), group)[0].valid]
     assert colliding   # self-collision is exercised too
     for i in colliding[:5]:
