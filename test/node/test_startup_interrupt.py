@@ -80,3 +80,32 @@ def test_web_view_interrupted_during_start_up_exits_0(tmp_path):
         if returncode != 0 or 'Traceback' in output:
             failures.append(f'SIGINT at {delay} s (second after {gap}): exit {returncode}\n{output}')
     assert not failures, '\n\n'.join(failures)
+
+
+def test_web_view_running_exits_0_on_two_sigints_to_its_group(tmp_path):
+    """Launch forwards Ctrl-C to the process group: web_view got a second SIGINT during its
+    teardown and ended with -2 (7 of 7 under ros2 launch); its entry point now ends it with the
+    stop signals ignored."""
+    pytest.importorskip('viser')
+    failures = []
+    for gap in (0.0, 0.05):
+        log_path = tmp_path / f'web_view-running-{gap}.log'
+        with open(log_path, 'wb') as log:
+            proc = start('web_view', tmp_path, log)
+            try:
+                deadline = time.monotonic() + 60
+                while 'web view at' not in log_path.read_text(errors='replace'):
+                    assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text(errors='replace')
+                    time.sleep(0.05)
+                os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(gap)
+                os.killpg(proc.pid, signal.SIGINT)
+                returncode = proc.wait(timeout=30)
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        output = log_path.read_text(errors='replace')
+        if returncode != 0 or 'Traceback' in output:
+            failures.append(f'two SIGINTs {gap} s apart: exit {returncode}\n{output}')
+    assert not failures, '\n\n'.join(failures)
