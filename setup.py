@@ -22,6 +22,7 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test*']),
+    py_modules=['robokin_entry'],   # the executables' entry points: standard library only (Ctrl-C during start-up)
     package_data={package_name: ['robots/*.urdf', 'robots/*.srdf', 'py.typed']},
     data_files=_data_files(),
     # On a ROS machine these come from rosdep (package.xml); the wheel venv installs them from
@@ -41,9 +42,9 @@ setup(
     python_requires='>=3.10',
     entry_points={
         'console_scripts': [
-            'kin_node = robokin_ros.node.main:main',
+            'kin_node = robokin_entry:kin_node',
             'robokin = robokin_ros.cli:entry_point',
-            'web_view = robokin_ros.node.web_view:main',
+            'web_view = robokin_entry:web_view',
         ],
     },
 )

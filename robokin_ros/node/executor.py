@@ -63,7 +63,7 @@ class OffloadingExecutor(MultiThreadedExecutor):
     """
 
     def __init__(self, offload: Collection[CallbackGroup], num_threads: int = 2, *, context=None):
-        super().__init__(num_threads=max(2, num_threads), context=context)
+        super().__init__(num_threads=max(1, num_threads), context=context)
         missing = missing_internals(self)
         if missing:
             raise RuntimeError(

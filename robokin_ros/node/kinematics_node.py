@@ -1,20 +1,21 @@
 """The robokin node's wiring: parameters, subscriptions, publishers, timers and service glue.
 
 Robot description and joint states in; TF, Jacobians, gravity torques and the /compute_ik,
-/compute_fk and /check_state_validity services out. Everything else lives in plain modules
-without rclpy: parameter declarations and checks in :mod:`~robokin_ros.node.parameters`,
-reading and parsing descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
-:mod:`~robokin_ros.node.live_robot`, the service handlers in :mod:`~robokin_ros.node.ik_service`
-and :mod:`~robokin_ros.node.services`, message conversions in :mod:`~robokin_ros.node.conversions`.
+/compute_fk, /check_state_validity, /check_state_validity_multiple and ~/compute_ik_solutions
+services out. The rest lives in plain modules without rclpy: parameters in
+:mod:`~robokin_ros.node.parameters` (declared by :mod:`~robokin_ros.node.parameter_declarations`),
+descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
+:mod:`~robokin_ros.node.live_robot`, the handlers in :mod:`~robokin_ros.node.ik_service`,
+:mod:`~robokin_ros.node.ik_solutions_service`, :mod:`~robokin_ros.node.services` and
+:mod:`~robokin_ros.node.multi_state_validity`, conversions in :mod:`~robokin_ros.node.conversions`.
 
-Threading: everything but /compute_ik and /check_state_validity runs in the node's default
-(mutually exclusive) callback group, inline on the spinning thread (/compute_fk included: it is
-quick, and so never waits for IK); those two have their own reentrant group, run on worker
-threads by :class:`~robokin_ros.node.executor.OffloadingExecutor`. A description from the topic
-is parsed and loaded on a worker thread of its own (:class:`~robokin_ros.node.background.LatestJobWorker`),
-so /tf keeps flowing with the old model meanwhile. The live robot (model and latest joint
-values) is one object replaced by a single assignment, so a service thread reads a consistent
-snapshot while descriptions hot-reload; installing one (and taking an SRDF) holds a lock.
+Threading: the joint-state -> /tf path has the spinning thread (the node's default, mutually
+exclusive group; /compute_fk too: it is quick); the IK and validity services have their own
+reentrant group, run on ``ik_threads`` worker threads by
+:class:`~robokin_ros.node.executor.OffloadingExecutor`. A description from the topic is loaded
+on a thread of its own (:class:`~robokin_ros.node.background.LatestJobWorker`), so /tf keeps
+flowing with the old model meanwhile. The live robot is one object replaced by a single
+assignment, so a service thread reads a consistent snapshot; installing one holds a lock.
 
 One message or request makes a bounded amount of work and of log (see
 :mod:`~robokin_ros.node.limits` and :mod:`~robokin_ros.node.log_limits`).
@@ -29,10 +30,9 @@ import traceback
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from moveit_msgs.srv import GetMultiStateValidity, GetPositionFK, GetPositionIK, GetStateValidity
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -44,7 +44,7 @@ from .. import ik
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
-from . import ik_service, services
+from . import ik_service, ik_solutions_service, multi_state_validity, services
 from .background import LatestJobWorker
 from .conversions import (
     duration_to_seconds,
@@ -68,15 +68,14 @@ from .descriptions import (
 from .limits import check_description, check_link_count
 from .live_robot import NEVER_NS, LiveRobot, load_robot
 from .log_limits import MAX_REPLY_CHARS, cap_message, cap_notes, cap_text
+from .parameter_declarations import as_declared_types, declare, parameter_value
 from .parameters import (
     DESCRIPTION_PARAMETERS,
     EVENTS,
     GROUP_KEYS,
     PARAMETERS,
     SEMANTIC_PARAMETERS,
-    STRING_LIST,
     LiveState,
-    ParameterSpec,
     StartupParameterError,
     check_value,
     read_settings,
@@ -90,8 +89,10 @@ TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durabilit
 #: /tf_static and /robot_description like tf2_ros.StaticTransformBroadcaster and
 #: robot_state_publisher: reliable, transient local, depth 1.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-#: /joint_states: sensor data (best effort matches reliable and best-effort publishers).
-JOINT_STATES_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
+#: /joint_states: sensor data (best effort matches reliable and best-effort publishers); 1000 deep, so
+#: the messages that arrive while the /tf thread waits for the interpreter (IK calls on the service
+#: threads) are kept, not dropped (a depth of 10 lost half of 1 kHz during 50 IK calls).
+JOINT_STATES_QOS = QoSProfile(depth=1000, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
                               durability=DurabilityPolicy.VOLATILE)
 #: The services' request queue: rclpy's default keeps 10 requests, so a burst of more concurrent
 #: calls than that (while the worker threads are busy) lost the rest without an answer.
@@ -129,18 +130,18 @@ class KinematicsNode(Node):
         self._clamped_timeouts: set[float] = set()   # request timeouts already logged as clamped
         self._loader = LatestJobWorker('robokin description loader', self._crash)
         declared = dict(PARAMETERS)
-        for name, spec in PARAMETERS.items():
-            self._declare(name, spec)
-        for group in self._value('ik_group_names'):
+        problems = [declare(self, name, spec) for name, spec in PARAMETERS.items()]
+        for group in self.param_value('ik_group_names'):
             for key, spec in GROUP_KEYS.items():
-                self._declare(f'ik_groups.{group}.{key}', spec)
+                problems.append(declare(self, f'ik_groups.{group}.{key}', spec))
                 declared[f'ik_groups.{group}.{key}'] = spec
-        problems = startup_problems(self._value, list(declared), self._value('description_from_topic'))
+        problems = [p for p in problems if p] or startup_problems(self.param_value, list(declared),
+                                                                  self.param_value('description_from_topic'))
         if problems:   # what ros2 param set refuses is refused at start-up too (main exits 1)
             for problem in problems:
                 self.get_logger().error(f'invalid parameter: {problem}')
             raise StartupParameterError(problems)
-        self.settings = read_settings(self._value)
+        self.settings = read_settings(self.param_value)
 
         self._tf_pub = self.create_publisher(TFMessage, '/tf', TF_QOS)
         self._tf_static_pub = self.create_publisher(TFMessage, '/tf_static', LATCHED_QOS)
@@ -152,7 +153,7 @@ class KinematicsNode(Node):
         self._jacobian_lock = threading.Lock()
         self._stats_pub = self.create_publisher(String, '~/stats', 10) if self.settings.publish_stats else None
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, JOINT_STATES_QOS)
-        self._from_topic = self._value('description_from_topic')
+        self._from_topic = self.param_value('description_from_topic')
         if self._from_topic:
             self.create_subscription(String, 'robot_description', self._on_description, LATCHED_QOS)
             self._description_pub = None
@@ -161,7 +162,7 @@ class KinematicsNode(Node):
 
         self.create_subscription(String, 'robot_description_semantic', self._on_semantic, LATCHED_QOS)
         self.services_group = ReentrantCallbackGroup()
-        if self._value('executor') != EVENTS:
+        if self.param_value('executor') != EVENTS:
             self.attach_services(self)
         if self._stats_pub is not None:
             self.create_timer(1.0, self._publish_stats_message)
@@ -178,18 +179,33 @@ class KinematicsNode(Node):
         else:
             self.get_logger().info('waiting for a robot description: set parameter robot_description '
                                    'or description_file')
+        self.add_pre_set_parameters_callback(as_declared_types)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
     def attach_services(self, host: Node) -> None:
-        """Serve /compute_ik and /check_state_validity (callback group :attr:`services_group`, for
-        worker threads) and /compute_fk (host's default group: ~0.1 ms, so it never queues behind
-        IK calls) from ``host``: this node, or the companion node of the 'events' executor."""
+        """Serve /compute_ik, /check_state_validity, /check_state_validity_multiple and
+        ``<node>/compute_ik_solutions`` (callback group :attr:`services_group`, for worker threads)
+        and /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
+        ``host``: this node, or the companion node of the 'events' executor. Without the
+        robokin_interfaces package, ``compute_ik_solutions`` is not served (logged)."""
+        group = self.services_group
         host.create_service(GetPositionIK, 'compute_ik', self._compute_ik, qos_profile=SERVICE_QOS,
-                            callback_group=self.services_group)
+                            callback_group=group)
         host.create_service(GetStateValidity, 'check_state_validity', self._check_state_validity,
-                            qos_profile=SERVICE_QOS, callback_group=self.services_group)
+                            qos_profile=SERVICE_QOS, callback_group=group)
+        host.create_service(GetMultiStateValidity, multi_state_validity.SERVICE_NAME,
+                            self._check_multi_state_validity, qos_profile=SERVICE_QOS, callback_group=group)
         host.create_service(GetPositionFK, 'compute_fk', self._compute_fk, qos_profile=SERVICE_QOS)
+        try:
+            from robokin_interfaces.srv import GetPositionIKSolutions
+        except ImportError:
+            self.get_logger().info(f'~/{ik_solutions_service.SERVICE_NAME} is not served: the robokin_interfaces '
+                                   'package is not installed (tools/ros_interfaces/README.md)')
+            return
+        host.create_service(GetPositionIKSolutions,
+                            f'{self.get_fully_qualified_name()}/{ik_solutions_service.SERVICE_NAME}',
+                            self._compute_ik_solutions, qos_profile=SERVICE_QOS, callback_group=group)
 
     def destroy_node(self):
         if not self._loader.stopped:
@@ -208,18 +224,9 @@ class KinematicsNode(Node):
         return self._loader.stop(timeout)
 
     # ------------------------------------------------------------------------- parameters
-    def _declare(self, name: str, spec: ParameterSpec) -> None:
-        default = Parameter.Type.STRING_ARRAY if spec.default is STRING_LIST else spec.default
-        self.declare_parameter(name, default, ParameterDescriptor(
-            description=spec.description, read_only=spec.read_only, additional_constraints=spec.constraints))
-
-    def _value(self, name: str):
-        """Value of parameter ``name``; ``[]`` for a list parameter without one."""
-        try:
-            value = self.get_parameter(name).value
-        except ParameterUninitializedException:  # declared STRING_ARRAY without a value, or "[]"
-            return []
-        return [] if value is None else value
+    def param_value(self, name: str):
+        """Value of parameter ``name`` (:func:`~robokin_ros.node.parameter_declarations.parameter_value`)."""
+        return parameter_value(self, name)
 
     def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         """The set-parameters check: reject with a reason, or accept; a new description is read and
@@ -239,6 +246,14 @@ class KinematicsNode(Node):
                 self._accepted = {}
                 self.get_logger().warning(f'rejected parameter {p.name}: {reason}')
                 return SetParametersResult(successful=False, reason=reason)
+        new = {p.name: [] if p.value is None else p.value for p in parameters}
+        try:   # what the apply step derives from the values must not fail there (set_parameters answers)
+            read_settings(lambda name: new[name] if name in new else self.param_value(name))
+        except Exception as e:  # noqa: BLE001 - any failure is a refusal with its reason
+            self._accepted = {}
+            reason = f'the settings from {sorted(new)} cannot be derived: {type(e).__name__}: {e}'
+            self.get_logger().warning(f'rejected parameters: {reason}')
+            return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
     def _load_parameter(self, name: str, value: str, robot: LiveRobot | None):
@@ -260,7 +275,7 @@ class KinematicsNode(Node):
     def _apply_accepted(self, names: set[str]) -> None:
         accepted, self._accepted = self._accepted, {}
         old_prefix = self.settings.frame_prefix
-        self.settings = read_settings(self._value)
+        self.settings = read_settings(self.param_value)
         for name in ('semantic_file', 'robot_description_semantic'):
             if isinstance(accepted.get(name), SRDFDescription):
                 self._take_semantic(accepted[name])
@@ -295,7 +310,7 @@ class KinematicsNode(Node):
         """(text, source) of the first of parameters ``names`` with a value (a ``*_file`` one read);
         ('', '') when none has one or the file cannot be read (logged)."""
         for name in names:
-            value = self._value(name)
+            value = self.param_value(name)
             if value:
                 try:
                     return text_of(name, value)
@@ -532,12 +547,18 @@ class KinematicsNode(Node):
         return None if robot is None else robot.snapshot()
 
     def _compute_ik(self, request, response):
+        return self._solve_call(ik_service.compute_ik, request, response)
+
+    def _compute_ik_solutions(self, request, response):
+        return self._solve_call(ik_solutions_service.compute_ik_solutions, request, response)
+
+    def _solve_call(self, handler, request, response):
+        """``handler`` (/compute_ik's or ~/compute_ik_solutions') with the request's timeout clamped."""
         settings = self.settings.ik
         clamped = self._clamp_timeout(request.ik_request, settings.max_timeout)
-        response = ik_service.compute_ik(request, response, self._snapshot(), settings,
-                                         ik_service.Handling(self._solves, self._crash))
-        if clamped:
-            response.error_code.message += clamped
+        handling = ik_service.Handling(self._solves, self._crash)
+        response = handler(request, response, self._snapshot(), settings, handling)
+        response.error_code.message += clamped
         return _capped_reply(response)
 
     def _clamp_timeout(self, ik_request, max_timeout: float) -> str:
@@ -553,11 +574,18 @@ class KinematicsNode(Node):
             self.get_logger().warning(f'/compute_ik: {note} (said once per value)')
         return f' ({note})'
 
+    def _problem(self, text: str) -> None:
+        self.get_logger().warning(cap_text(text))
+
     def _check_state_validity(self, request, response):
-        def problem(text):
-            self.get_logger().warning(cap_text(text))
+        policy = self.settings.ik.avoid_collisions_policy
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             problem, self._crash, policy=self.settings.ik.avoid_collisions_policy)
+                                             self._problem, self._crash, policy=policy)
+
+    def _check_multi_state_validity(self, request, response):
+        return multi_state_validity.check_multi_state_validity(
+            request, response, self._snapshot(), self.get_clock().now().to_msg(), self._problem, self._crash,
+            policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states)
 
     def _compute_fk(self, request, response):
         return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),

@@ -51,7 +51,7 @@ class StopRequest:
             signal.signal(signum, signal.SIG_IGN)
 
 
-def main(args=None):
+def main(args=None, early=None):
     """Run the ``robokin`` node until SIGINT/SIGTERM or an external shutdown; exit code 0 (1, with one
     line per bad parameter, when a start-up parameter value is one ``ros2 param set`` would refuse).
 
@@ -65,8 +65,13 @@ def main(args=None):
 
     Args:
         args: ROS command-line arguments; ``None`` reads ``sys.argv``.
+        early: what recorded the stop signals before this module was imported (``signum``: the
+            first, or None), as the ``kin_node`` executable does (``robokin_entry``); a signal it
+            recorded counts as received here.
     """
     stop = StopRequest()
+    if early is not None and early.signum is not None:   # (read after our handlers are in place)
+        stop.signum = early.signum
     # A service thread computing IK holds the GIL for up to this long between two /tf updates.
     sys.setswitchinterval(0.001)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -126,7 +131,7 @@ def _executors(node: KinematicsNode):
             executor.add_node(node)
             return executor, ServiceThread(node)
         node.attach_services(node)
-    executor = OffloadingExecutor([node.services_group], num_threads=2)
+    executor = OffloadingExecutor([node.services_group], num_threads=node.param_value('ik_threads'))
     executor.add_node(node)
     return executor, None
 
@@ -148,7 +153,8 @@ class ServiceThread:
         self.host = Node(name, namespace=node.get_namespace(), context=node.context,
                          cli_args=['--ros-args', '-r', f'__node:={name}'])
         node.attach_services(self.host)
-        self.executor = OffloadingExecutor([node.services_group], num_threads=2, context=node.context)
+        self.executor = OffloadingExecutor([node.services_group], num_threads=node.param_value('ik_threads'),
+                                           context=node.context)
         self.executor.add_node(self.host)
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._spin, name='robokin services', daemon=True)

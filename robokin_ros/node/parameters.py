@@ -117,6 +117,17 @@ PARAMETERS = {
                                        constraints='> 0'),
     'ik_max_links': ParameterSpec(16, 'Most IK links of one /compute_ik request; more: INVALID_LINK_NAME at once.',
                                   constraints='> 0'),
+    'ik_max_solutions': ParameterSpec(16, (
+        'Most distinct IK solutions ~/compute_ik_solutions returns: a request asking for 0 gets this many '
+        '(those found within its timeout), one asking for more is clamped to it (said in error_code.message).'),
+        constraints='> 0'),
+    'ik_threads': ParameterSpec(2, (
+        'Worker threads serving /compute_ik, ~/compute_ik_solutions and the state validity services '
+        '(concurrent calls beyond it wait in the queue): the /tf path runs on a thread of its own and '
+        'competes with at most this many for the interpreter.'), read_only=True, constraints='1 to 64'),
+    'max_validity_states': ParameterSpec(100_000, (
+        'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
+        'valid=false at once (logged).'), constraints='> 0'),
     'avoid_collisions_policy': ParameterSpec(REJECT, (
         'IK requests with avoid_collisions=true, and /check_state_validity, are checked for '
         'self-collision (URDF <collision> geometry, pairs from the SRDF or sampled) when the robot has '
@@ -185,6 +196,7 @@ class IKSettings:
     max_ik_links: int = 16
     avoid_collisions_policy: str = REJECT
     objectives: Mapping[str, str] = dataclasses.field(default_factory=dict)  # group -> objective ('': none)
+    max_solutions: int = 16   # ~/compute_ik_solutions: the most solutions returned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,6 +223,7 @@ class NodeSettings:
         publish_gravity: publish gravity torques.
         warning_period_ns: [ns] least time between two warnings about the same bad input.
         publish_stats: publish callback statistics.
+        max_validity_states: most states of one /check_state_validity_multiple request.
         ik: the IK and collision-checking options of the services.
         limits: the bounds on a robot description.
     """
@@ -225,6 +238,7 @@ class NodeSettings:
     warning_period_ns: int
     publish_stats: bool
     ik: IKSettings
+    max_validity_states: int = 100_000
     limits: DescriptionLimits = DescriptionLimits()
 
 
@@ -247,13 +261,14 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         max_iterations=int(get('ik_max_iterations')), restarts=int(get('ik_restarts')),
         max_timeout=float(get('ik_max_timeout')), max_constraints=int(get('ik_max_constraints')),
         max_primitives=int(get('ik_max_primitives')), max_ik_links=int(get('ik_max_links')),
-        avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives)
+        avoid_collisions_policy=get('avoid_collisions_policy'), objectives=objectives,
+        max_solutions=int(get('ik_max_solutions')))
     return NodeSettings(
         interval_ns=int(1e9 / get('publish_frequency')), ignore_timestamp=bool(get('ignore_timestamp')),
         frame_prefix=get('frame_prefix'), publish_jacobians=bool(get('publish_jacobians')),
         jacobian_frames=tuple(get('jacobian_frames')), reference=Reference.parse(get('jacobian_reference')),
         publish_gravity=bool(get('publish_gravity_torques')), warning_period_ns=int(get('warning_period') * 1e9),
-        publish_stats=bool(get('publish_stats')), ik=ik,
+        publish_stats=bool(get('publish_stats')), ik=ik, max_validity_states=int(get('max_validity_states')),
         limits=DescriptionLimits(int(get('max_description_bytes')), int(get('max_links')),
                                  int(get('max_collision_pairs'))))
 
@@ -281,7 +296,7 @@ class LiveState:
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
              'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_constraints', 'ik_max_primitives',
-             'ik_max_links')
+             'ik_max_links', 'ik_max_solutions', 'max_validity_states')
 
 
 class StartupParameterError(RobokinError, ValueError):
@@ -312,6 +327,33 @@ def startup_problems(get: Callable[[str], object], names, description_from_topic
     return [reason for reason in (check_value(name, get(name), state) for name in names if name not in skip) if reason]
 
 
+#: Largest value of a derived period or deadline in nanoseconds (a signed 64-bit count, with room
+#: for adding it to a stamp): ``1e9 / publish_frequency`` and ``warning_period * 1e9``.
+MAX_PERIOD_NS = 2 ** 62
+#: [s] Largest time budget: a ``builtin_interfaces/Duration`` holds whole seconds in an int32.
+MAX_TIMEOUT = 2 ** 31 - 1
+
+
+def as_declared_type(name: str, value):
+    """``value`` as parameter ``name``'s declared type where that loses nothing: an integer for a
+    float parameter becomes that float (``-p publish_frequency:=30``, ``ik_timeout: 1`` in a
+    params file, ``ros2 param set /robokin ik_timeout 1``); anything else is returned unchanged
+    (and refused by rclpy's type check when it does not fit)."""
+    spec = PARAMETERS.get(name)
+    if spec is not None and isinstance(spec.default, float) and isinstance(value, int) \
+            and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def type_problem(name: str, value) -> str:
+    """The one line saying that a start-up ``value`` of parameter ``name`` has the wrong type."""
+    spec = PARAMETERS.get(name) or GROUP_KEYS.get(name.rpartition('.')[2])
+    expected = 'a list of strings' if spec is None or spec.default is STRING_LIST else \
+        {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string'}[type(spec.default)]
+    return f'{name} must be {expected}, got {str(value)[:60]!r} ({type(value).__name__})'
+
+
 def check_value(name: str, value, state: LiveState) -> str:
     """Why parameter ``name`` cannot take ``value`` ('' if it can).
 
@@ -325,8 +367,28 @@ def check_value(name: str, value, state: LiveState) -> str:
         return f'{name} must be a finite number > 0, got {value!r}{hint}'
     if name == 'warning_period' and not (math.isfinite(value) and value >= 0):
         return f'warning_period must be a finite number >= 0 [s], got {value!r}'
+    return _check_derived(name, value) or _check_value_in_context(name, value, state)
+
+
+def _check_derived(name: str, value) -> str:
+    """Why a value passing its range rule makes a derived quantity overflow ('' if it does not)."""
+    if name == 'publish_frequency' and 1e9 / value > MAX_PERIOD_NS:
+        return (f'publish_frequency = {value!r} Hz makes a period of {1 / value:.3g} s, more than the '
+                f'{MAX_PERIOD_NS * 1e-9:.3g} s a 64-bit count of nanoseconds holds')
+    if name == 'warning_period' and value * 1e9 > MAX_PERIOD_NS:
+        return (f'warning_period = {value!r} s is more than the {MAX_PERIOD_NS * 1e-9:.3g} s a 64-bit count '
+                'of nanoseconds holds')
+    if name in ('ik_timeout', 'ik_max_timeout') and value > MAX_TIMEOUT:
+        return f'{name} = {value!r} s is more than the {MAX_TIMEOUT} s a builtin_interfaces/Duration holds'
+    return ''
+
+
+def _check_value_in_context(name: str, value, state: LiveState) -> str:
+    """The rules of :func:`check_value` past the numeric ranges."""
     if name == 'ik_max_iterations' and value < 0:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
+    if name == 'ik_threads' and not 1 <= value <= 64:
+        return f'ik_threads must be 1 to 64, got {value!r}'
     if name == 'ik_restarts' and value < 0:
         return f'ik_restarts must be >= 0, got {value!r}'
     if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in ik.OBJECTIVES:

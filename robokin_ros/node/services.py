@@ -264,7 +264,7 @@ def compute_fk(request, response, robot: RobotSnapshot | None, stamp: Time,
     return answer(response, handle, on_crash)
 
 
-def _group_links(robot: RobotSnapshot, name: str) -> set | None:
+def group_links(robot: RobotSnapshot, name: str) -> set | None:
     """Links a group's joints move (MoveIt checks only pairs involving them); None: every link."""
     if not name:
         return None
@@ -278,29 +278,69 @@ def _group_links(robot: RobotSnapshot, name: str) -> set | None:
     return {model.link_names[i] for i in np.flatnonzero(moved)}
 
 
-def _joint_constraint_results(model: RobotModel, constraints, q: np.ndarray) -> list:
-    """``ConstraintEvalResult`` of each ``moveit_msgs/JointConstraint`` at ``q (n_q,)`` (MoveIt's
-    JointConstraint::decide: the offset from ``position``, wrapped for continuous joints, within
-    ``[-tolerance_below, tolerance_above]``; distance ``|offset|``)."""
-    index = {model.all_joint_names[j]: j for j in model.active_joints.tolist() if model.joint_types[j] in SCALAR_TYPES}
-    checks = []
-    for c in constraints:
-        if c.joint_name not in index:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint constraint on {c.joint_name!r}: not an independent '
-                                                           f'1-DOF joint of robot {model.name!r}')
-        j = index[c.joint_name]
-        checks.append((model.joint_q_index[j], model.joint_types[j] == JointType.CONTINUOUS, c))
-    results = []
-    for i, wrap, c in checks:
-        offset = float(q[i] - c.position)
-        if wrap:
-            offset = math.remainder(offset, 2.0 * math.pi)
-        ok = -c.tolerance_below - 1e-12 <= offset <= c.tolerance_above + 1e-12
-        results.append(ConstraintEvalResult(result=ok, distance=abs(offset)))
-    return results
+@dataclasses.dataclass(frozen=True)
+class JointChecks:
+    """``moveit_msgs/JointConstraint`` s read against a model, evaluated on many states at once.
+
+    Attributes:
+        q_index: ``(k,)`` the q coordinate of each constraint.
+        wrap: ``(k,)`` bool: the joint is continuous (its offset is wrapped to [-π, π]).
+        position, below, above: ``(k,)`` each constraint's position and tolerances.
+    """
+
+    q_index: np.ndarray
+    wrap: np.ndarray
+    position: np.ndarray
+    below: np.ndarray
+    above: np.ndarray
+
+    @classmethod
+    def read(cls, model: RobotModel, constraints) -> JointChecks:
+        """The checks of ``constraints`` on ``model``.
+
+        Raises:
+            RequestError: INVALID_GOAL_CONSTRAINTS: a constraint names no independent 1-DOF joint,
+                or its position is not finite, or a tolerance is NaN.
+        """
+        index = {model.all_joint_names[j]: j for j in model.active_joints.tolist()
+                 if model.joint_types[j] in SCALAR_TYPES}
+        rows = []
+        for c in constraints:
+            if c.joint_name not in index:
+                raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint constraint on {c.joint_name!r}: not an '
+                                                               f'independent 1-DOF joint of robot {model.name!r}')
+            if not math.isfinite(c.position) or math.isnan(c.tolerance_below) or math.isnan(c.tolerance_above):
+                raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint constraint on {c.joint_name!r}: position must '
+                                                               f'be finite and tolerances numbers, got position '
+                                                               f'{c.position!r}, tolerances {c.tolerance_below!r} '
+                                                               f'below, {c.tolerance_above!r} above')
+            j = index[c.joint_name]
+            rows.append((model.joint_q_index[j], model.joint_types[j] == JointType.CONTINUOUS, c.position,
+                         c.tolerance_below, c.tolerance_above))
+        columns = list(zip(*rows)) or [()] * 5
+        return cls(np.array(columns[0], np.intp), np.array(columns[1], bool),
+                   *(np.array(column, float) for column in columns[2:]))
+
+    def evaluate(self, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """MoveIt's JointConstraint::decide at ``Q (N, n_q)``: the offset from ``position``, wrapped
+        for continuous joints, within ``[-tolerance_below, tolerance_above]``.
+
+        Returns:
+            ``(N, k)`` bool: satisfied, and ``(N, k)`` distance ``|offset|``.
+        """
+        offset = Q[:, self.q_index] - self.position
+        two_pi = 2.0 * math.pi
+        offset = np.where(self.wrap, offset - two_pi * np.round(offset / two_pi), offset)
+        ok = (-self.below - 1e-12 <= offset) & (offset <= self.above + 1e-12)
+        return ok, np.abs(offset)
 
 
-def _pose_constraint_results(frames: RequestFrames, c) -> list:
+def eval_results(ok: np.ndarray, distance: np.ndarray) -> list:
+    """``ConstraintEvalResult`` s of one state's ``(k,)`` verdicts and distances."""
+    return [ConstraintEvalResult(result=bool(r), distance=float(d)) for r, d in zip(ok.tolist(), distance.tolist())]
+
+
+def pose_constraint_results(frames: RequestFrames, c) -> list:
     """``ConstraintEvalResult`` of each position, then orientation constraint at ``frames.q`` of
     ``frames.view.model`` (MoveIt's decide; distance: how far outside the constraint, 0 inside)."""
     model = frames.view.model
@@ -309,19 +349,21 @@ def _pose_constraint_results(frames: RequestFrames, c) -> list:
             for r in ik.residuals(model, frames.q, model.root_link, constraints)]
 
 
-def _self_contacts(snap: RobotSnapshot, q: np.ndarray, links: set | None, policy: str,
-                   on_problem: Callable[[str], None]) -> list:
-    """Self-collision contacts at ``q (n_q,)`` of ``snap.model`` involving ``links`` (None: any
-    link); none when the robot has no collision geometry, or when its geometry cannot be checked
-    and ``policy`` is solve_unchecked (``on_problem`` says so).
+def self_collision(snap: RobotSnapshot, q: np.ndarray, links: set | None, policy: str,
+                   on_problem: Callable[[str], None]) -> tuple[bool, list]:
+    """Whether a checked link pair involving ``links`` (None: any link) is in self-collision at
+    ``q (n_q,)`` of ``snap.model``, and the contacts of those pairs; (False, []) when the robot
+    has no collision geometry, or when its geometry cannot be checked and ``policy`` is
+    solve_unchecked (``on_problem`` says so).
 
     Raises:
         RequestError: the geometry cannot be checked and ``policy`` is reject.
     """
     collision = snap.collision()
     if not isinstance(collision, str):
-        found = self_collisions(collision, q, contacts=True).contacts
-        return [k for k in found if links is None or k.link_a in links or k.link_b in links]
+        found = self_collisions(collision, q, contacts=True)
+        return (involves(found.pairs, links),
+                [k for k in found.contacts if links is None or k.link_a in links or k.link_b in links])
     model = snap.model
     if any(model.link_collisions):
         if policy == REJECT:
@@ -331,16 +373,28 @@ def _self_contacts(snap: RobotSnapshot, q: np.ndarray, links: set | None, policy
                                'the joint constraints alone')
         on_problem(f'/check_state_validity: self-collision NOT checked ({collision}); answered from the joint '
                    'constraints alone (avoid_collisions_policy solve_unchecked)')
-    return []
+    return False, []
 
 
-def _contact_message(header: Header, k: Contact) -> ContactInformation:
+def involves(pairs, links: set | None) -> bool:
+    """Some link pair ``(a, b)`` of ``pairs`` has a link in ``links`` (None: any pair at all)."""
+    return any(links is None or a in links or b in links for a, b in pairs)
+
+
+def contact_message(header: Header, k: Contact) -> ContactInformation:
     """A contact between two links as ``moveit_msgs/ContactInformation``."""
     return ContactInformation(header=header, position=Point(x=float(k.position[0]), y=float(k.position[1]),
                                                             z=float(k.position[2])),
                               normal=Vector3(x=float(k.normal[0]), y=float(k.normal[1]), z=float(k.normal[2])),
                               depth=float(k.depth), contact_body_1=k.link_a, body_type_1=ContactInformation.ROBOT_LINK,
                               contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
+
+
+def refuse_visibility(c) -> None:
+    """INVALID_GOAL_CONSTRAINTS for a ``moveit_msgs/Constraints`` with visibility constraints."""
+    if c.visibility_constraints:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not evaluated (joint, '
+                                                       'position and orientation constraints are)')
 
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
@@ -369,18 +423,17 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
         model = snap.model
         q_view = request_configuration(view, request.robot_state)
         q = snap.semantic.model_configuration(q_view) if view is not snap else q_view
-        links = _group_links(view, request.group_name)
+        links = group_links(view, request.group_name)
         c = request.constraints
-        if c.visibility_constraints:
-            raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not evaluated (joint, '
-                                                           'position and orientation constraints are)')
-        constraint_results = (_joint_constraint_results(model, c.joint_constraints, q)
-                              + _pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c))
-        contacts = _self_contacts(snap, q, links, policy, on_problem)
+        refuse_visibility(c)
+        ok, distance = JointChecks.read(model, c.joint_constraints).evaluate(q[None])
+        constraint_results = (eval_results(ok[0], distance[0])
+                              + pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c))
+        colliding, contacts = self_collision(snap, q, links, policy, on_problem)
         header = Header(frame_id=snap.frame_prefix + model.root_link, stamp=stamp)
-        response.contacts = [_contact_message(header, k) for k in contacts]
+        response.contacts = [contact_message(header, k) for k in contacts]
         response.constraint_result = constraint_results
-        response.valid = not contacts and all(r.result for r in constraint_results)
+        response.valid = not colliding and all(r.result for r in constraint_results)
     except RequestError as e:
         on_problem(f'/check_state_validity answered valid=false: {e.message}')
     except Exception as e:  # noqa: BLE001  (the service must answer whatever happened)

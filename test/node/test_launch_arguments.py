@@ -248,3 +248,48 @@ def test_the_params_file_is_read_with_the_core_reader(params_file, tmp_path, spe
         os.mkfifo(path)
     (problem,) = problems(values(path))
     assert problem.startswith(f"params_file '{path}': cannot read it: ")
+
+
+# ---------------------------------------------------------------------------- the docs' table
+def launch_file_arguments():
+    """Name -> default of every argument launch/kin.launch.py declares: the names its
+    ``DeclareLaunchArgument`` comprehension runs over (``ARGUMENTS``) and literal declarations,
+    defaults from its ``DEFAULTS`` dictionary (where a literal)."""
+    import ast
+
+    tree = ast.parse((ROOT / 'launch' / 'kin.launch.py').read_text())
+    names, defaults = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, 'id', '') == 'DeclareLaunchArgument' \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            names.add(node.args[0].value)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and \
+                getattr(node.elt.func, 'id', '') == 'DeclareLaunchArgument' and \
+                'ARGUMENTS' in ast.unparse(node.generators[0].iter):
+            names |= set(ARGUMENTS)
+        if isinstance(node, ast.Assign) and [getattr(t, 'id', '') for t in node.targets] == ['DEFAULTS']:
+            defaults = {k.value: v.value for k, v in zip(node.value.keys, node.value.values)
+                        if isinstance(v, ast.Constant)}
+    return {name: defaults.get(name) for name in names}
+
+
+def docs_launch_table():
+    """Name -> default column of the launch-argument table of docs/node.md (``| argument | default | meaning |``)."""
+    lines = (ROOT / 'docs' / 'node.md').read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.replace(' ', '') == '|argument|default|meaning|')
+    rows = {}
+    for line in lines[start + 2:]:
+        if not line.startswith('|'):
+            break
+        cells = [c.strip() for c in line.strip('|').split('|')]
+        rows[cells[0].strip('`')] = cells[1]
+    return rows
+
+
+def test_the_docs_launch_table_lists_every_argument_of_the_launch_file():
+    """Issue 30: the table omitted use_web_view."""
+    declared, table = launch_file_arguments(), docs_launch_table()
+    assert sorted(table) == sorted(declared)
+    for name, default in declared.items():
+        if default in ('true', 'false', 'auto'):   # the literal defaults are shown as they are
+            assert table[name] == f'`{default}`', (name, table[name])

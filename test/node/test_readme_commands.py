@@ -5,6 +5,7 @@ rcl parses a ``-p`` value as YAML: a bundled URDF whose comments held ``: `` fai
 which XML does not mind; ``#`` after a blank would silently cut the text.
 """
 
+import importlib
 import os
 import pathlib
 import re
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import time
 
+import numpy as np
 import pytest
 import yaml
 from node_harness import ROBOTS, ROOT, KinNode
@@ -118,3 +120,108 @@ def test_readme_launch_lines_use_only_known_arguments():
             if name in ('use_rviz', 'use_sim_time'):
                 assert value.lower() in ('true', 'false', '1', '0', 'auto'), line
             assert name in ARGUMENTS, line
+
+
+# ---------------------------------------------------------------------------- ros2 service call
+SERVICE_CALL = re.compile(r'ros2 service call (\S+) (\S+) (?:\\\n\s*)?"([^"]*)"((?:\n#[^\n]*)*)')
+#: Pages whose ``ros2 service call`` lines run here (their blocks are marked ``runs-in`` this file).
+PAGES = ('README.md', 'docs/node.md')
+
+
+def readme_service_calls(text):
+    """``(service, type, YAML request, comment lines)`` of each ``ros2 service call`` in ``text``."""
+    return [(m.group(1), m.group(2), m.group(3), m.group(4)) for m in SERVICE_CALL.finditer(text)]
+
+
+def set_message_fields(msg, values):
+    """rosidl_runtime_py's ``set_message_fields`` (what ``ros2 service call`` fills a request
+    with), where that package is installed; else the same walk: each key a field, nested
+    dictionaries into nested messages, lists of dictionaries into sequences of messages."""
+    try:
+        from rosidl_runtime_py import set_message_fields as ros_set_message_fields
+    except ImportError:   # (not in the wheel environment)
+        pass
+    else:
+        ros_set_message_fields(msg, values)
+        return
+    types = msg.get_fields_and_field_types()
+    for name, value in values.items():
+        field = getattr(msg, name)   # (AttributeError for a field the type does not have, as ros2 says)
+        if isinstance(value, dict):
+            set_message_fields(field, value)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            element = message_class(types[name].split('<', 1)[1].rstrip('>').split(',')[0])
+            items = []
+            for item in value:
+                items.append(element())
+                set_message_fields(items[-1], item)
+            setattr(msg, name, items)
+        else:
+            setattr(msg, name, type(field)(value) if isinstance(field, (bool, int, float, str)) else value)
+
+
+def message_class(type_name):
+    """The class of ``pkg/Msg`` or ``pkg/msg/Msg`` (a message field's type string)."""
+    package, _, name = type_name.replace('/msg/', '/').partition('/')
+    return getattr(importlib.import_module(f'{package}.msg'), name)
+
+
+def ros2_service_call(ros, service, type_name, values):
+    """What ``ros2 service call SERVICE TYPE VALUES`` does (ros2service's ``requester``): the
+    request type from its name, the YAML set with :func:`set_message_fields`, one call."""
+    package, _, name = type_name.replace('/srv/', '/').partition('/')
+    srv = getattr(importlib.import_module(f'{package}.srv'), name)
+    request = srv.Request()
+    set_message_fields(request, yaml.safe_load(values))
+    client = ros.wait_for_service(srv, service)
+    return ros.call(client, request)
+
+
+def check_against_readme(service, response, comment, model):
+    """The answer as the README's comment under the command states it, and right by FK."""
+    if service in ('/compute_ik', '/robokin/compute_ik_solutions'):
+        stated = re.search(r'val: (-?\d+)', comment)   # (none shown: SUCCESS)
+        assert response.error_code.val == (int(stated.group(1)) if stated else 1), response.error_code
+        states = response.solutions if service.endswith('solutions') else [response.solution]
+        assert states
+        return [model.q_from_dict(dict(zip(s.joint_state.name, s.joint_state.position))) for s in states]
+    if service == '/compute_fk':
+        assert response.error_code.val == 1, response.error_code
+        xyz = [float(v) for v in re.search(r'x (-?[\d.]+), y (-?[\d.]+), z (-?[\d.]+)', comment).groups()]
+        position = response.pose_stamped[0].pose.position
+        assert [position.x, position.y, position.z] == pytest.approx(xyz, abs=1e-3), (position, comment)
+        return None
+    if service == '/check_state_validity':
+        assert response.valid is (re.search(r'valid: (true|false)', comment).group(1) == 'true'), response
+        return None
+    raise AssertionError(f'the README calls {service}, which this test does not know how to check')
+
+
+def test_readme_ros2_service_calls_against_a_live_node(ros, tmp_path):
+    """Each ``ros2 service call`` of the README and docs/node.md (:data:`PAGES`), parsed from it and sent as ``ros2 service call``
+    sends it (the ros2 CLI is not in the wheel environment: its YAML-to-request path,
+    rosidl_runtime_py's ``set_message_fields``), to a node started on the README's robot; each
+    answer checked against the comment the README shows under it and, for /compute_ik, by FK."""
+    from geometry_msgs.msg import Pose
+
+    from robokin_ros import frame_transform
+    from robokin_ros.node.conversions import pose_to_matrix
+
+    calls = [call for page in PAGES for call in readme_service_calls((ROOT / page).read_text())]
+    assert '/compute_ik' in [c[0] for c in calls], 'the README shows no ros2 service call /compute_ik'
+    assert '/robokin/compute_ik_solutions' in [c[0] for c in calls], 'docs/node.md shows no compute_ik_solutions'
+    model = RobotModel.from_urdf((ROBOTS / 'panda.urdf').read_text())
+    proc = KinNode(tmp_path, params={'robot_description': (ROBOTS / 'panda.urdf').read_text()})
+    try:
+        wait_for_output(proc, "robot 'panda' from parameter robot_description")
+        for service, type_name, values, comment in calls:
+            response = ros2_service_call(ros, service, type_name, values)
+            solutions = check_against_readme(service, response, comment, model)
+            for q in solutions or ():   # each IK solution reaches the page's target
+                request = yaml.safe_load(values)['ik_request']['pose_stamped']
+                pose = Pose()
+                set_message_fields(pose, request['pose'])
+                T = frame_transform(model, q, request['header']['frame_id'], 'panda_hand_tcp')
+                assert np.allclose(T, pose_to_matrix(pose), atol=1e-4), (T, pose)
+    finally:
+        proc.stop()

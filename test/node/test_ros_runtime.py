@@ -180,13 +180,13 @@ def _kin_node_executable():
 def test_kin_node_entry_point_is_installed():
     exe = _kin_node_executable()
     text = exe.read_text()
-    if 'robokin_ros.node.main' in text:   # pip's console script imports the module itself
+    if 'from robokin_entry import kin_node' in text:   # pip's console script imports the module itself
         return
     # colcon (setuptools' develop/easy_install stub) looks the entry point up by name
     assert re.search(r"load_entry_point\(\s*'robokin[-_]ros[^']*',\s*'console_scripts',\s*'kin_node'\s*\)", text), text
     (point,) = [e for e in importlib.metadata.entry_points(group='console_scripts', name='kin_node')
                 if e.dist is None or e.dist.name.lower().replace('-', '_') == 'robokin_ros']
-    assert point.value == 'robokin_ros.node.main:main'
+    assert point.value == 'robokin_entry:kin_node'   # standard library only before the node's imports
 
 
 def test_installed_package_is_not_stale():
