@@ -247,17 +247,22 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     reused_poses, kept = gathered.done, here.n_chunks - len(todo)
     start = time.perf_counter()
     engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or _cores())
+    writing = None
     try:
         with contextlib.closing(engine):
             for index, result in engine:
                 if folder is not None:
+                    writing = index
                     folder.write(index, result)
-                    kept += 1
+                    kept, writing = kept + 1, None
                 gathered.store(index, result)
-    except KeyboardInterrupt:
-        raise ReachInterrupted(KeptChunks(kept, here.n_chunks, folder and folder.directory)) from None
-    except ReachWorkerError as error:
-        raise ReachWorkerError(error.cause, KeptChunks(kept, here.n_chunks, folder and folder.directory)) from None
+    except (KeyboardInterrupt, ReachWorkerError) as error:
+        if writing is not None and os.path.lexists(folder.path(writing)):
+            kept += 1   # (stopped between the file's rename and the count)
+        chunks = KeptChunks(kept, here.n_chunks, folder and folder.directory)
+        if isinstance(error, ReachWorkerError):
+            raise ReachWorkerError(error.cause, chunks) from None
+        raise ReachInterrupted(chunks) from None
     seconds = time.perf_counter() - start
     if folder is not None:
         folder.remove()
