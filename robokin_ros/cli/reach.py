@@ -124,7 +124,7 @@ def resume_command(args) -> str:
 def _stopped(what: str, chunks: KeptChunks | None, args) -> str:
     """One line: what stopped the run, what it kept, and how to resume."""
     if chunks is None:
-        return f"robokin reach: {what} before any chunk was solved; rerun: {resume_command(args)}"
+        return f"robokin reach: {what} before the chunks were solved; rerun: {resume_command(args)}"
     if chunks.directory is None:
         return f"robokin reach: {what}; {chunks}: nothing to resume from"
     return f"robokin reach: {what}; {chunks}; resume with: {resume_command(args)}"

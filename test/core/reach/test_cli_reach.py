@@ -45,6 +45,9 @@ def test_reach_writes_a_map_that_loads_back_and_a_picture(tmp_path, capsys):
     (["--iterations", "0"], "--iterations: must be a whole number"),
     (["--chunk-poses", "0"], "--chunk-poses: must be a whole number"),
     (["--workers", "0"], "--workers: must be >= 1, got 0"),
+    (["--out", "/"], "--out: '/' is a directory"),
+    (["--picture", "/no-such-folder/m.png"], "--picture: the folder '/no-such-folder' does not exist"),
+    (["--ray", "nohost"], "--ray: 'nohost' is not auto, local, HOST:PORT or ray://HOST:PORT"),
 ])
 def test_bad_arguments_print_one_line_and_exit_2(argv, message, tmp_path, capsys):
     code = main(["reach", str(UR5E), "--tip", "tool0", "--out", str(tmp_path / "m.npz"), *argv])
