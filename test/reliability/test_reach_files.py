@@ -344,6 +344,20 @@ def test_a_zip_bomb_map_is_refused_before_it_is_inflated(entry, shape, data_byte
     assert peak_bytes(load) < 16 << 20
 
 
+def test_robokin_view_refuses_a_zip_bomb_map_in_one_line(tmp_path, truth, capsys):
+    pytest.importorskip("viser", reason="viser is not installed")
+    good = tmp_path / "good.npz"
+    truth.save(str(good))
+    with np.load(good) as data:
+        entries = {k: data[k] for k in data.files if k != "solved"}
+    bomb = tmp_path / "bomb.npz"
+    deflate_bomb(bomb, "solved", (10_000, 25_000), small=entries)
+    code = main(["view", str(PLANAR_FILE), "--reach", str(bomb), "--port", "0"])   # the map is read before serving
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert err.startswith(f"robokin view: map: {bomb} is not a readable reach map ('solved' has shape (10000, 25000)")
+
+
 def test_a_map_whose_grid_claims_a_huge_shape_is_refused(tmp_path, truth):
     """``ReachMap.dense()`` allocates the grid: a planted ``grid_shape`` must not reach it."""
     truth.save(str(tmp_path / "good.npz"))
