@@ -12,20 +12,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import os
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import ArgumentError
 from ..ik import IKResult, solve_ik
 from ..ik.chain import chain_of
 from ..kernels import prepare
 from ..kinematics import jacobian
 from ..model import RobotModel
-from .grid import VoxelGrid, reach_grid, reach_sphere
+from .grid import VoxelGrid, reach_grid, reach_sphere, voxel_estimate
 from .orientations import cone_orientations, uniform_orientations
-from .parameters import ReachParameters
+from .parameters import MAX_POSES, ReachParameters
 
 Array = NDArray[np.float64]
 
@@ -82,7 +82,9 @@ class PreparedMap:
         self.job = job
         self.model = RobotModel.from_urdf(job.urdf)
         self.reach_centre, self.reach_radius = reach_sphere(self.model, p.tip, p.base)
+        _check_poses(voxel_estimate(self.reach_centre, self.reach_radius, p.resolution), p, self.reach_radius)
         self.grid: VoxelGrid = reach_grid(self.reach_centre, self.reach_radius, p.resolution)
+        _check_poses(len(self.grid.voxels), p, self.reach_radius)
         if p.cone is None:
             self.rotations = uniform_orientations(p.orientations)
             self._axis_tolerances = None
@@ -152,6 +154,16 @@ class PreparedMap:
         return ChunkResult(solved, manip)
 
 
+def _check_poses(voxels: float, p: ReachParameters, radius: float) -> None:
+    """Refuse a map of more than :data:`~robokin_ros.reach.parameters.MAX_POSES` poses (before
+    its arrays are allocated)."""
+    if voxels * p.orientations > MAX_POSES:
+        raise ArgumentError("resolution", f"{p.resolution:g} m voxels x {p.orientations} orientations make about "
+                                          f"{voxels * p.orientations:.3g} poses ({voxels:.3g} voxels in a reach of "
+                                          f"radius {radius:.3g} m), more than the limit of {MAX_POSES:.3g} poses: "
+                                          "use coarser voxels or fewer orientations")
+
+
 #: The jobs this process has prepared, by key (a worker serves one map at a time; a few kept).
 #: Not per-model state, so not in :mod:`robokin_ros.model_cache`: a job is keyed by its URDF text
 #: and parameters, and its :class:`PreparedMap` makes and owns the model (registry entries hang
@@ -175,30 +187,3 @@ def prepared(job: ReachJob) -> PreparedMap:
 def run_chunk(job: ReachJob, index: int) -> tuple[int, ChunkResult]:
     """``(index, result)`` of chunk ``index`` of ``job`` (what every engine runs)."""
     return index, prepared(job).run(index)
-
-
-# ---------------------------------------------------------------------------- chunk files
-def chunk_path(directory: str, index: int) -> str:
-    return os.path.join(directory, f"chunk-{index:07d}.npz")
-
-
-def write_chunk(directory: str, index: int, result: ChunkResult) -> None:
-    """Write chunk ``index`` atomically (a temporary file, then ``os.replace``): a chunk file
-    is whole or absent, whenever the writer is killed."""
-    path = chunk_path(directory, index)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "wb") as f:
-        np.savez(f, solved=result.solved, manipulability=result.manipulability)
-    os.replace(temporary, path)
-
-
-def read_chunk(directory: str, index: int, n_voxels: int, n_orientations: int) -> ChunkResult | None:
-    """Chunk ``index`` if its file exists and holds ``n_voxels`` × ``n_orientations``, else None."""
-    try:
-        with np.load(chunk_path(directory, index)) as data:
-            solved, manip = data["solved"], data["manipulability"]
-    except (OSError, KeyError, ValueError):
-        return None
-    if solved.shape != (n_voxels, n_orientations) or solved.dtype != bool or manip.shape != (n_voxels,):
-        return None
-    return ChunkResult(solved, manip)

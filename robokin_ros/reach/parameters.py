@@ -14,6 +14,9 @@ from ..errors import ArgumentError
 MAX_VOXELS = 10_000_000
 #: Most orientations tried per voxel.
 MAX_ORIENTATIONS = 10_000
+#: Most poses (voxels x orientations) a map may hold: the run keeps a bool per pose in memory
+#: (1 GB at the limit; a 1 cm map of a 1 m arm with 50 orientations has about 230 million).
+MAX_POSES = 1_000_000_000
 #: Most poses per chunk (the unit of work of a process or a Ray task, and of resuming).
 MAX_CHUNK_POSES = 1_000_000
 #: Most IK iterations per pose.
@@ -94,8 +97,19 @@ class ReachParameters:
 
     @classmethod
     def from_json(cls, text: str) -> ReachParameters:
-        values = json.loads(text)
-        if values.get("cone") is not None:
+        """The parameters of :meth:`to_json` text.
+
+        Raises:
+            ArgumentError: not a JSON object of these fields with valid values.
+        """
+        try:
+            values = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise ArgumentError("parameters", f"not JSON ({str(error)[:100]})") from None
+        fields = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(values, dict) or not set(values) <= fields or "tip" not in values:
+            raise ArgumentError("parameters", f"not an object of the fields {sorted(fields)}")
+        if isinstance(values.get("cone"), list):
             values["cone"] = tuple(values["cone"])
         return cls(**values)
 

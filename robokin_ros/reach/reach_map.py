@@ -23,11 +23,14 @@ The ``.npz`` file (``numpy.load``; every entry an array) holds:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import math
 import os
-import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -35,13 +38,21 @@ from numpy.typing import NDArray
 
 from ..errors import ArgumentError
 from ..model import RobotModel
-from .chunks import ChunkResult, ReachJob, prepared, read_chunk, write_chunk
+from .chunk_files import ChunkFolder
+from .chunks import ChunkResult, PreparedMap, ReachJob, prepared
 from .engines import run_processes, run_ray
-from .parameters import ReachParameters
+from .failures import KeptChunks, ReachInterrupted, ReachWorkerError
+from .files import NpzReader, replace_file
+from .parameters import MAX_ORIENTATIONS, MAX_POSES, MAX_VOXELS, ReachParameters
 
 Array = NDArray[np.float64]
 
 FORMAT = "robokin reach map 1"
+#: Largest map file read [bytes]: a map at the limits (:data:`MAX_POSES` bits,
+#: :data:`MAX_VOXELS` voxels of about 60 bytes, :data:`MAX_ORIENTATIONS` rotations) and 1 MiB.
+MAX_MAP_FILE_BYTES = MAX_POSES // 8 + 64 * MAX_VOXELS + 80 * MAX_ORIENTATIONS + (1 << 20)
+#: Largest text entry of a map file (the parameters' JSON, the format, the digest) [bytes].
+MAX_TEXT_BYTES = 1 << 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +100,14 @@ class ReachMap:
         out[tuple(self.voxels.T)] = self.reachability if values is None else values
         return out
 
+    def slice_voxel(self) -> NDArray[np.int64]:
+        """``(3,)`` grid index of the voxel nearest the reach sphere's centre (the chain's pivot:
+        its first rotating joint, at half the travel of the prismatic joints above it; the
+        shoulder at half lift on a mobile manipulator, not the floor under its base), clipped
+        to the grid: where slices through the map cut."""
+        index = np.round((np.asarray(self.reach_centre) - self.grid_origin) / self.resolution).astype(np.int64)
+        return np.clip(index, 0, np.asarray(self.grid_shape) - 1)
+
     def equals(self, other: ReachMap) -> bool:
         """Same robot, parameters, voxels and results (bit for bit; NaN equal to NaN)."""
         return (self.robot_sha256 == other.robot_sha256 and self.parameters == other.parameters
@@ -97,43 +116,84 @@ class ReachMap:
                 and np.array_equal(self.manipulability, other.manipulability, equal_nan=True))
 
     def save(self, path: str) -> None:
-        """Write the ``.npz`` file (atomically: a temporary file, then ``os.replace``)."""
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "wb") as f:
-            np.savez_compressed(
-                f, format=np.array(FORMAT), robot_sha256=np.array(self.robot_sha256),
-                parameters=np.array(self.parameters.to_json()), resolution=np.array(self.resolution),
-                grid_origin=self.grid_origin, grid_shape=np.array(self.grid_shape), voxels=self.voxels,
-                centres=self.centres, reachability=self.reachability, manipulability=self.manipulability,
-                solved=np.packbits(self.solved, axis=1), orientations=self.orientations,
-                reach_centre=self.reach_centre, reach_radius=np.array(self.reach_radius))
-        os.replace(temporary, path)
+        """Write the ``.npz`` file atomically (:func:`~robokin_ros.reach.files.replace_file`: a
+        ``mkstemp`` file beside it, mode 0600, then ``os.replace``; never through a link planted
+        at a predictable name).
+
+        Raises:
+            OSError: the folder is not writable, or ``path`` is a directory.
+        """
+        buffer = io.BytesIO()
+        np.savez_compressed(
+            buffer, format=np.array(FORMAT), robot_sha256=np.array(self.robot_sha256),
+            parameters=np.array(self.parameters.to_json()), resolution=np.array(self.resolution),
+            grid_origin=self.grid_origin, grid_shape=np.array(self.grid_shape), voxels=self.voxels,
+            centres=self.centres, reachability=self.reachability, manipulability=self.manipulability,
+            solved=np.packbits(self.solved, axis=1), orientations=self.orientations,
+            reach_centre=self.reach_centre, reach_radius=np.array(self.reach_radius))
+        replace_file(path, buffer.getvalue())
 
 
 def load_reach_map(path: str) -> ReachMap:
-    """Read a map written by :meth:`ReachMap.save`.
+    """Read a map written by :meth:`ReachMap.save`, trusting nothing in it: a regular file of at
+    most :data:`MAX_MAP_FILE_BYTES`, every array's shape and type checked against the map's own
+    sizes before it is inflated (a zip bomb or a header claiming a huge array is refused), the
+    numbers checked (finite, indices within the grid, indices in [0, 1]).
 
     Raises:
-        ArgumentError: not a reach map file (or another format version).
+        ArgumentError: unreadable, not a reach map file (or another format version), or a map
+            whose entries do not fit together (the message names the file and the reason).
     """
     try:
-        with np.load(path, allow_pickle=False) as data:
-            fmt = str(data["format"]) if "format" in data.files else None
-            if fmt != FORMAT:
-                raise ArgumentError("map", f"{path} is not a {FORMAT!r} file (format {fmt!r})")
-            orientations = data["orientations"]
-            return ReachMap(
-                parameters=ReachParameters.from_json(str(data["parameters"])),
-                robot_sha256=str(data["robot_sha256"]), resolution=float(data["resolution"]),
-                grid_origin=data["grid_origin"], grid_shape=tuple(int(n) for n in data["grid_shape"]),
-                voxels=data["voxels"], reachability=data["reachability"], manipulability=data["manipulability"],
-                solved=np.unpackbits(data["solved"], axis=1, count=len(orientations)).astype(bool),
-                orientations=orientations, reach_centre=data["reach_centre"],
-                reach_radius=float(data["reach_radius"]))
-    except (KeyError, TypeError, ValueError) as error:   # (a missing entry, a bad parameters record)
-        if isinstance(error, ArgumentError):
-            raise
+        reader = NpzReader(path, MAX_MAP_FILE_BYTES)
+        fmt = str(reader.array("format", (), "U", MAX_TEXT_BYTES)) if "format" in reader.names else None
+    except OSError as error:
+        raise ArgumentError("map", f"{path} cannot be read ({error.strerror or error})") from None
+    except ValueError as error:
         raise ArgumentError("map", f"{path} is not a readable reach map ({error})") from None
+    if fmt != FORMAT:
+        raise ArgumentError("map", f"{path} is not a {FORMAT!r} file (format {fmt!r})")
+    try:
+        return _read_map(reader)
+    except (ValueError, TypeError, KeyError) as error:   # (ArgumentError: a bad parameters record)
+        raise ArgumentError("map", f"{path} is not a readable reach map ({error})") from None
+
+
+def _read_map(reader: NpzReader) -> ReachMap:
+    """The map of an opened file whose format is checked (ValueError: entries that do not fit)."""
+    parameters = ReachParameters.from_json(str(reader.array("parameters", (), "U", MAX_TEXT_BYTES)))
+    m = parameters.orientations
+    shape, _ = reader.header("voxels")
+    if len(shape) != 2 or shape[1] != 3:
+        raise ValueError(f"'voxels' has shape {shape}, expected (n, 3)")
+    n = shape[0]
+    if n > MAX_VOXELS or n * m > MAX_POSES:
+        raise ValueError(f"{n} voxels x {m} orientations: more than {MAX_VOXELS:g} voxels or {MAX_POSES:g} poses")
+    voxels = reader.array("voxels", (n, 3), "iu", 24 * n)
+    reachability = reader.array("reachability", (n,), "f", 8 * n)
+    solved_bits = reader.array("solved", (n, -(-m // 8)), "u", n * -(-m // 8))
+    grid_shape = tuple(int(k) for k in reader.array("grid_shape", (3,), "iu"))
+    numbers = {name: reader.array(name, shape, "f", 8 * math.prod(shape)) for name, shape in (
+        ("grid_origin", (3,)), ("reach_centre", (3,)), ("resolution", ()), ("reach_radius", ()),
+        ("orientations", (m, 3, 3)))}
+    if not all(np.isfinite(value).all() for value in numbers.values()) or not numbers["resolution"] > 0:
+        raise ValueError("non-finite numbers, or a resolution <= 0")
+    if min(grid_shape) < 1 or math.prod(grid_shape) > MAX_VOXELS * 6 / math.pi + 1:
+        raise ValueError(f"grid_shape {grid_shape} is not a grid of at most {MAX_VOXELS:g} mapped voxels")
+    if n and ((voxels < 0).any() or (voxels >= np.array(grid_shape)).any()):
+        raise ValueError(f"voxel indices outside the grid {grid_shape}")
+    if not ((reachability >= 0) & (reachability <= 1)).all():
+        raise ValueError("reachability indices outside [0, 1]")
+    if solved_bits.dtype != np.uint8:
+        raise ValueError(f"'solved' has dtype {solved_bits.dtype}, expected uint8")
+    return ReachMap(
+        parameters=parameters, robot_sha256=str(reader.array("robot_sha256", (), "U", MAX_TEXT_BYTES)),
+        resolution=float(numbers["resolution"]), grid_origin=numbers["grid_origin"].astype(float),
+        grid_shape=grid_shape, voxels=voxels.astype(np.int32), reachability=reachability.astype(float),
+        manipulability=reader.array("manipulability", (n,), "f", 8 * n).astype(float),
+        solved=np.unpackbits(solved_bits, axis=1, count=m).astype(bool),
+        orientations=numbers["orientations"].astype(float), reach_centre=numbers["reach_centre"].astype(float),
+        reach_radius=float(numbers["reach_radius"]))
 
 
 def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = None, workers: int | None = None,
@@ -144,6 +204,9 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     and per voxel the reachability index (the fraction of orientations reached, as in
     Zacharias' capability maps and reuleaux).
 
+    With worker processes (``workers`` > 1, or the default), which start by ``spawn`` and import
+    the caller's main module, a script must make this call under ``if __name__ == "__main__":``.
+
     Args:
         robot: URDF text, or a model (its :meth:`~RobotModel.to_urdf` text is what travels).
         tip, base: the chain's tip and base links (base None: the root link).
@@ -152,7 +215,9 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
             :func:`~robokin_ros.reach.engines.run_ray`: ``"auto"``, ``"local"`` or an address).
         chunk_dir: folder for chunk files (resuming): the chunks go into a sub-folder named by
             the robot's and the parameters' hash; chunks found there are read instead of
-            solved; it is removed once the map is gathered. None: no files.
+            solved, when they are to be trusted (:mod:`~robokin_ros.reach.chunk_files`: private
+            folders, verified digests; anything else is solved again with a warning); it is
+            removed once the map is gathered. None: no files.
         progress: called as ``progress(poses_done, poses_total)`` after every chunk.
         **options: the other fields of :class:`ReachParameters` (resolution, orientations, cone,
             seed, iterations, position_tolerance, rotation_tolerance, collisions,
@@ -162,8 +227,11 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
         The :class:`ReachMap` (with ``run`` set); identical for every engine and worker count.
 
     Raises:
-        ArgumentError: an invalid parameter, too many voxels, or Ray missing.
+        ArgumentError: an invalid parameter, too many voxels or poses, Ray missing or its
+            cluster unreachable.
         UnknownLinkError: unknown tip or base. URDFError: unreadable URDF text.
+        ReachInterrupted: Ctrl-C (a ``KeyboardInterrupt`` saying how many chunks were kept).
+        ReachWorkerError: a worker process or Ray task lost (saying how many chunks were kept).
     """
     unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ReachParameters)})
     if unknown:
@@ -173,46 +241,78 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     urdf = robot.to_urdf() if isinstance(robot, RobotModel) else robot
     job = ReachJob(urdf, ReachParameters(tip, base, **options))
     here = prepared(job)   # checks names and sizes before any worker starts
-    n_vox, n_ori = len(here.grid.voxels), len(here.rotations)
-    directory = None if chunk_dir is None else os.path.join(chunk_dir, job.key)
-    if directory is not None:
-        os.makedirs(directory, exist_ok=True)
-    solved = np.zeros((n_vox, n_ori), dtype=bool)
-    manip = np.full(n_vox, np.nan)
-    done, total = 0, n_vox * n_ori
+    folder = None if chunk_dir is None else ChunkFolder.open(chunk_dir, job.key)
+    gathered = _Gathered(here, progress)
+    todo = _resume(folder, here, gathered)
+    reused_poses, kept = gathered.done, here.n_chunks - len(todo)
+    start = time.perf_counter()
+    engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or _cores())
+    writing = None
+    try:
+        with contextlib.closing(engine):
+            for index, result in engine:
+                if folder is not None:
+                    writing = index
+                    folder.write(index, result)
+                    kept, writing = kept + 1, None
+                gathered.store(index, result)
+    except (KeyboardInterrupt, ReachWorkerError) as error:
+        if writing is not None and os.path.lexists(folder.path(writing)):
+            kept += 1   # (stopped between the file's rename and the count)
+        chunks = KeptChunks(kept, here.n_chunks, folder and folder.directory)
+        if isinstance(error, ReachWorkerError):
+            raise ReachWorkerError(error.cause, chunks) from None
+        raise ReachInterrupted(chunks) from None
+    seconds = time.perf_counter() - start
+    if folder is not None:
+        folder.remove()
+    return ReachMap(parameters=job.parameters, robot_sha256=job.robot_sha256, resolution=here.grid.resolution,
+                    grid_origin=here.grid.origin, grid_shape=here.grid.shape,
+                    voxels=here.grid.voxels.astype(np.int32), reachability=gathered.solved.mean(axis=1),
+                    manipulability=gathered.manipulability, solved=gathered.solved, orientations=here.rotations,
+                    reach_centre=np.asarray(here.reach_centre, float), reach_radius=here.reach_radius,
+                    run=RunStats(len(todo), here.n_chunks - len(todo), gathered.done - reused_poses, seconds))
 
-    def store(index: int, result: ChunkResult) -> None:
-        nonlocal done
-        rows = here.chunk_voxels(index)
-        solved[rows], manip[rows] = result.solved, result.manipulability
-        done += result.solved.size
-        if progress is not None:
-            progress(done, total)
 
-    todo = []
+class _Gathered:
+    """The results of a run so far: ``solved (n_voxels, n_orientations)``, ``manipulability
+    (n_voxels,)``, ``done`` poses of ``total``."""
+
+    def __init__(self, here: PreparedMap, progress: Callable[[int, int], None] | None):
+        self.here, self.progress = here, progress
+        self.solved = np.zeros((len(here.grid.voxels), len(here.rotations)), dtype=bool)
+        self.manipulability = np.full(len(here.grid.voxels), np.nan)
+        self.done, self.total = 0, self.solved.size
+
+    def store(self, index: int, result: ChunkResult) -> None:
+        rows = self.here.chunk_voxels(index)
+        self.solved[rows], self.manipulability[rows] = result.solved, result.manipulability
+        self.done += result.solved.size
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+def _resume(folder: ChunkFolder | None, here: PreparedMap, gathered: _Gathered) -> list[int]:
+    """Store the chunks ``folder`` holds and trusts; the indices of the others, to be solved.
+    Files that are not to be trusted are named in one ``RuntimeWarning``."""
+    todo, untrusted = [], []
     for index in range(here.n_chunks):
         rows = here.chunk_voxels(index)
-        found = None if directory is None else read_chunk(directory, index, rows.stop - rows.start, n_ori)
+        found = None
+        if folder is not None:
+            try:
+                found = folder.read(index, rows.stop - rows.start, len(here.rotations))
+            except ValueError as error:
+                untrusted.append(str(error))
         if found is None:
             todo.append(index)
         else:
-            store(index, found)
-    reused_poses = done
-    start = time.perf_counter()
-    engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or _cores())
-    for index, result in engine:
-        if directory is not None:
-            write_chunk(directory, index, result)
-        store(index, result)
-    seconds = time.perf_counter() - start
-    if directory is not None:
-        shutil.rmtree(directory, ignore_errors=True)
-    return ReachMap(parameters=job.parameters, robot_sha256=job.robot_sha256, resolution=here.grid.resolution,
-                    grid_origin=here.grid.origin, grid_shape=here.grid.shape,
-                    voxels=here.grid.voxels.astype(np.int32), reachability=solved.mean(axis=1),
-                    manipulability=manip, solved=solved, orientations=here.rotations,
-                    reach_centre=np.asarray(here.reach_centre, float), reach_radius=here.reach_radius,
-                    run=RunStats(len(todo), here.n_chunks - len(todo), done - reused_poses, seconds))
+            gathered.store(index, found)
+    if untrusted:
+        more = f" (and {len(untrusted) - 1} more)" if len(untrusted) > 1 else ""
+        warnings.warn(f"robokin_ros.reach: {len(untrusted)} chunk file(s) in {folder.directory} not trusted, "
+                      f"solved again: {untrusted[0]}{more}", RuntimeWarning, stacklevel=3)
+    return todo
 
 
 def _cores() -> int:

@@ -45,6 +45,9 @@ def test_reach_writes_a_map_that_loads_back_and_a_picture(tmp_path, capsys):
     (["--iterations", "0"], "--iterations: must be a whole number"),
     (["--chunk-poses", "0"], "--chunk-poses: must be a whole number"),
     (["--workers", "0"], "--workers: must be >= 1, got 0"),
+    (["--out", "/"], "--out: '/' is a directory"),
+    (["--picture", "/no-such-folder/m.png"], "--picture: the folder '/no-such-folder' does not exist"),
+    (["--ray", "nohost"], "--ray: 'nohost' is not auto, local, HOST:PORT or ray://HOST:PORT"),
 ])
 def test_bad_arguments_print_one_line_and_exit_2(argv, message, tmp_path, capsys):
     code = main(["reach", str(UR5E), "--tip", "tool0", "--out", str(tmp_path / "m.npz"), *argv])
@@ -91,3 +94,36 @@ def test_reach_help_exits_0():
     with pytest.raises(SystemExit) as info:
         main(["reach", "--help"])
     assert info.value.code == 0
+
+
+@pytest.mark.slow   # two worker processes interrupted, then a resumed run
+def test_ctrl_c_says_how_many_chunks_are_kept_and_the_command_that_resumes(tmp_path):
+    """Issue 30: Ctrl-C exited 130 without a word (12 chunks kept, not said). SIGINT goes to the
+    whole process group, as a terminal sends it: the workers stay quiet, the command prints one
+    line and exits 130."""
+    import re
+    import shlex
+    options = ["--tip", "tool0", "--resolution", "0.3", "--orientations", "8", "--chunk-poses", "40", "--workers", "2"]
+    out = tmp_path / "map.npz"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "robokin_ros", "reach", str(UR5E), *options, "--out", str(out)],
+                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    chunks = tmp_path / "map.npz.chunks"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None and len(list(chunks.glob("*/chunk-*.npz"))) < 3:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    found = re.fullmatch(r"robokin reach: interrupted; (\d+) of (\d+) chunks kept in (\S+); resume with: (.*)\n", err)
+    assert found, err
+    kept = int(found[1])
+    assert kept == len(list(chunks.glob("*/chunk-*.npz"))) >= 3
+    assert shlex.split(found[4]) == ["robokin", "reach", str(UR5E), *options, "--out", str(out)]
+    rerun = subprocess.run([sys.executable, "-m", "robokin_ros", *shlex.split(found[4])[1:]], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0 and f"{kept} chunks resumed" in rerun.stdout, rerun.stderr
+    fresh = reachability_map(UR5E.read_text(), "tool0", resolution=0.3, orientations=8, chunk_poses=40, workers=1)
+    assert load_reach_map(str(out)).equals(fresh)

@@ -12,7 +12,8 @@ import pytest
 from robokin_ros import RobotModel, forward_kinematics, jacobian, solve_ik
 from robokin_ros.errors import ArgumentError, UnknownLinkError
 from robokin_ros.reach import ReachParameters, load_reach_map, reachability_map
-from robokin_ros.reach.chunks import ChunkResult, PreparedMap, ReachJob, write_chunk
+from robokin_ros.reach.chunk_files import ChunkFolder
+from robokin_ros.reach.chunks import ChunkResult, PreparedMap, ReachJob
 
 ROOT = Path(__file__).resolve().parents[3]
 UR5E = (ROOT / "robokin_ros" / "robots" / "ur5e.urdf").read_text()
@@ -142,13 +143,14 @@ def test_chunk_files_are_resumed_and_removed(tmp_path):
     assert first.run.chunks_reused == 0 and not (tmp_path / job.key).exists()
     # Chunk files left by an interrupted run: read back, not solved again (a corrupt one is solved).
     directory = tmp_path / job.key
-    directory.mkdir()
+    folder = ChunkFolder.open(str(tmp_path), job.key)
     prepared = PreparedMap(job)
     for index in (0, 2):
         rows = prepared.chunk_voxels(index)
-        write_chunk(str(directory), index, ChunkResult(first.solved[rows], first.manipulability[rows]))
+        folder.write(index, ChunkResult(first.solved[rows], first.manipulability[rows]))
     (directory / "chunk-0000003.npz").write_bytes(b"not a chunk")
-    resumed = reachability_map(UR5E, "tool0", workers=1, chunk_dir=str(tmp_path), **options)
+    with pytest.warns(RuntimeWarning, match="1 chunk file.* not trusted, solved again: chunk-0000003.npz: not an .npz"):
+        resumed = reachability_map(UR5E, "tool0", workers=1, chunk_dir=str(tmp_path), **options)
     assert resumed.run.chunks_reused == 2 and resumed.run.chunks_computed == prepared.n_chunks - 2
     assert resumed.equals(first)
     # Chunks written by a run with other parameters were never read: another key.
