@@ -447,7 +447,7 @@ class RobotView:
                 return
             self.removed = True
             self.collision = None
-            self.scene.remove()
-            for handle in [*reversed(self.handles), *self.labels]:
+            self.scene.remove()      # (the link names go with their link frames)
+            for handle in reversed(self.handles):
                 handle.remove()
             self.handles, self.labels = [], []
