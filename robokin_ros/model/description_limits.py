@@ -32,30 +32,38 @@ class DescriptionLimits:
     max_collision_pairs: int = 2000
 
 
+def description_problem(xml: str, limits: DescriptionLimits) -> str:
+    """Why the URDF text ``xml`` is over ``limits`` (larger than ``limits.max_bytes``, or more
+    than ``limits.max_links`` ``<link>`` elements), naming the limit and its parameter; '' when
+    it is within them.
+
+    Raises:
+        URDFError: the text is not well-formed XML (the parser's reason).
+    """
+    # (UTF-8 takes at least one byte a character: a text of more characters is too large unencoded)
+    size = len(xml) if len(xml) > limits.max_bytes else len(xml.encode('utf-8', 'surrogatepass'))
+    if size > limits.max_bytes:
+        return f'the description has {size} bytes or more, more than max_description_bytes = {limits.max_bytes}'
+    return link_count_problem(len(parse_document(xml).root.findall('link')), limits)
+
+
+def link_count_problem(n_links: int, limits: DescriptionLimits) -> str:
+    """Why a description of ``n_links`` links is over ``limits.max_links`` ('' when it is not)."""
+    if n_links > limits.max_links:
+        return f'the description has {n_links} links, more than max_links = {limits.max_links}'
+    return ''
+
+
 def check_description(xml: str, limits: DescriptionLimits) -> None:
-    """Refuse a URDF text larger than ``limits.max_bytes`` or with more than ``limits.max_links``
-    ``<link>`` elements.
+    """Refuse a URDF text over ``limits`` (see :func:`description_problem`).
 
     Raises:
         URDFError: naming the limit, its parameter and the description's size or link count (or
             the XML parser's reason when the text is not well-formed XML).
     """
-    # (UTF-8 takes at least one byte a character: a text of more characters is too large unencoded)
-    size = len(xml) if len(xml) > limits.max_bytes else len(xml.encode('utf-8', 'surrogatepass'))
-    if size > limits.max_bytes:
-        raise URDFError(f'the description has {size} bytes or more, more than max_description_bytes = '
-                        f'{limits.max_bytes}')
-    check_link_count(len(parse_document(xml).root.findall('link')), limits)
-
-
-def check_link_count(n_links: int, limits: DescriptionLimits) -> None:
-    """Refuse a description of ``n_links`` links, more than ``limits.max_links``.
-
-    Raises:
-        URDFError: naming the limit.
-    """
-    if n_links > limits.max_links:
-        raise URDFError(f'the description has {n_links} links, more than max_links = {limits.max_links}')
+    problem = description_problem(xml, limits)
+    if problem:
+        raise URDFError(problem)
 
 
 def collision_pairs(model: RobotModel) -> int:

@@ -13,16 +13,18 @@ __all__ = ["check_description", "check_link_count", "collision_pairs"]
 
 
 def check_description(xml: str, limits: DescriptionLimits) -> None:
-    """:func:`robokin_ros.model.description_limits.check_description`, refusing with :class:`Rejected`.
+    """Refuse a URDF text over ``limits`` (:func:`robokin_ros.model.description_limits.description_problem`).
 
     Raises:
         Rejected: naming the limit, its parameter and the description's size or link count (or
             the XML parser's reason when the text is not well-formed XML).
     """
     try:
-        description_limits.check_description(xml, limits)
+        problem = description_limits.description_problem(xml, limits)
     except RobokinError as e:
         raise Rejected(failure(e)) from None
+    if problem:
+        raise Rejected(problem)
 
 
 def check_link_count(n_links: int, limits: DescriptionLimits) -> None:
@@ -31,7 +33,6 @@ def check_link_count(n_links: int, limits: DescriptionLimits) -> None:
     Raises:
         Rejected: naming the limit.
     """
-    try:
-        description_limits.check_link_count(n_links, limits)
-    except RobokinError as e:
-        raise Rejected(failure(e)) from None
+    problem = description_limits.link_count_problem(n_links, limits)
+    if problem:
+        raise Rejected(problem)

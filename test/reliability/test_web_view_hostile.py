@@ -201,15 +201,16 @@ def test_ctrl_c_stops_robokin_view_at_once_and_a_busy_port_is_one_line():
         proc = subprocess.Popen([sys.executable, "-m", "robokin_ros", "view", str(PANDA), "--port", str(port)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
         try:
-            url = None
+            line = ""
             for _ in range(2000):   # lines (viser's banner, then the URL)
                 line = proc.stdout.readline()
                 assert line or proc.poll() is None, proc.stderr.read()
-                found = re.search(r"robokin view: panda at (http://127\.0\.0\.1:(\d+)/\?token=[\w-]+) \(ready", line)
-                if found:
-                    url = found.group(1)
+                if "(ready in" in line:
                     break
-            assert url and int(found.group(2)) != port
+            found = re.search(r"robokin view: panda at (http://127\.0\.0\.1:(\d+)/\?token=[\w-]+) \(ready", line)
+            assert found, line
+            url = found.group(1)
+            assert int(found.group(2)) != port
             with urllib.request.urlopen(url, timeout=10) as page:
                 assert page.status == 200
             proc.send_signal(signal.SIGINT)
