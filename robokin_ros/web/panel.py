@@ -144,7 +144,7 @@ class RobotView:
         with self._add(gui.add_folder("Tree", expand_by_default=False)):
             self._add(gui.add_markdown("```\n" + tree_text(model) + "\n```"))
         self.set_configuration(self.scene.q)
-        self.camera = self.refit_camera()
+        self.camera = self.refit_camera()   # (kept up to date by every refit)
         self.meshes_loaded = threading.Event()
         threading.Thread(target=self._load_meshes, name="web-view-meshes", daemon=True).start()
 
@@ -156,7 +156,7 @@ class RobotView:
             with self.lock:
                 if self.removed:
                     return
-                self.camera = self.refit_camera(move_clients=False)
+                self.refit_camera(move_clients=False)
                 if notes:
                     with self._add(self.server.gui.add_folder("Notes", expand_by_default=False)):
                         self._add(self.server.gui.add_markdown("\n".join(f"- {note}" for note in notes)))
@@ -189,10 +189,13 @@ class RobotView:
     def refit_camera(self, move_clients: bool = True) -> CameraFit:
         """Frame the robot as it is shown (its link origins and geometry, never a reach layer):
         the camera new browsers start with, and with ``move_clients`` the camera of every
-        browser connected. Returns the fit."""
+        browser connected. Returns the fit (also kept as :attr:`camera`)."""
         with self.lock:
             lo, hi = robot_bounds(forward_kinematics(self.model, self.scene.q), self.scene.meshes)
             fit = fit_camera(lo, hi, float(self.server.initial_camera.fov))
+            if self.removed:
+                return fit
+            self.camera = fit
             self.server.initial_camera.look_at = fit.look_at
             self.server.initial_camera.position = fit.position
             if move_clients:
