@@ -250,3 +250,12 @@ def test_the_page_and_websocket_need_the_token_and_the_pages_origin(view_node):
     with connect(f'ws://127.0.0.1:{port}/', origin=f'http://127.0.0.1:{port}', additional_headers={'Cookie': cookie},
                  subprotocols=[f'viser-v{viser.__version__}'], open_timeout=10) as ws:
         assert ws.recv(timeout=10)
+
+
+@pytest.mark.parametrize('name, value', [('port', 70000), ('port', -1), ('host', '256.1.1.1')])
+def test_a_bad_port_or_host_parameter_is_a_value_error_naming_it(node_context, name, value):
+    """main() turns it into one line and exit code 1 (as a bad update_rate); never a hang in viser."""
+    overrides = [Parameter('port', value=0), Parameter(name, value=value)]
+    with pytest.raises(ValueError, match=rf'^{name}: '):
+        WebViewNode(viser, context=node_context, namespace='/test_web_view_bad_address',
+                    parameter_overrides=overrides)
