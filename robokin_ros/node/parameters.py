@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Mapping
 from .. import ik
 from ..errors import RobokinError
 from ..kinematics import Reference
+from ..model.description_limits import DescriptionLimits  # (the core's, shared with web_view)
 from ..model.groups import IKGroup
 
 #: Values of parameter ``executor``.
@@ -197,16 +198,6 @@ class IKSettings:
     avoid_collisions_policy: str = REJECT
     objectives: Mapping[str, str] = dataclasses.field(default_factory=dict)  # group -> objective ('': none)
     max_solutions: int = 16   # ~/compute_ik_solutions: the most solutions returned
-
-
-@dataclasses.dataclass(frozen=True)
-class DescriptionLimits:
-    """Bounds on the work one robot description may cost (parameters ``max_description_bytes``,
-    ``max_links``, ``max_collision_pairs``), checked before that work."""
-
-    max_bytes: int = 4 * 1024 * 1024
-    max_links: int = 1000
-    max_collision_pairs: int = 2000
 
 
 @dataclasses.dataclass(frozen=True)

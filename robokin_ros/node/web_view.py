@@ -7,11 +7,19 @@ The view is :class:`robokin_ros.web.RobotView` without its own configuration: jo
 move it (applied by a timer at ``update_rate`` Hz, the newest state only), the sliders only show
 values, and the IK gizmo calls the kinematics node's ``/compute_ik`` (so what the user drags is
 what clients get); the answer shows as a frame at the solution's tip pose with its residual. A
-new description replaces the view; a bad one is logged and the old view stays.
+new description replaces the view; one identical to the description shown is ignored; a bad one,
+or one over the kinematics node's description limits, is logged and the old view stays. Joint
+states are read like the kinematics node reads them: unknown names and non-finite values are
+dropped (warned, throttled), and a state the kinematics cannot evaluate (a mimic joint driven past
+the float range) is dropped whole, the view keeping the last good one.
 
-Parameters: ``port`` (8080; the next free one if taken, 0: any), ``host`` (``127.0.0.1``),
-``frame_prefix`` (the kinematics node's, used in the IK requests), ``update_rate`` [Hz] (30),
-``ik_timeout`` [s] (1.0, the service call's budget).
+The page is served only to the URL logged at start (with its per-run token), and its websocket
+only to that page (:mod:`robokin_ros.web.access`); a ``host`` other machines reach is warned about.
+
+Parameters: ``port`` (8080; the next free one if taken, said in the log; 0: any), ``host``
+(``127.0.0.1``), ``frame_prefix`` (the kinematics node's, used in the IK requests),
+``update_rate`` [Hz] (30), ``ik_timeout`` [s] (1.0, the service call's budget),
+``max_description_bytes`` and ``max_links`` (the kinematics node's limits, same defaults).
 """
 
 from __future__ import annotations
@@ -31,16 +39,23 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from ..errors import RobokinError
+from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
+from ..model.description_limits import DescriptionLimits
 from ..model.groups import derive_groups
 from ..spatial import log_so3, matrix_to_quat_xyzw
 from ..web import IKOutcome, RobotView, WebViewUnavailableError, import_viser
+from ..web.access import serve
+from .conversions import JointStateMap, some_names
+from .descriptions import Rejected
+from .limits import check_description
 
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 ERROR_NAMES = {value: name for name, value in vars(MoveItErrorCodes).items()
                if name.isupper() and isinstance(value, int)}
+#: [s] least time between two warnings about dropped joint states.
+WARNING_PERIOD = 5.0
 
 
 def pose_message(T: np.ndarray) -> Pose:
@@ -68,10 +83,19 @@ class WebViewNode(Node):
         self.prefix = self.declare_parameter('frame_prefix', '').value
         rate = self.declare_parameter('update_rate', 30.0).value
         self.ik_timeout = self.declare_parameter('ik_timeout', 1.0).value
+        defaults = DescriptionLimits()
+        self.limits = DescriptionLimits(int(self.declare_parameter('max_description_bytes', defaults.max_bytes).value),
+                                        int(self.declare_parameter('max_links', defaults.max_links).value))
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f'parameter update_rate must be > 0 [Hz], got {rate}')
-        self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        if min(self.limits.max_bytes, self.limits.max_links) <= 0:
+            raise ValueError(f'parameters max_description_bytes and max_links must be > 0, got '
+                             f'{self.limits.max_bytes} and {self.limits.max_links}')
+        served = serve(viser, host, port)   # ArgumentError (a ValueError): a bad host or port
+        self.server, self.access = served.server, served.access
         self.view: RobotView | None = None
+        self.shown_text: str | None = None
+        self.names: JointStateMap | None = None
         self.lock = threading.Lock()
         self.q = None
         self.fresh = False
@@ -81,20 +105,28 @@ class WebViewNode(Node):
         self.create_subscription(String, 'robot_description', self._on_description, LATCHED_QOS)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data)
         self.create_timer(1.0 / rate, self._update)
-        self.get_logger().info(f'web view at http://{"localhost" if host in ("127.0.0.1", "0.0.0.0") else host}:'
-                               f'{self.server.get_port()} (waiting for /robot_description)')
+        for line in (served.port_note(), self.access.warning()):
+            if line:
+                self.get_logger().warning(line)
+        self.get_logger().info(f'web view at {self.access.url()} (waiting for /robot_description)')
 
     def _on_description(self, message: String) -> None:
+        text = message.data
+        if text == self.shown_text:   # the same description again (a republished latch): nothing to do
+            return
         try:
-            model = RobotModel.from_urdf(message.data)
-        except RobokinError as error:
+            check_description(text, self.limits)
+            model = RobotModel.from_urdf(text)
+        except (Rejected, RobokinError) as error:
             self.get_logger().error(f'robot_description rejected, keeping the current view: {error}')
             return
         with self.lock:
             if self.view is not None:
                 self.view.remove()
             self.tip_groups = {g.tip: name for name, g in derive_groups(model).groups.items() if g.tip}
-            self.view = RobotView(self.server, model, ik=self._compute_ik, interactive=False, collisions=False)
+            self.view = RobotView(self.server, model, ik=self._compute_ik, interactive=False, collisions=False,
+                                  limits=self.limits)
+            self.shown_text, self.names = text, JointStateMap(model)
             self.q, self.fresh = model.home_configuration(), True
         self.get_logger().info(f'showing {model.name!r} ({model.n_links} links)')
 
@@ -102,19 +134,43 @@ class WebViewNode(Node):
         with self.lock:
             if self.view is None:
                 return
+            model = self.view.model
             try:
-                self.q = self.view.model.q_from_dict(dict(zip(message.name, message.position)), base=self.q)
-            except RobokinError as error:
-                self.get_logger().warning(f'joint state dropped: {error}', throttle_duration_sec=5.0)
+                update = self.names.parse(message.name, message.position)
+            except ShapeError:
+                self._warn(f'dropped a JointState with {len(message.name)} names but {len(message.position)} '
+                           'positions')
                 return
-            self.fresh = True
+            if update.unknown:
+                self._warn(f'ignored JointState entries for joints not in robot {model.name!r}: '
+                           f'{some_names(update.unknown)}')
+            if update.nonfinite:
+                self._warn(f'dropped non-finite JointState positions of joints {some_names(update.nonfinite)}')
+            if update.q_indices.size == 0:
+                return
+            q = self.q.copy()
+            q[update.q_indices] = update.values
+            try:
+                model.check_q(q)   # a mimic joint driven past the float range
+            except RobokinError as error:
+                self._warn(f'dropped a JointState the kinematics cannot evaluate: {error}')
+                return
+            self.q, self.fresh = q, True
+
+    def _warn(self, text: str) -> None:
+        self.get_logger().warning(text, throttle_duration_sec=WARNING_PERIOD)
 
     def _update(self) -> None:
         with self.lock:
             if self.view is None or not self.fresh:
                 return
             self.fresh = False
-            self.view.set_configuration(self.q)
+            try:
+                self.view.set_configuration(self.q)
+            except (RobokinError, ValueError, ArithmeticError) as error:   # never the timer's end
+                self.q = self.view.scene.q.copy()   # the last good state
+                self._warn(f'joint state not shown: {error}')
+                return
             self.updates += 1
 
     def _compute_ik(self, tip: str, target: np.ndarray, seed: np.ndarray) -> IKOutcome:

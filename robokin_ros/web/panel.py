@@ -1,5 +1,6 @@
-"""The web view's controls around a :class:`~.scene.RobotScene`: joint sliders, named states, an
-IK gizmo, link frames, self-collision colours and the kinematic tree.
+"""The web view's controls around a :class:`~.scene.RobotScene`: joint sliders (a folder per limb,
+a filter box), named states, an IK gizmo, a floor grid, link frames and names, a camera framing
+the robot (refit on demand), self-collision colours and the kinematic tree.
 
 :class:`RobotView` shows one configuration at a time (:meth:`RobotView.set_configuration`). In
 the ``robokin view`` command the sliders, state buttons and the IK gizmo change it; in the live
@@ -19,9 +20,11 @@ import numpy as np
 
 from ..ik import solve_ik
 from ..kinematics import forward_kinematics
-from ..model import SCALAR_TYPES, JointType, RobotModel
+from ..model import JointType, RobotModel
+from ..model.description_limits import DescriptionLimits, collision_pairs
 from ..model.groups import derive_groups
 from ..spatial import quat_xyzw_to_matrix
+from .layout import CameraFit, fit_camera, floor_grid, limb_folders, matches, robot_bounds, slider_joints
 from .scene import RobotScene, wxyz
 
 #: [s] time budget of one IK solve while the gizmo is dragged.
@@ -60,21 +63,26 @@ def core_ik(model: RobotModel, timeout: float = IK_TIMEOUT) -> IKCallable:
     return ik
 
 
-def tree_text(model: RobotModel) -> str:
-    """The kinematic tree, one link a line, indented under its parent with its joint's name and type."""
-    lines = []
+#: Deepest indentation of :func:`tree_text` (deeper links say their depth instead).
+MAX_TREE_INDENT = 40
 
-    def visit(link: int, depth: int) -> None:
+
+def tree_text(model: RobotModel) -> str:
+    """The kinematic tree, one link a line, indented under its parent with its joint's name and
+    type (iterative: a chain of thousands of links is fine; past :data:`MAX_TREE_INDENT` levels
+    a line says its depth instead of indenting further)."""
+    lines = []
+    stack = [(0, 0)]
+    while stack:
+        link, depth = stack.pop()
         if link == 0:
             lines.append(model.link_names[0])
         else:
             joint = link - 1
             kind = JointType(model.joint_types[joint]).name.lower()
-            lines.append(f"{'  ' * depth}{model.link_names[link]}  ({model.all_joint_names[joint]}, {kind})")
-        for child in model.link_children[link]:
-            visit(child, depth + 1)
-
-    visit(0, 0)
+            indent = "  " * min(depth, MAX_TREE_INDENT) + (f"[depth {depth}] " if depth > MAX_TREE_INDENT else "")
+            lines.append(f"{indent}{model.link_names[link]}  ({model.all_joint_names[joint]}, {kind})")
+        stack += [(child, depth + 1) for child in reversed(model.link_children[link])]
     return "\n".join(lines)
 
 
@@ -91,19 +99,27 @@ def ik_tips(model: RobotModel, semantics=None) -> tuple[list[str], str]:
 class RobotView:
     """A robot with its controls in a viser server.
 
+    ``limits``: the description limits in force (default :class:`DescriptionLimits`'s): a robot with
+    more collision geometry pairs than ``limits.max_collision_pairs`` gets no self-collision colours.
+
     Attributes:
-        scene: the robot's scene nodes. sliders: joint name -> slider (1-DOF independent joints).
+        scene: the robot's scene nodes. sliders: joint name -> ``(slider, q index)`` (1-DOF
+            independent joints, model order), each in the folder of its limb
+            (:func:`~.layout.limb_folders`). camera: the latest :class:`~.layout.CameraFit`.
+        removed: :meth:`remove` ran (nothing of the view is touched again).
         tip: link the IK gizmo drives. gizmo: the transform controls (None without tips).
         last_ik: the latest :class:`IKOutcome` (None before the first drag).
         colliding: link indices shown in collision.
     """
 
     def __init__(self, server, model: RobotModel, *, urdf_dir=None, package_paths=None, semantics=None,
-                 ik: IKCallable | None = None, interactive: bool = True, collisions: bool = True):
+                 ik: IKCallable | None = None, interactive: bool = True, collisions: bool = True,
+                 limits: DescriptionLimits | None = None):
         self.server, self.model, self.interactive = server, model, interactive
         self.ik = ik if ik is not None else core_ik(model)
         self.scene = RobotScene(server, model, urdf_dir, package_paths)
         self.lock = threading.RLock()
+        self.removed = False
         self.syncing = False
         self.pending_target = None
         self.solving = self.dragging = self.user_target = False
@@ -114,6 +130,7 @@ class RobotView:
         self.handles = []
         gui = server.gui
         self._add(gui.add_markdown(f"**{model.name}**: {model.n_links} links, {model.n_q} coordinates"))
+        self._add_display(gui)
         self.sliders = self._add_sliders(gui)
         self._add_states(gui, semantics)
         self.tips, self.tip = ik_tips(model, semantics)
@@ -121,26 +138,28 @@ class RobotView:
         self.ik_status = None
         if self.tips:
             self._add_ik(gui)
-        frames = self._add(gui.add_checkbox("Link frames", initial_value=False))
-        frames.on_update(lambda _: self.scene.show_frames(frames.value))
         self.collision_status = None
         if collisions:
-            self._add_collisions(gui, semantics, urdf_dir, package_paths)
+            self._add_collisions(gui, semantics, urdf_dir, package_paths, limits or DescriptionLimits())
         with self._add(gui.add_folder("Tree", expand_by_default=False)):
             self._add(gui.add_markdown("```\n" + tree_text(model) + "\n```"))
-        self._aim_camera()
         self.set_configuration(self.scene.q)
+        self.camera = self.refit_camera()   # (kept up to date by every refit)
         self.meshes_loaded = threading.Event()
         threading.Thread(target=self._load_meshes, name="web-view-meshes", daemon=True).start()
 
     def _load_meshes(self) -> None:
         """Add the mesh files (in the background: the view is up with its primitives meanwhile),
-        then list what could not be shown."""
+        then list what could not be shown and frame the robot again (meshes included)."""
         try:
             notes = self.scene.load_meshes()
-            if notes:
-                with self._add(self.server.gui.add_folder("Notes", expand_by_default=False)):
-                    self._add(self.server.gui.add_markdown("\n".join(f"- {note}" for note in notes)))
+            with self.lock:
+                if self.removed:
+                    return
+                self.refit_camera(move_clients=False)
+                if notes:
+                    with self._add(self.server.gui.add_folder("Notes", expand_by_default=False)):
+                        self._add(self.server.gui.add_markdown("\n".join(f"- {note}" for note in notes)))
         finally:
             self.meshes_loaded.set()
 
@@ -149,23 +168,95 @@ class RobotView:
         return handle
 
     # ------------------------------------------------------------------ controls
+    def _add_display(self, gui) -> None:
+        """The "View" folder: refit the camera, the floor grid, link frames and link names."""
+        lo, hi = robot_bounds(forward_kinematics(self.model, self.scene.q), self.scene.meshes)
+        place = floor_grid(lo, hi)
+        self.grid = self._add(self.server.scene.add_grid(
+            "/robot_grid", place.size, place.size, cell_size=place.cell, section_size=5 * place.cell,
+            position=place.centre))
+        self.labels: list = []
+        with self._add(gui.add_folder("View")):
+            refit = self._add(gui.add_button("Refit camera", hint="frame the whole robot again"))
+            refit.on_click(lambda _: self.refit_camera())
+            grid = self._add(gui.add_checkbox("Grid", initial_value=True))
+            grid.on_update(lambda _: setattr(self.grid, "visible", bool(grid.value)))
+            frames = self._add(gui.add_checkbox("Link frames", initial_value=False))
+            frames.on_update(lambda _: self.scene.show_frames(frames.value))
+            self.show_labels = self._add(gui.add_checkbox("Link names", initial_value=False))
+            self.show_labels.on_update(lambda _: self.label_links(self.show_labels.value))
+
+    def refit_camera(self, move_clients: bool = True) -> CameraFit:
+        """Frame the robot as it is shown (its link origins and geometry, never a reach layer):
+        the camera new browsers start with, and with ``move_clients`` the camera of every
+        browser connected. Returns the fit (also kept as :attr:`camera`)."""
+        with self.lock:
+            lo, hi = robot_bounds(forward_kinematics(self.model, self.scene.q), self.scene.meshes)
+            fit = fit_camera(lo, hi, float(self.server.initial_camera.fov))
+            if self.removed:
+                return fit
+            self.camera = fit
+            self.server.initial_camera.look_at = fit.look_at
+            self.server.initial_camera.position = fit.position
+            if move_clients:
+                for client in self.server.get_clients().values():
+                    client.camera.look_at = fit.look_at
+                    client.camera.position = fit.position
+        return fit
+
+    def label_links(self, show: bool) -> None:
+        """Show or hide every link's name at its origin (made on first use)."""
+        with self.lock:
+            if self.removed:
+                return
+            if show and not self.labels:
+                self.labels = [self.server.scene.add_label(f"{frame.name}/name", name, font_screen_scale=0.7)
+                               for frame, name in zip(self.scene.frames, self.model.link_names)]
+            for label in self.labels:
+                label.visible = show
+
     def _add_sliders(self, gui) -> dict:
+        """A slider per independent 1-DOF joint, in a folder per limb, under a filter box."""
         model, sliders = self.model, {}
         lower, upper = model.q_lower, model.q_upper
+        self.slider_folders = {}
         with self._add(gui.add_folder("Joints")):
-            for j in model.active_joints:
-                if JointType(model.joint_types[j]) not in SCALAR_TYPES:
-                    continue
-                i = int(model.joint_q_index[j])
-                bounded = np.isfinite(lower[i]) and np.isfinite(upper[i])
-                lo, hi = (float(lower[i]), float(upper[i])) if bounded else (-math.pi, math.pi)
-                name = model.all_joint_names[j]
-                slider = self._add(gui.add_slider(name, min=lo, max=hi, step=(hi - lo) / 1000 or 1e-3,
-                                                  initial_value=float(np.clip(self.scene.q[i], lo, hi)),
-                                                  disabled=not self.interactive))
-                slider.on_update(lambda _, name=name, i=i: self._slider_moved(name, i))
-                sliders[name] = (slider, i)
-        return sliders
+            self.slider_filter = self._add(gui.add_text("Filter", "", hint="show the joints whose names "
+                                                        "hold these words"))
+            self.slider_filter.on_update(lambda _: self.filter_sliders(self.slider_filter.value))
+            folders = limb_folders(model)
+            for label, joints in folders.items():
+                folder = self._add(gui.add_folder(f"{label} ({len(joints)})", expand_by_default=len(folders) <= 3))
+                self.slider_folders[label] = (folder, [model.all_joint_names[j] for j in joints])
+                with folder:
+                    for j in joints:
+                        i = int(model.joint_q_index[j])
+                        bounded = np.isfinite(lower[i]) and np.isfinite(upper[i])
+                        lo, hi = (float(lower[i]), float(upper[i])) if bounded else (-math.pi, math.pi)
+                        name = model.all_joint_names[j]
+                        slider = self._add(gui.add_slider(name, min=lo, max=hi, step=(hi - lo) / 1000 or 1e-3,
+                                                          initial_value=float(np.clip(self.scene.q[i], lo, hi)),
+                                                          disabled=not self.interactive))
+                        slider.on_update(lambda _, name=name, i=i: self._slider_moved(name, i))
+                        sliders[name] = (slider, i)
+        return {name: sliders[name] for name in (model.all_joint_names[j] for j in slider_joints(model))}
+
+    def filter_sliders(self, text: str) -> list[str]:
+        """Show the sliders whose joint names hold every word of ``text`` (and their folders,
+        opened); returns the names shown."""
+        shown = []
+        with self.lock:
+            if self.removed:
+                return shown
+            for folder, names in self.slider_folders.values():
+                keep = [name for name in names if matches(name, text)]
+                for name in names:
+                    self.sliders[name][0].visible = name in keep
+                folder.visible = bool(keep)
+                if text and keep:
+                    folder.expand_by_default = True
+                shown += keep
+        return shown
 
     def _add_states(self, gui, semantics) -> None:
         """A button per named state: home, and each SRDF ``group_state`` (``"group: state"``)."""
@@ -198,14 +289,20 @@ class RobotView:
             self.solution_marker = self._add(self.server.scene.add_frame(
                 "/ik_solution", axes_length=0.1, axes_radius=0.006, visible=False))
 
-    def _add_collisions(self, gui, semantics, urdf_dir, package_paths) -> None:
-        """A self-collision checkbox, when coal is installed (the collision model is built in the
-        background so the view starts at once)."""
+    def _add_collisions(self, gui, semantics, urdf_dir, package_paths, limits: DescriptionLimits) -> None:
+        """A self-collision checkbox, when coal is installed and the robot has at most
+        ``limits.max_collision_pairs`` collision geometry pairs (the collision model is built in
+        the background so the view starts at once)."""
         from ..collision.geometry import coal_module
         try:
             coal_module()
         except ImportError:
             self._add(gui.add_markdown("Self-collision colours need coal: `pip install coal`"))
+            return
+        pairs = collision_pairs(self.model)
+        if pairs > limits.max_collision_pairs:
+            self._add(gui.add_markdown(f"Self-collisions not checked: {pairs} collision geometry pairs, more than "
+                                       f"max_collision_pairs = {limits.max_collision_pairs}"))
             return
         self.show_collisions = self._add(gui.add_checkbox("Self-collisions", initial_value=True))
         self.show_collisions.on_update(lambda _: self._check_collisions())
@@ -217,19 +314,15 @@ class RobotView:
                 cm = collision_model(self.model, semantics, package_paths,
                                      None if urdf_dir is None else str(urdf_dir))
             except Exception as error:  # noqa: BLE001 - shown in the panel; the view goes on without
-                self.collision_status.content = f"Self-collisions unavailable: {error}"
+                with self.lock:
+                    if not self.removed:
+                        self.collision_status.content = f"Self-collisions unavailable: {error}"
                 return
-            self.collision = cm
+            with self.lock:
+                self.collision = None if self.removed else cm
             self._check_collisions()
         self.collision_builder = threading.Thread(target=build, name="web-view-collision-model", daemon=True)
         self.collision_builder.start()
-
-    def _aim_camera(self) -> None:
-        poses = forward_kinematics(self.model, self.scene.q)[:, :3, 3]
-        lo, hi = poses.min(axis=0), poses.max(axis=0)
-        centre, size = 0.5 * (lo + hi), max(float(np.max(hi - lo)), 0.3)
-        self.server.initial_camera.look_at = centre
-        self.server.initial_camera.position = centre + size * np.array([1.0, 0.85, 0.6])
 
     # ------------------------------------------------------------------ state
     def set_configuration(self, q, moving_gizmo: bool = False) -> np.ndarray:
@@ -237,6 +330,8 @@ class RobotView:
         unless it is being dragged, or the view is live and the user has dragged it (it then stays
         at the user's target until another tip is chosen). Returns the link poses ``(n_links, 4, 4)``."""
         with self.lock:
+            if self.removed:   # nothing of a removed view is touched again
+                return forward_kinematics(self.model, self.model.check_q(q))
             poses = self.scene.update(q)
             self.syncing = True
             try:
@@ -307,9 +402,15 @@ class RobotView:
         """Run the view's IK for ``tip`` at ``target (4, 4)`` from ``seed (n_q,)`` and show the answer."""
         outcome = self.ik(tip, target, seed)
         self.last_ik = outcome
+        with self.lock:
+            if not self.removed:
+                self._show_outcome(tip, outcome)
+        return outcome
+
+    def _show_outcome(self, tip: str, outcome: IKOutcome) -> None:
         if outcome.q is None:
             self.ik_status.content = f"IK: no solution ({outcome.message})"
-            return outcome
+            return
         verdict = "reached" if outcome.success else "not reached (best effort shown)"
         self.ik_status.content = (f"IK {verdict}: position error {outcome.position_error:.2e} m, "
                                   f"rotation error {outcome.rotation_error:.2e} rad"
@@ -320,7 +421,6 @@ class RobotView:
             T = forward_kinematics(self.model, outcome.q)[self.model.link_index(tip)]
             self.solution_marker.wxyz, self.solution_marker.position = wxyz(T[:3, :3]), T[:3, 3]
             self.solution_marker.visible = True
-        return outcome
 
     def _check_collisions(self) -> None:
         cm = self.collision
@@ -328,6 +428,8 @@ class RobotView:
             return
         from ..collision import self_collisions
         with self.lock:
+            if self.removed:
+                return
             if not self.show_collisions.value:
                 links = set()
             else:
@@ -340,14 +442,15 @@ class RobotView:
                 "Self-collisions: none"
 
     def remove(self) -> None:
-        """Take the robot and its controls out of the server (before showing a new description);
-        waits for the background work (mesh files, collision model) to end first."""
-        self.meshes_loaded.wait()
-        if self.collision_builder is not None:
-            self.collision_builder.join()
+        """Take the robot and its controls out of the server (before showing a new description).
+        Work still running in the background (mesh files, the collision model, an IK answer)
+        finds the view removed and touches none of its components."""
         with self.lock:
+            if self.removed:
+                return
+            self.removed = True
             self.collision = None
-            self.scene.remove()
+            self.scene.remove()      # (the link names go with their link frames)
             for handle in reversed(self.handles):
                 handle.remove()
-            self.handles = []
+            self.handles, self.labels = [], []

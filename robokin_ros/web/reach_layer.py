@@ -1,6 +1,10 @@
 """A reachability map (:mod:`robokin_ros.reach`) as a layer of the web view: the voxels the tip
-reaches, as points coloured by their reachability index (red: few orientations, green: all),
-hung from the map's base link so they move with it; a checkbox and a minimum index in the panel.
+reaches, as small points (a third of a voxel) coloured by their reachability index (red: few
+orientations, green: all), hung from the map's base link so they move with it. As in the
+picture of ``robokin reach --picture``, only the half y <= 0 of the base frame is drawn by
+default (a cut that shows the inside); the panel has "Show" (off by default: the robot comes
+first), the cut and a minimum index. viser 1.1.1's point clouds have no opacity: the points are
+made small instead of translucent.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from ..errors import ArgumentError
 from ..reach import ReachMap
 from .panel import RobotView
 
+#: Point size, in voxel sizes.
+POINT_SCALE = 0.35
 #: Colours of reachability index 0, 0.5 and 1 (RGB), blended linearly in between.
 INDEX_COLOURS = np.array([(215, 48, 39), (254, 224, 80), (26, 152, 80)], float)
 
@@ -34,10 +40,15 @@ class ReachLayer:
             warning in the panel; the map is still drawn: the user asked for it).
         minimum: smallest reachability index drawn (voxels at 0 are never drawn).
         cloud: the viser point cloud (its ``points`` are in the base link's frame).
+        visible, cut: the panel's checkboxes "Show" and "Cut at y = 0".
     """
 
-    def __init__(self, view: RobotView, reach: ReachMap, robot_text: str | None = None, minimum: float = 0.0):
-        """Raises:
+    def __init__(self, view: RobotView, reach: ReachMap, robot_text: str | None = None, minimum: float = 0.0,
+                 *, shown: bool = False, cut: bool = True):
+        """``shown``: the layer is drawn at once (else when "Show" is ticked); ``cut``: only the
+        voxels of the half y <= 0 of the base frame are drawn.
+
+        Raises:
             UnknownLinkError: the map's tip or base is not a link of the view's robot.
             ArgumentError: ``minimum`` outside [0, 1].
         """
@@ -55,23 +66,30 @@ class ReachLayer:
             summary += "\n\n**Warning**: this map was made for another robot description (its sha256 differs)."
         self.cloud = server.scene.add_point_cloud(
             f"{view.scene.frames[self.base].name}/reach_map", np.zeros((1, 3), np.float32),
-            np.zeros((1, 3), np.uint8), point_size=0.6 * reach.resolution, point_shape="rounded")
+            np.zeros((1, 3), np.uint8), point_size=POINT_SCALE * reach.resolution, point_shape="rounded",
+            point_shading="flat", visible=False)
         # (no view._add for the cloud: it goes with its base link's node when the view is removed)
         with view._add(server.gui.add_folder("Reachability map")):
             view._add(server.gui.add_markdown(summary))
-            self.visible = view._add(server.gui.add_checkbox("Show", initial_value=True))
+            self.visible = view._add(server.gui.add_checkbox("Show", initial_value=shown))
             self.visible.on_update(lambda _: self.show(self.minimum))
+            self.cut = view._add(server.gui.add_checkbox("Cut at y = 0", initial_value=cut,
+                                                         hint="draw the half y <= 0 of the base frame only"))
+            self.cut.on_update(lambda _: self.show(self.minimum))
             self.minimum_slider = view._add(server.gui.add_slider(
                 "Minimum index", min=0.0, max=1.0, step=0.05, initial_value=float(minimum)))
             self.minimum_slider.on_update(lambda _: self.show(self.minimum_slider.value))
         self.show(minimum)
 
     def show(self, minimum: float) -> int:
-        """Draw the voxels whose index is above 0 and at least ``minimum``; returns how many."""
+        """Draw the voxels whose index is above 0 and at least ``minimum`` (of the half y <= 0
+        when the cut is on); returns how many."""
         if not 0.0 <= minimum <= 1.0:
             raise ArgumentError("minimum", f"must be in [0, 1], got {minimum!r}")
         self.minimum = float(minimum)
         keep = (self.reach.reachability > 0) & (self.reach.reachability >= minimum)
+        if self.cut.value:
+            keep &= self.reach.centres[:, 1] < 0.5 * self.reach.resolution   # (a voxel row sits at y = 0)
         points = self.reach.centres[keep].astype(np.float32)
         colours = index_colours(self.reach.reachability[keep])
         if not len(points):   # viser wants at least one point: the cloud is hidden then

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collision.meshes import resolve_mesh_uri
+from ..collision.meshes import mesh_file_problem, resolve_mesh_uri
+from ..errors import NonFiniteError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..spatial import matrix_to_quat_xyzw, pose_from_xyz_rpy
@@ -102,6 +103,10 @@ def _mesh(filename: str, scale: np.ndarray, urdf_dir, package_paths, notes: list
         notes.append(f"mesh {filename!r} not found (package:// needs its package on ROS_PACKAGE_PATH "
                      "or the ament index); its link shows as skeleton (and its collision primitives, if any)")
         return None
+    problem = mesh_file_problem(str(path))   # the size cap of collision checking: never read whole
+    if problem is not None:
+        notes.append(f"mesh {str(path)!r} {problem}: not shown")
+        return None
     try:
         mesh = trimesh.load(str(path), force="mesh")
     except Exception as error:  # noqa: BLE001 - any unreadable file: a note, the link shows as skeleton
@@ -173,6 +178,7 @@ class RobotScene:
         self.server, self.model, self.root = server, model, root
         self.urdf_dir, self.package_paths = urdf_dir, package_paths
         self.meshes, self.notes, self.pieces = [], [], []
+        self.removed = False
         self.colliding: set = set()
         self.lock = threading.Lock()
         scene = server.scene
@@ -188,6 +194,8 @@ class RobotScene:
 
     def _add_pieces(self, meshes: list[LinkMesh]) -> None:
         with self.lock:
+            if self.removed:   # meshes read after the view was removed are dropped
+                return
             for piece in meshes:
                 T = piece.T_link_mesh
                 handle = self.server.scene.add_mesh_simple(
@@ -210,11 +218,21 @@ class RobotScene:
 
     def update(self, q) -> np.ndarray:
         """Show configuration ``q (n_q,)``: one FK call, then every link frame moved at once.
-        Returns the link poses ``(n_links, 4, 4)``."""
+        Returns the link poses ``(n_links, 4, 4)``.
+
+        Raises:
+            NonFiniteError: ``q`` or the link poses it gives are not finite (a mimic joint or a
+                chain of slides driven past the float range): nothing is moved.
+        """
         q = self.model.check_q(q)
         poses = forward_kinematics(self.model, q)
+        if not np.isfinite(poses).all():
+            bad = np.flatnonzero(~np.isfinite(poses).all(axis=(1, 2)))
+            raise NonFiniteError("link poses", bad.tolist(), [self.model.link_names[i] for i in bad])
         quats = wxyz(poses[:, :3, :3])
-        with self.server.atomic():
+        with self.lock, self.server.atomic():
+            if self.removed:
+                return poses
             for frame, T, quat in zip(self.frames, poses, quats):
                 frame.wxyz = quat
                 frame.position = T[:3, 3]
@@ -255,6 +273,9 @@ class RobotScene:
         return {piece.link: tuple(int(c) for c in handle.color) for piece, handle in zip(self.meshes, self.pieces)}
 
     def remove(self) -> None:
-        """Take the robot out of the scene (before showing a new description)."""
-        for handle in [*self.pieces, *self.frames, self.skeleton]:
-            handle.remove()
+        """Take the robot out of the scene (before showing a new description); meshes still
+        being read are dropped when they arrive."""
+        with self.lock:
+            self.removed = True
+            for handle in [*self.pieces, *self.frames, self.skeleton]:
+                handle.remove()

@@ -9,11 +9,12 @@ import os
 import re
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import numpy as np
 import pytest
-from node_harness import LATCHED_QOS, ROOT, KinNode, Probe, robot_xml
+from node_harness import FIXTURES, LATCHED_QOS, ROOT, KinNode, Probe, robot_xml
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -137,7 +138,7 @@ def test_web_view_executable_serves_the_page(tmp_path, start_process):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get('PYTHONPATH')] if p]))
     proc = start_process(['-m', 'robokin_ros.node.web_view', '--ros-args', '-p', 'port:=0'], env=env, cwd=str(ROOT))
     deadline = time.monotonic() + 30
-    while not (found := re.search(r'web view at (http://localhost:\d+)', proc.output())):
+    while not (found := re.search(r'web view at (http://127\.0\.0\.1:\d+/\?token=[\w-]+)', proc.output())):
         proc.assert_running()
         assert time.monotonic() < deadline, proc.output()
         time.sleep(0.1)
@@ -162,3 +163,99 @@ def test_bad_update_rate_is_one_line_and_exit_code_1(start_process):
     proc.popen.wait(timeout=60)
     proc.stop(expect_returncode=1)
     assert 'web_view: parameter update_rate must be > 0 [Hz], got 0.0' in proc.output()
+
+
+# ---------------------------------------------------------------------------- in-process, no DDS (issue 33)
+@pytest.fixture
+def view_node(node_context):
+    """A WebViewNode in the test process, driven through its callbacks."""
+    node = WebViewNode(viser, context=node_context, namespace='/test_web_view_inproc',
+                       parameter_overrides=[Parameter('port', value=0)])
+    yield node
+    node.destroy_node()
+
+
+def chain_urdf(n_joints):
+    links = ''.join(f'<link name="l{i}"/>' for i in range(n_joints + 1))
+    joints = ''.join(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+                     f'<origin xyz="0 0 0.01"/><axis xyz="0 0 1"/>'
+                     f'<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>' for i in range(n_joints))
+    return f'<robot name="chain{n_joints}">{links}{joints}</robot>'
+
+
+def test_a_mimic_joint_driven_past_the_float_range_is_dropped_and_the_view_goes_on(view_node):
+    text = (FIXTURES / 'prismatic_continuous_mimic.urdf').read_text()
+    view_node._on_description(String(data=text))
+    view = view_node.view
+    model = view.model
+    good = model.home_configuration()
+    good[model.q_names.index('wheel_joint')] = 0.5
+    view_node._on_joint_state(JointState(name=['wheel_joint'], position=[0.5]))
+    view_node._update()
+    np.testing.assert_allclose(view.scene.link_poses(), forward_kinematics(model, good), atol=1e-6)
+    # the mimic follower = 2 * 1e308 + 0.1 overflows: the state is dropped, the timer lives on
+    view_node._on_joint_state(JointState(name=['wheel_joint'], position=[1e308]))
+    view_node._update()
+    view_node._on_joint_state(JointState(name=['wheel_joint', 'slider_joint'], position=[float('nan'), 0.25]))
+    view_node._update()
+    good[model.q_names.index('slider_joint')] = 0.25
+    np.testing.assert_allclose(view.scene.link_poses(), forward_kinematics(model, good), atol=1e-6)
+    np.testing.assert_allclose(view_node.q, good)
+
+
+def test_a_long_chain_is_shown_and_one_over_max_links_refused(view_node):
+    view_node._on_description(String(data=chain_urdf(999)))   # 1,000 links: the node's limit
+    assert view_node.view is not None and view_node.view.model.n_links == 1000
+    shown = view_node.view
+    view_node._on_description(String(data=chain_urdf(1000)))  # 1,001 links
+    assert view_node.view is shown
+    assert view_node.limits.max_links == 1000
+
+
+def test_a_description_over_max_description_bytes_is_refused(node_context):
+    node = WebViewNode(viser, context=node_context, namespace='/test_web_view_bytes', parameter_overrides=[
+        Parameter('port', value=0), Parameter('max_description_bytes', value=2000)])
+    try:
+        node._on_description(String(data=robot_xml('panda')))
+        assert node.view is None
+        node._on_description(String(data=chain_urdf(3)))
+        assert node.view is not None and node.view.model.n_links == 4
+    finally:
+        node.destroy_node()
+
+
+def test_the_same_description_again_is_ignored_and_another_replaces_it(view_node):
+    view_node._on_description(String(data=robot_xml('ur5e')))
+    shown = view_node.view
+    view_node._on_description(String(data=robot_xml('ur5e')))
+    assert view_node.view is shown and not shown.removed
+    view_node._on_description(String(data=robot_xml('panda')))
+    assert view_node.view is not shown and shown.removed
+
+
+def test_the_page_and_websocket_need_the_token_and_the_pages_origin(view_node):
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    port, token = view_node.access.port, view_node.access.token
+    assert view_node.access.url() == f'http://127.0.0.1:{port}/?token={token}'
+    with pytest.raises(urllib.error.HTTPError, match='403'):
+        urllib.request.urlopen(f'http://127.0.0.1:{port}/', timeout=10)
+    cookie = f'robokin-view-{port}={token}'
+    for origin, sent in (('http://evil.example', cookie), (f'http://127.0.0.1:{port}', ''),
+                         (f'http://127.0.0.1:{port}', f'robokin-view-{port}=wrong')):
+        with pytest.raises(InvalidStatus, match='403'):
+            connect(f'ws://127.0.0.1:{port}/', origin=origin, additional_headers={'Cookie': sent},
+                    subprotocols=[f'viser-v{viser.__version__}'], open_timeout=10).close()
+    with connect(f'ws://127.0.0.1:{port}/', origin=f'http://127.0.0.1:{port}', additional_headers={'Cookie': cookie},
+                 subprotocols=[f'viser-v{viser.__version__}'], open_timeout=10) as ws:
+        assert ws.recv(timeout=10)
+
+
+@pytest.mark.parametrize('name, value', [('port', 70000), ('port', -1), ('host', '256.1.1.1')])
+def test_a_bad_port_or_host_parameter_is_a_value_error_naming_it(node_context, name, value):
+    """main() turns it into one line and exit code 1 (as a bad update_rate); never a hang in viser."""
+    overrides = [Parameter('port', value=0), Parameter(name, value=value)]
+    with pytest.raises(ValueError, match=rf'^{name}: '):
+        WebViewNode(viser, context=node_context, namespace='/test_web_view_bad_address',
+                    parameter_overrides=overrides)

@@ -71,3 +71,39 @@ def test_browser_shows_a_moved_joint(server, tmp_path):
     rows, cols = np.nonzero(moved)
     home_rows, _ = np.nonzero(home)
     assert rows.min() > home_rows.min() + 20          # the top of the arm came down
+
+
+def synthetic_panda_map(resolution: float = 0.05):
+    """A reachability map of the Panda's hand shaped like a real one (a ball of 0.85 m around the
+    shoulder, the index falling off outwards), made without solving IK: what the picture needs."""
+    from robokin_ros.reach import ReachMap, ReachParameters
+
+    n = int(0.9 / resolution)
+    axis = np.arange(-n, n + 1)
+    voxels = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), -1).reshape(-1, 3)
+    centres = resolution * voxels.astype(float)
+    distance = np.linalg.norm(centres - [0.0, 0.0, 0.333], axis=1)
+    inside = distance < 0.85
+    voxels, distance = voxels[inside] + n, distance[inside]
+    index = np.clip(1.0 - distance / 0.85, 0.02, 1.0)
+    return ReachMap(ReachParameters("panda_hand", resolution=resolution), "", resolution, np.full(3, -n * resolution),
+                    (2 * n + 1,) * 3, voxels.astype(np.int32), index, np.full(len(index), np.nan),
+                    np.ones((len(index), 1), bool), np.eye(3)[None], np.array([0.0, 0.0, 0.333]), 0.85)
+
+
+def test_browser_shows_the_robot_with_its_reach_layer_shown(server, tmp_path):
+    """Issue 30: `view --reach` opened inside a wall of points, the robot invisible. The camera
+    frames the robot, the points are small and cut at y = 0: the robot stays visible."""
+    from robokin_ros.web.reach_layer import ReachLayer
+
+    view = RobotView(server, PANDA, collisions=False)
+    assert view.meshes_loaded.wait(60.0)
+    layer = ReachLayer(view, synthetic_panda_map())
+    shoot(server, tmp_path / "robot.png")             # the layer is off until ticked
+    alone = robot_pixels(tmp_path / "robot.png").sum()
+    layer.visible.value = True
+    assert layer.cloud.visible and len(layer.cloud.points) > 10000
+    shoot(server, tmp_path / "reach.png")
+    shown = robot_pixels(tmp_path / "reach.png").sum()
+    assert alone > 2000 and shown > 0.5 * alone, f"{shown} robot-coloured pixels with the layer, {alone} without"
+    view.remove()

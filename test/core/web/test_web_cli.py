@@ -49,7 +49,7 @@ def test_serves_the_page_says_the_url_and_stops_on_ctrl_c():
         while url is None and time.monotonic() < deadline:
             line = proc.stdout.readline()
             assert line or proc.poll() is None, "robokin view exited before saying its URL"
-            found = re.search(r"robokin view: panda at (http://localhost:\d+) \(ready in [\d.]+ s", line)
+            found = re.search(r"robokin view: panda at (http://127\.0\.0\.1:\d+/\?token=[\w-]+) \(ready in [\d.]+ s", line)
             url = found and found.group(1)
         assert url, "no URL line"
         with urllib.request.urlopen(url, timeout=10) as page:

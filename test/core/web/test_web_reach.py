@@ -33,7 +33,7 @@ def view(server):
 
 @pytest.mark.slow   # computes a reach map
 def test_the_layer_draws_the_reached_voxels_in_the_base_frame(view, planar_map):
-    layer = ReachLayer(view, planar_map, PLANAR_TEXT)
+    layer = ReachLayer(view, planar_map, PLANAR_TEXT, shown=True, cut=False)
     reached = planar_map.reachability > 0
     assert 0 < reached.sum() < len(reached)
     np.testing.assert_allclose(layer.cloud.points, planar_map.centres[reached], atol=1e-6)
@@ -44,7 +44,7 @@ def test_the_layer_draws_the_reached_voxels_in_the_base_frame(view, planar_map):
 
 
 def test_the_minimum_index_and_the_checkbox_filter_the_points(view, planar_map):
-    layer = ReachLayer(view, planar_map)
+    layer = ReachLayer(view, planar_map, shown=True, cut=False)
     assert layer.show(1.0) == int((planar_map.reachability >= 1.0).sum())
     layer.visible.value = False
     assert not layer.cloud.visible
@@ -74,11 +74,29 @@ def test_robokin_view_shows_a_saved_map(planar_map, tmp_path):
 
     path = tmp_path / "planar.npz"
     planar_map.save(str(path))
-    server, view = start_view(str(ROOT / "test" / "fixtures" / "planar_2link.urdf"), port=0, collisions=False,
+    served, view = start_view(str(ROOT / "test" / "fixtures" / "planar_2link.urdf"), port=0, collisions=False,
                               reach=str(path))
     try:
         assert view.reach_layer is not None and not view.reach_layer.made_for_another_robot
+        # off until ticked (the robot first), then the half y <= 0 as in `robokin reach --picture`
+        assert not view.reach_layer.cloud.visible
+        view.reach_layer.visible.value = True
+        half = (planar_map.reachability > 0) & (planar_map.centres[:, 1] <= 1e-9)
+        assert view.reach_layer.cloud.visible
+        assert len(view.reach_layer.cloud.points) == int(half.sum()) < int((planar_map.reachability > 0).sum())
+        view.reach_layer.cut.value = False
         assert len(view.reach_layer.cloud.points) == int((planar_map.reachability > 0).sum())
     finally:
         view.remove()
-        server.stop()
+        served.server.stop()
+
+
+def test_the_points_are_small_and_the_camera_frames_the_robot_not_the_map(view, planar_map):
+    before = view.refit_camera()
+    layer = ReachLayer(view, planar_map, shown=True, cut=False)
+    assert layer.cloud.point_size == pytest.approx(0.35 * planar_map.resolution)
+    after = view.refit_camera()
+    np.testing.assert_allclose(after.look_at, before.look_at)
+    assert after.distance == pytest.approx(before.distance)
+    # the map reaches 1.5 m around the base; the planar robot itself is what the camera frames
+    assert np.max(np.abs(planar_map.centres[planar_map.reachability > 0]), axis=0)[0] > after.radius
