@@ -189,7 +189,7 @@ class RobotView:
     def refit_camera(self, move_clients: bool = True) -> CameraFit:
         """Frame the robot as it is shown (its link origins and geometry, never a reach layer):
         the camera new browsers start with, and with ``move_clients`` the camera of every
-        browser connected. Returns the fit (also kept as :attr:`camera`)."""
+        browser connected. Returns the fit (also kept as ``camera``)."""
         with self.lock:
             lo, hi = robot_bounds(forward_kinematics(self.model, self.scene.q), self.scene.meshes)
             fit = fit_camera(lo, hi, float(self.server.initial_camera.fov))
