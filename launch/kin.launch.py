@@ -13,7 +13,8 @@ Arguments (``ros2 launch robokin_ros kin.launch.py -s`` lists them):
         rviz2 is installed.
     use_sim_time: use /clock.
     use_web_view: true or false (default): also start the web_view node (the robot in a browser,
-        http://localhost:8080; needs viser: pip install 'viser==1.1.1').
+        its log prints the URL with a per-run token, http://127.0.0.1:8080/?token=...; needs viser:
+        pip install 'viser==1.1.1').
 
 Every argument and file is checked before anything starts (robokin_ros.node.launch_arguments,
 reading files with the core's size-capped reader and parsing them with its hardened parsers, as
