@@ -117,10 +117,9 @@ class SingleCheck(LazyAccelerated):
     def _load(self):
         n_g, n_p = len(self.shapes), len(self.pairs)
 
-        def warm_up(check):
-            check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))
-            check.py_func.__globals__["check_batch"](np.zeros((1, self.n_q)), EVERY, np.empty((1, n_g, 3, 4)),
-                                                     np.empty((1, 2, n_p), np.int64), np.empty((1, 2), np.int64))
+        calls = [("check", (np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))),
+                 ("check_batch", (np.zeros((1, self.n_q)), EVERY, np.empty((1, n_g, 3, 4)),
+                                  np.empty((1, 2, n_p), np.int64), np.empty((1, 2), np.int64)))]
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
@@ -128,7 +127,8 @@ class SingleCheck(LazyAccelerated):
             check(q, POSES, poses, np.empty((2, n_p), np.int64))
             return bool(np.allclose(poses, self._reference, atol=1e-9))
 
-        return accel.load_function(self.source, "check", warm_up, agrees)
+        model = self._model()
+        return accel.load_function(self.source, "check", calls, agrees, "" if model is None else model.name)
 
     def _installed(self, kernel) -> None:
         self._batch_kernel = kernel.py_func.__globals__["check_batch"]   # (compiled by the warm-up)

@@ -367,6 +367,7 @@ class CompiledDynamics(LazyAccelerated):
         # once loaded: the numba single entry, and the same without type dispatch (accel.direct_entry)
         self.accelerated_single = self.direct_single = None
         self._mimic_terms = model.mimic_terms
+        self._robot = model.name   # (for the compile notices)
         super().__init__()
 
     def wrapper_source(self) -> str:
@@ -382,7 +383,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def _load(self):
         kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
-                            reference=lambda x: self._single(x, math.cos, math.sin))
+                            reference=lambda x: self._single(x, math.cos, math.sin), robot=self._robot)
         self._check_single(kernel.py_func.__globals__["single"])
         return kernel
 

@@ -237,6 +237,7 @@ class CompiledFK(LazyAccelerated):
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q
         self._mimic_terms = model.mimic_terms
+        self._robot = model.name   # (for the compile notices)
         #: Once loaded: the compiled ``single(q (n_q,), out) -> status`` of
         #: :func:`robokin_ros.kernels.numba_source.single_source` (0 written, 1 non-finite, 2 wrong shape).
         self.accelerated_single = None
@@ -251,7 +252,7 @@ class CompiledFK(LazyAccelerated):
         source = vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
             wrapper_source(body, values, self._n_q, early_stores=True)
         source += single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
-        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
+        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat, robot=self._robot)
         accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
         return kernel
 
