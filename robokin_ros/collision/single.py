@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..checks import is_single_vector
-from ..kernels import accel, selection
+from ..kernels import accel, parallel, selection
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
 from ..model import RobotModel
@@ -49,7 +49,7 @@ def _sizes(shape) -> tuple[int, list]:
 
 #: Configurations per call of the batched kernel (:meth:`SingleCheck.collides_batch`,
 #: :meth:`SingleCheck.states_batch`; its outputs: ``B x (12 G + 2 P)`` numbers).
-BATCH_CHUNK = 256
+BATCH_CHUNK = 4096
 
 #: Random configurations (fixed seed: the generated source stays the same) whose collisions
 #: order the pairs of the stop-at-first check.
@@ -144,7 +144,8 @@ class SingleCheck(LazyAccelerated):
         for start in range(0, len(qb), chunk):
             block = qb[start:start + chunk]
             m = len(block)
-            self._batch_kernel(block, mode, poses[:m], index[:m], counts[:m])
+            parallel.run_chunks(m, lambda a, b: self._batch_kernel(block[a:b], mode, poses[a:b], index[a:b],  # noqa: B023
+                                                                   counts[a:b]))
             yield start, poses[:m], index[:m], counts[:m]
 
     def _batch_ready(self, qb: Array) -> bool:

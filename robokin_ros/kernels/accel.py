@@ -193,22 +193,22 @@ def load_function(source: str, entry: str, calls, check=None, robot: str = ""):
     disk_cache.check_numba_cache_dir()
     with _gate(name):
         try:
-            function = _KERNELS.get(name) or _build(folder, name, source, entry, calls, check, robot)
+            function = _KERNELS.get(name) or _build(folder, name, source, entry, calls, check=check, robot=robot)
         finally:
             with _lock:
                 _loading.pop(name, None)
     return function
 
 
-def _build(folder: str, name: str, source: str, entry: str, calls, check, robot: str):
+def _build(folder: str, name: str, source: str, entry: str, calls, *, check, robot: str):
     """:func:`load_function` past its lookups: compile (in a separate process) unless cached,
     load, check; on a failure purge and do it once more."""
     functions = sorted({function for function, _ in calls} | {entry})
     for attempt in range(2):
         path = disk_cache.store_module(folder, name, source)
+        if not compile_process.has_compiled(path, name, functions):   # a failed compile is not retried
+            compile_process.compile_module(path, name, source, calls, robot or "a robot")
         try:
-            if not compile_process.has_compiled(path, name, functions):
-                compile_process.compile_module(path, name, source, calls, robot or "a robot")
             with _lock:   # loading runs LLVM's linker in this process: one at a time
                 function = _import_function(path, name, source, entry, calls)
         except OSError:

@@ -35,10 +35,10 @@ NICENESS = 10
 #: parent) on stdin, runs ``source`` as the module ``name`` at ``path`` (numba keys its cache on
 #: that file, which the parent has written and verified), and calls ``function(*args)`` for each
 #: of ``calls``. Imports numba and numpy only.
-WORKER = """
+WORKER = f"""
 import os, pickle, sys, types
 try:
-    os.nice(%d)
+    os.nice({NICENESS})
 except OSError:
     pass
 path, name, source, calls = pickle.loads(sys.stdin.buffer.read())
@@ -48,7 +48,7 @@ sys.modules[name] = module
 exec(compile(source, path, "exec"), module.__dict__)
 for function, args in calls:
     getattr(module, function)(*args)
-""" % NICENESS
+"""
 
 
 def _numba_cache_folder(path: str) -> str:
@@ -88,4 +88,5 @@ def compile_module(path: str, name: str, source: str, calls, robot: str) -> None
             raise KernelCheckError(f"compiling {name} took more than {COMPILE_TIMEOUT:g} s") from error
     if done.returncode != 0:
         lines = done.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {done.returncode}"]
-        raise KernelCheckError(f"compiling {name} failed in its process: {lines[-1]}")
+        errors = [line for line in lines if "Error:" in line or "Exception:" in line]
+        raise KernelCheckError(f"compiling {name} failed in its process: {(errors or lines)[-1].strip()}")
