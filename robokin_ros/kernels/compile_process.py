@@ -34,13 +34,20 @@ NICENESS = 10
 #: The compiling process's program: reads ``(path, name, source, calls)`` (a pickle, from its
 #: parent) on stdin, runs ``source`` as the module ``name`` at ``path`` (numba keys its cache on
 #: that file, which the parent has written and verified), and calls ``function(*args)`` for each
-#: of ``calls``. Imports numba and numpy only.
+#: of ``calls``; exits at once when its parent has gone (nothing is left compiling for nobody).
+#: Imports numba and numpy only.
 WORKER = f"""
-import os, pickle, sys, types
+import os, pickle, sys, threading, time, types
 try:
     os.nice({NICENESS})
 except OSError:
     pass
+parent = os.getppid()
+def watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(3)
+threading.Thread(target=watch, daemon=True).start()
 path, name, source, calls = pickle.loads(sys.stdin.buffer.read())
 module = types.ModuleType(name)
 module.__file__ = path
