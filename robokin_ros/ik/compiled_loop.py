@@ -17,8 +17,10 @@ that the time budget is checked every :data:`CHUNK` iterations instead of every 
 
 Loading follows :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`: requests run the
 float path until the compiled loop is loaded; once :data:`robokin_ros.kernels.accel.MIN_BATCH`
-float iterations have gone through a solver, its loop compiles (or loads from the disk cache)
-in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
+float iterations have gone through a solver, its loop compiles (in a separate process) or loads
+from the disk cache in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
+The self-check of a loaded loop (:meth:`CompiledLoop.check_problem`) starts away from its target
+also on a one-joint chain.
 
 Layout of ``run``'s state ``x (2 n_q + 12 n_tips + 7,)``: ``q``, the target components, the best
 configuration so far, then ``iterations, stall, best cost, reference cost, next restart index

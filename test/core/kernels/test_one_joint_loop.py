@@ -93,7 +93,8 @@ def one_group_per_robot() -> list[tuple[str, str]]:
 @pytest.mark.skipif(not accel.available(), reason="numba is not installed")
 def test_one_joint_groups_run_the_compiled_loop(accelerated):
     """prepare_ik loads the compiled loop of a one-joint group of each corpus robot: no warning,
-    one kernel compiled per group, none again for a second model of the same robot."""
+    one kernel compiled per group (none for a copy of an earlier robot), none again for a second
+    model of the same robot."""
     sent: list[notices.Notice] = []
     failed = []
     with notices.subscribed(sent.append), warnings.catch_warnings():
@@ -104,7 +105,7 @@ def test_one_joint_groups_run_the_compiled_loop(accelerated):
             if not prepare_ik(model, tip):
                 failed.append((file, tip))
             compiled = sum(n.kernels for n in sent[before:] if not n.started)
-            assert compiled == 1, (file, tip, compiled)
+            assert compiled <= 1, (file, tip, compiled)   # 0: the same loop as an earlier robot's
             assert prepare_ik(RobotModel.from_urdf_file(CORPUS / file), tip)
             assert sum(n.kernels for n in sent[before:] if not n.started) == compiled   # from the cache
     assert failed == []
