@@ -44,6 +44,15 @@ enabled = os.environ.get("ROBOKIN_ACCEL", "1").strip().lower() not in ("0", "off
 #: Smallest batch that starts compiling (or loading from the disk cache) a kernel not loaded yet.
 MIN_BATCH = 256
 
+#: Most distinct generated modules a process loads (``ROBOKIN_MAX_KERNELS`` overrides it). numba
+#: never frees loaded code (it keeps every module in LLVM's JIT engine: measured, a robot's FK
+#: and IK-loop kernels stay, ~2 MB, after the model is gone), so the compiled code of every
+#: distinct robot a process has seen stays; past this many modules further kernels are refused
+#: (:func:`load_function` raises, the caller keeps its numpy / float path with one warning) and
+#: the process's compiled code stays within about :data:`MAX_MODULES` x 1 MB (an arm's kernel
+#: module: 0.5-1.5 MB). Reloading a robot already seen loads nothing new (one module per source).
+MAX_MODULES = 192
+
 #: Most loaded functions shared through :data:`_KERNELS`; past it a loaded function is not
 #: shared (a later load of the same source reads the disk cache again).
 MAX_LOADED = 256
@@ -60,6 +69,24 @@ _lock = threading.Lock()
 _KERNELS: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
 #: The locks of the modules being loaded now, by module name (see :func:`load_function`).
 _loading: dict[str, threading.Lock] = {}
+#: Names of the generated modules this process has loaded (never freed; at most the cap of
+#: :func:`module_cap`).
+_loaded_modules: set[str] = set()
+
+
+def module_cap() -> int:
+    """Most distinct generated modules this process loads: ``ROBOKIN_MAX_KERNELS`` when set to a
+    whole number >= 0, else :data:`MAX_MODULES`."""
+    try:
+        return max(0, int(os.environ.get("ROBOKIN_MAX_KERNELS", MAX_MODULES)))
+    except ValueError:
+        return MAX_MODULES
+
+
+def loaded_modules() -> int:
+    """Distinct generated modules this process has loaded (their code stays; see :data:`MAX_MODULES`)."""
+    with _lock:
+        return len(_loaded_modules)
 
 
 def available() -> bool:
@@ -204,12 +231,17 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
     """:func:`load_function` past its lookups: compile (in a separate process) unless cached,
     load, check; on a failure purge and do it once more."""
     functions = sorted({function for function, _ in calls} | {entry})
+    with _lock:
+        if name not in _loaded_modules and len(_loaded_modules) >= module_cap():
+            raise KernelCheckError(f"this process has loaded {len(_loaded_modules)} compiled kernel modules, its "
+                                   "limit (ROBOKIN_MAX_KERNELS; numba never frees them): not loading another")
     for attempt in range(2):
         path = disk_cache.store_module(folder, name, source)
         if not compile_process.has_compiled(path, name, functions):   # a failed compile is not retried
             compile_process.compile_module(path, name, source, calls, robot or "a robot")
         try:
             with _lock:   # loading runs LLVM's linker in this process: one at a time
+                _loaded_modules.add(name)
                 function = _import_function(path, name, source, entry, calls)
         except OSError:
             raise
