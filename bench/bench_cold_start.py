@@ -7,11 +7,12 @@ second one on the cache the first filled) and prints, in seconds from the proces
 (``import robokin_ros`` included):
 
 - ``FK``: the first forward kinematics of one configuration answered;
+- ``collision``: the first self-collision check of one configuration answered (after ``FK``;
+  the collision model is built then);
 - ``IK``: the first IK request answered (the float path while the compiled loop compiles);
 - ``IK full``: requests keep coming (a new random reachable target each) until they run on the
   compiled loop: the solve rate is then the full one (the compile runs in a separate process
   meanwhile; ``compile`` is what the notices measured);
-- ``collision``: the first self-collision check of one configuration answered;
 - requests answered and solved before ``IK full``, and the worst request latency meanwhile.
 """
 
@@ -42,6 +43,8 @@ with notices.subscribed(lambda n: compiles.append(n)):
     q = model.random_configuration(1, rng)[0]
     rk.forward_kinematics(model, q)
     out["FK"] = time.perf_counter() - start
+    rk.self_collisions(model, q)
+    out["collision"] = time.perf_counter() - start
     loop = ik_call(model, (tip,), IKOptions()).solver.loop
     answered = solved = 0
     worst = 0.0
@@ -58,9 +61,6 @@ with notices.subscribed(lambda n: compiles.append(n)):
             break
     out["IK full"] = time.perf_counter() - start if loop is not None and loop.function() is not None else None
     out["requests"], out["solved"], out["worst ms"] = answered, solved, worst * 1e3
-    t = time.perf_counter()
-    rk.self_collisions(model, q)
-    out["collision"] = time.perf_counter() - start
 out["compile"] = sum(n.seconds for n in compiles if not n.started)
 out["kernels"] = sum(n.kernels for n in compiles if not n.started)
 print(json.dumps(out))
