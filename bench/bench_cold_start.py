@@ -57,7 +57,7 @@ with notices.subscribed(lambda n: compiles.append(n)):
         solved += bool(result.success)
         if answered == 1:
             out["IK"] = time.perf_counter() - start
-        if loop is None or loop.function() is not None or time.perf_counter() - start > deadline:
+        if loop is None or loop.function(1) is not None or time.perf_counter() - start > deadline:
             break
     out["IK full"] = time.perf_counter() - start if loop is not None and loop.function() is not None else None
     out["requests"], out["solved"], out["worst ms"] = answered, solved, worst * 1e3
@@ -68,7 +68,7 @@ print(json.dumps(out))
 
 ROBOTS = pathlib.Path(__file__).resolve().parents[1] / "robokin_ros" / "robots"
 TIPS = {"ur5e": "tool0", "panda": "panda_hand", "open_manipulator_x": "end_effector_link",
-        "so101_arm": "gripper_frame_link", "twin_arm_torso": None}
+        "so101_arm": None, "twin_arm_torso": None}
 
 
 def run(path: pathlib.Path, tip: str, cache: str, deadline: float) -> dict:
