@@ -40,7 +40,7 @@ WORKER = f"""
 import os, pickle, sys, threading, time, types
 try:
     os.nice({NICENESS})
-except OSError:
+except (AttributeError, OSError):   # (no os.nice on Windows)
     pass
 parent = os.getppid()
 def watch():
