@@ -29,6 +29,8 @@ os.environ.setdefault('ROBOKIN_CACHE_DIR', str(ROOT / '.build' / 'robokin-cache'
 # The suite loads a few hundred kernels: under the default bound (128 modules) each run would evict
 # and recompile what the previous one compiled.
 os.environ.setdefault('ROBOKIN_CACHE_MAX_ENTRIES', '2048')
+# ... and loads them in one process: no bound on loaded kernel modules (test_kernel_memory sets its own).
+os.environ.setdefault('ROBOKIN_MAX_KERNELS', '100000')
 _profile = ROOT / 'tools' / 'fastdds_fast_discovery.xml'
 if _profile.is_file():
     os.environ.setdefault('FASTRTPS_DEFAULT_PROFILES_FILE', str(_profile))

@@ -32,6 +32,7 @@ from .. import __version__
 from ..errors import RobokinError
 from . import draw, inspect, query, reach
 from .arguments import Parser, capped
+from .common import compile_notices
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        with np.errstate(all="ignore"), warnings.catch_warnings(), compile_notices():
             warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy\.")   # "mean of empty slice"...
             return int(args.run(args) or 0)
     except BrokenPipeError:   # e.g. piped into head

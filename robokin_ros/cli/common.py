@@ -4,11 +4,13 @@ configuration (values outside their limits warned) and printing warnings."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 import numpy as np
 
 from ..errors import ArgumentError
+from ..kernels import notices
 from ..model import RobotModel
 from ..model.description import read_description
 from ..model.groups import derive_groups
@@ -55,6 +57,11 @@ def add_configuration(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--random", type=count(0, 2**63 - 1), metavar="SEED",
                        help="a random configuration within the limits (SEED >= 0)")
     parser.add_argument("--srdf", metavar="FILE", help="SRDF file for --named")
+
+
+def compile_notices() -> contextlib.AbstractContextManager:
+    """While a command runs: one line on stderr when a robot's kernels start compiling, one when they end."""
+    return notices.subscribed(lambda notice: print(f"robokin: {notice.line()}", file=sys.stderr, flush=True))
 
 
 def load(path: str) -> tuple[RobotModel, str]:

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..checks import is_single_vector
-from ..kernels import accel, selection
+from ..kernels import accel, parallel, selection
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
 from ..model import RobotModel
@@ -49,7 +49,7 @@ def _sizes(shape) -> tuple[int, list]:
 
 #: Configurations per call of the batched kernel (:meth:`SingleCheck.collides_batch`,
 #: :meth:`SingleCheck.states_batch`; its outputs: ``B x (12 G + 2 P)`` numbers).
-BATCH_CHUNK = 256
+BATCH_CHUNK = 4096
 
 #: Random configurations (fixed seed: the generated source stays the same) whose collisions
 #: order the pairs of the stop-at-first check.
@@ -117,10 +117,9 @@ class SingleCheck(LazyAccelerated):
     def _load(self):
         n_g, n_p = len(self.shapes), len(self.pairs)
 
-        def warm_up(check):
-            check(np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))
-            check.py_func.__globals__["check_batch"](np.zeros((1, self.n_q)), EVERY, np.empty((1, n_g, 3, 4)),
-                                                     np.empty((1, 2, n_p), np.int64), np.empty((1, 2), np.int64))
+        calls = [("check", (np.zeros(self.n_q), EVERY, np.empty((n_g, 3, 4)), np.empty((2, n_p), np.int64))),
+                 ("check_batch", (np.zeros((1, self.n_q)), EVERY, np.empty((1, n_g, 3, 4)),
+                                  np.empty((1, 2, n_p), np.int64), np.empty((1, 2), np.int64)))]
 
         def agrees(check) -> bool:   # the geometry poses equal the batched path's
             q = np.array(accel.check_configuration(self.n_q))
@@ -128,7 +127,8 @@ class SingleCheck(LazyAccelerated):
             check(q, POSES, poses, np.empty((2, n_p), np.int64))
             return bool(np.allclose(poses, self._reference, atol=1e-9))
 
-        return accel.load_function(self.source, "check", warm_up, agrees)
+        model = self._model()
+        return accel.load_function(self.source, "check", calls, agrees, "" if model is None else model.name)
 
     def _installed(self, kernel) -> None:
         self._batch_kernel = kernel.py_func.__globals__["check_batch"]   # (compiled by the warm-up)
@@ -144,7 +144,8 @@ class SingleCheck(LazyAccelerated):
         for start in range(0, len(qb), chunk):
             block = qb[start:start + chunk]
             m = len(block)
-            self._batch_kernel(block, mode, poses[:m], index[:m], counts[:m])
+            parallel.run_chunks(m, lambda a, b: self._batch_kernel(block[a:b], mode, poses[a:b], index[a:b],  # noqa: B023
+                                                                   counts[a:b]))
             yield start, poses[:m], index[:m], counts[:m]
 
     def _batch_ready(self, qb: Array) -> bool:

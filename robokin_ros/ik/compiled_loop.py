@@ -17,8 +17,10 @@ that the time budget is checked every :data:`CHUNK` iterations instead of every 
 
 Loading follows :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`: requests run the
 float path until the compiled loop is loaded; once :data:`robokin_ros.kernels.accel.MIN_BATCH`
-float iterations have gone through a solver, its loop compiles (or loads from the disk cache)
-in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
+float iterations have gone through a solver, its loop compiles (in a separate process) or loads
+from the disk cache in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
+The self-check of a loaded loop (:meth:`CompiledLoop.check_problem`) starts away from its target
+also on a one-joint chain.
 
 Layout of ``run``'s state ``x (2 n_q + 12 n_tips + 7,)``: ``q``, the target components, the best
 configuration so far, then ``iterations, stall, best cost, reference cost, next restart index
@@ -153,21 +155,32 @@ class CompiledLoop(LazyAccelerated):
 
     def _load(self):
         solver = self._solver()
-        return accel.load_function(loop_source(solver), "run", self._warm_up, lambda run: self._agrees(run, solver))
+        return accel.load_function(loop_source(solver), "run", [("run", (np.zeros(self._state + 7), 0, 1.0))],
+                                   lambda run: self._agrees(run, solver), solver.model.name)
 
-    def _warm_up(self, run) -> None:
-        run(np.zeros(self._state + 7), 0, 1.0)
+    def check_problem(self, solver) -> tuple[list, list]:
+        """The start configuration and target components of the self-check (:meth:`_agrees`):
+        :func:`~robokin_ros.kernels.accel.check_configuration` clamped into the bounds, and the
+        tips' pose at another configuration (the same values reversed and shifted by 0.5 rad or m
+        each: a different configuration also for one joint, where reversing alone changes
+        nothing and the check would start at its target)."""
+        start = accel.check_configuration(self._n_q)
+        q = np.clip(start, solver.q_lower, solver.q_upper).tolist()
+        pose = solver.compiled.flat([x + 0.5 for x in start[::-1]])
+        return q, [pose[i] for i in solver.pose_index.reshape(-1).tolist()]
 
     def _agrees(self, run, solver) -> bool:
-        """One compiled iteration equals the float path's at a fixed configuration and target."""
-        q = np.clip(accel.check_configuration(self._n_q), solver.q_lower, solver.q_upper).tolist()
-        pose = solver.compiled.flat(accel.check_configuration(self._n_q)[::-1])
-        target = [pose[i] for i in solver.pose_index.reshape(-1).tolist()]
+        """One compiled iteration equals the float path's on :meth:`check_problem`: the same cost
+        and next configuration, or (a start already within tolerance, e.g. a tip the joint does
+        not move) the same convergence and errors."""
+        q, target = self.check_problem(solver)
         cost, q_next = solver.iteration(q, target, DAMPING_COST)
         x = np.array(q + target + q + [0.0, 0.0, math.inf, math.inf, -1.0, 0.0, 0.0])
-        if run(x, 1, 1e9) != PAUSED or cost is None:
-            return False
-        return math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-12) and np.allclose(
+        status = run(x, 1, 1e9)
+        if cost is None:
+            return status == CONVERGED and np.allclose(x[self._state + POSITION_ERROR:], q_next, rtol=1e-12,
+                                                       atol=1e-15)
+        return status == PAUSED and math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-12) and np.allclose(
             x[:self._n_q], q_next, rtol=0.0, atol=1e-12)
 
     def solve(self, run, q: list, target: list, budget, row) -> tuple:

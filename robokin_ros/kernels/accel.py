@@ -7,7 +7,8 @@ is wrapped into a numba module by :mod:`robokin_ros.kernels.numba_source`; :func
 what they load against the Python kernel (:func:`check_single`, a reference at
 :func:`check_configuration`).
 
-Compiling takes seconds (2-4 s for a 6-7-DOF arm, 15-20 s for the 60-link Talos); later
+Compiling takes seconds (2-4 s for a 6-7-DOF arm, 15-20 s for the 60-link Talos) and runs in a
+separate process (:mod:`robokin_ros.kernels.compile_process`), never in the caller's; later
 processes load it from the disk cache in well under a second. The first batch of at least
 :data:`MIN_BATCH` configurations starts compiling (or loading) a kernel in a background thread
 (:mod:`robokin_ros.kernels.lazy_accel`) and runs on numpy meanwhile; :func:`robokin_ros.prepare`
@@ -32,7 +33,7 @@ import warnings
 import weakref
 
 from ..errors import KernelCheckError
-from . import disk_cache
+from . import compile_process, disk_cache
 
 #: The accelerator switch, read at call time by every entry point: True uses numba where it is
 #: importable. Initially False when the environment variable ``ROBOKIN_ACCEL`` is ``0``, ``off``,
@@ -42,6 +43,15 @@ enabled = os.environ.get("ROBOKIN_ACCEL", "1").strip().lower() not in ("0", "off
 
 #: Smallest batch that starts compiling (or loading from the disk cache) a kernel not loaded yet.
 MIN_BATCH = 256
+
+#: Most distinct generated modules a process loads (``ROBOKIN_MAX_KERNELS`` overrides it). numba
+#: never frees loaded code (it keeps every module in LLVM's JIT engine: measured, a robot's FK
+#: and IK-loop kernels stay, ~2 MB, after the model is gone), so the compiled code of every
+#: distinct robot a process has seen stays; past this many modules further kernels are refused
+#: (:func:`load_function` raises, the caller keeps its numpy / float path with one warning) and
+#: the process's compiled code stays within about :data:`MAX_MODULES` x 1 MB (an arm's kernel
+#: module: 0.5-1.5 MB). Reloading a robot already seen loads nothing new (one module per source).
+MAX_MODULES = 192
 
 #: Most loaded functions shared through :data:`_KERNELS`; past it a loaded function is not
 #: shared (a later load of the same source reads the disk cache again).
@@ -57,6 +67,26 @@ _lock = threading.Lock()
 #: holding it does (those are bounded per model by the model cache), and it holds at most
 #: :data:`MAX_LOADED` entries.
 _KERNELS: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
+#: The locks of the modules being loaded now, by module name (see :func:`load_function`).
+_loading: dict[str, threading.Lock] = {}
+#: Names of the generated modules this process has loaded (never freed; at most the cap of
+#: :func:`module_cap`).
+_loaded_modules: set[str] = set()
+
+
+def module_cap() -> int:
+    """Most distinct generated modules this process loads: ``ROBOKIN_MAX_KERNELS`` when set to a
+    whole number >= 0, else :data:`MAX_MODULES`."""
+    try:
+        return max(0, int(os.environ.get("ROBOKIN_MAX_KERNELS", MAX_MODULES)))
+    except ValueError:
+        return MAX_MODULES
+
+
+def loaded_modules() -> int:
+    """Distinct generated modules this process has loaded (their code stays; see :data:`MAX_MODULES`)."""
+    with _lock:
+        return len(_loaded_modules)
 
 
 def available() -> bool:
@@ -112,63 +142,72 @@ def check_single(single, input_sizes: tuple[int, ...], shape: tuple[int, ...], r
         raise KernelCheckError(f"the compiled single entry disagrees with the Python kernel (status {status})")
 
 
-def _import_function(folder: str, name: str, source: str, entry: str, warm_up):
-    """Store (if absent or different) and run a generated module; compile or load its function
-    ``entry`` by calling ``warm_up`` on it."""
-    path = disk_cache.store_module(folder, name, source)
+def _import_function(path: str, name: str, source: str, entry: str, calls):
+    """Run the generated module ``source`` (stored at ``path``) and load its function ``entry``
+    and those ``calls`` name from numba's disk cache, by calling each ``function(*args)``."""
     module = types.ModuleType(name)
     module.__file__ = path
     code = compile(source, path, "exec")   # the verified text runs, not whatever the file holds by now
     sys.modules[name] = module   # numba's disk cache resolves the function's module by name ...
     try:
         exec(code, module.__dict__)  # noqa: S102 - our own generated source, checked above
-        function = getattr(module, entry)
-        warm_up(function)   # compile (or load) and cache now
+        for function, args in calls:
+            getattr(module, function)(*args)   # loaded from the cache (compiled there just before)
     finally:
-        del sys.modules[name]    # ... only while compiling: nothing accumulates per model
-    return function
+        del sys.modules[name]    # ... only while loading: nothing accumulates per model
+    return getattr(module, entry)
 
 
-def load(source: str, n_q: int, size: int, reference=None):
+def load(source: str, n_q: int, size: int, reference=None, robot: str = ""):
     """The compiled ``kernel`` of a
-    :func:`robokin_ros.kernels.numba_source.wrapper_source` (compiled now unless the disk cache
-    has it), or None when the accelerator is not :func:`active`.
+    :func:`robokin_ros.kernels.numba_source.wrapper_source` (compiled now, in a separate
+    process, unless the disk cache has it), or None when the accelerator is not :func:`active`.
 
     What is loaded is verified: the module on disk must equal ``source`` (else it is rebuilt),
     and with ``reference`` (the numpy kernel: a list of ``n_q`` floats -> the ``size`` output
     values) the compiled kernel's output at a fixed configuration must agree with it to 1e-9
-    (else the entry is purged and rebuilt once).
+    (else the entry is purged and rebuilt once). ``robot`` names it in the compile notices.
 
     Raises:
         OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
-        KernelCheckError: the kernel disagrees with ``reference`` after a rebuild.
+        KernelCheckError: the kernel disagrees with ``reference`` after a rebuild, or its
+            compile failed.
     """
     import numpy as np
 
-    def warm_up(kernel):
-        kernel(np.zeros((1, n_q)), np.empty((1, size)))
-
+    calls = [("kernel", (np.zeros((1, n_q)), np.empty((1, size))))]
     check = None if reference is None else (lambda kernel: _agrees(kernel, reference, n_q, size))
-    return load_function(source, "kernel", warm_up, check)
+    return load_function(source, "kernel", calls, check, robot)
 
 
-def load_function(source: str, entry: str, warm_up, check=None):
+def _gate(name: str) -> threading.Lock:
+    """The lock of one module's load (two threads never compile the same module at once)."""
+    with _lock:
+        return _loading.setdefault(name, threading.Lock())
+
+
+def load_function(source: str, entry: str, calls, check=None, robot: str = ""):
     """The compiled function ``entry`` of a generated numba module ``source`` (any module of
-    ``@numba.njit(cache=True)`` functions; compiled now unless the disk cache has it), or None
-    when the accelerator is not :func:`active`. Loaded functions are shared by every caller
-    with the same source (one entry per source) and freed with the last reference.
+    ``@numba.njit(cache=True)`` functions), or None when the accelerator is not :func:`active`.
+    Unless numba's disk cache has them, its functions compile first in a separate process
+    (:func:`robokin_ros.kernels.compile_process.compile_module`: the caller's thread waits
+    without the GIL; never in this process), then load from the cache here. Loaded functions
+    are shared by every caller with the same source (one entry per source) and freed with the
+    last reference.
 
     Args:
         source: the module's text; its sha256 names the cache entry.
         entry: the name of the function to return.
-        warm_up: called with the function once, with arguments of the types it will be called
-            with: compiles (or loads) it.
+        calls: ``(function name, args)`` pairs: each function is called once with ``args``
+            (the types it will be called with; picklable), which compiles (in the separate
+            process) or loads (here) it.
         check: optional; called with the function, False when it computes a wrong answer (the
             entry is then purged and rebuilt once).
+        robot: names the robot in the compile notices (:mod:`robokin_ros.kernels.notices`).
 
     Raises:
         OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
-        KernelCheckError: ``check`` fails after a rebuild.
+        KernelCheckError: ``check`` fails after a rebuild, or the compile failed.
     """
     if not active():
         return None
@@ -179,32 +218,51 @@ def load_function(source: str, entry: str, warm_up, check=None):
         return function
     folder = disk_cache.cache_dir()
     disk_cache.check_numba_cache_dir()
+    with _gate(name):
+        try:
+            function = _KERNELS.get(name) or _build(folder, name, source, entry, calls, check=check, robot=robot)
+        finally:
+            with _lock:
+                _loading.pop(name, None)
+    return function
+
+
+def _build(folder: str, name: str, source: str, entry: str, calls, *, check, robot: str):
+    """:func:`load_function` past its lookups: compile (in a separate process) unless cached,
+    load, check; on a failure purge and do it once more."""
+    functions = sorted({function for function, _ in calls} | {entry})
     with _lock:
-        function = _KERNELS.get(name)
-        if function is not None:
-            return function
-        for attempt in range(2):
-            try:
-                function = _import_function(folder, name, source, entry, warm_up)
-            except OSError:
-                raise
-            except Exception as error:  # noqa: BLE001 - e.g. numba unpickling garbage compiled code
-                if attempt == 1:
-                    raise
-                warnings.warn(f"robokin_ros.accel: cache entry {name} failed to load ({error!r}); rebuilt",
-                              RuntimeWarning, stacklevel=2)
-                disk_cache.purge(folder, name)
-                continue
-            if check is None or check(function):
-                break
-            disk_cache.purge(folder, name)
+        if name not in _loaded_modules and len(_loaded_modules) >= module_cap():
+            raise KernelCheckError(f"this process has loaded {len(_loaded_modules)} compiled kernel modules, its "
+                                   "limit (ROBOKIN_MAX_KERNELS; numba never frees them): not loading another")
+    for attempt in range(2):
+        path = disk_cache.store_module(folder, name, source)
+        if not compile_process.has_compiled(path, name, functions):   # a failed compile is not retried
+            compile_process.compile_module(path, name, source, calls, robot or "a robot")
+        try:
+            with _lock:   # loading runs LLVM's linker in this process: one at a time
+                _loaded_modules.add(name)
+                function = _import_function(path, name, source, entry, calls)
+        except OSError:
+            raise
+        except Exception as error:  # noqa: BLE001 - e.g. numba unpickling garbage compiled code
             if attempt == 1:
-                raise KernelCheckError(f"the compiled function {name} disagrees with its reference after a rebuild")
-            warnings.warn(f"robokin_ros.accel: compiled function {name} disagreed with its reference; rebuilt",
-                          RuntimeWarning, stacklevel=2)
+                raise
+            warnings.warn(f"robokin_ros.accel: cache entry {name} failed to load ({error!r}); rebuilt",
+                          RuntimeWarning, stacklevel=3)
+            disk_cache.purge(folder, name)
+            continue
+        if check is None or check(function):
+            break
+        disk_cache.purge(folder, name)
+        if attempt == 1:
+            raise KernelCheckError(f"the compiled function {name} disagrees with its reference after a rebuild")
+        warnings.warn(f"robokin_ros.accel: compiled function {name} disagreed with its reference; rebuilt",
+                      RuntimeWarning, stacklevel=3)
+    with _lock:
         if len(_KERNELS) < MAX_LOADED:
             _KERNELS[name] = function
-        disk_cache.prune(folder, keep=name)
+    disk_cache.prune(folder, keep=name)
     return function
 
 

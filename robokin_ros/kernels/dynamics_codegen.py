@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import model_cache
 from ..model import JointType, RobotModel
-from . import accel, numba_source
+from . import accel, numba_source, parallel
 from .emitter import (
     Emitter,
     allocate_registers,
@@ -366,7 +366,7 @@ class CompiledDynamics(LazyAccelerated):
         self._dense = nonzero.size == self._size
         # once loaded: the numba single entry, and the same without type dispatch (accel.direct_entry)
         self.accelerated_single = self.direct_single = None
-        self._mimic_terms = model.mimic_terms
+        self._mimic_terms, self._robot = model.mimic_terms, model.name   # (the name: compile notices)
         super().__init__()
 
     def wrapper_source(self) -> str:
@@ -382,7 +382,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def _load(self):
         kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
-                            reference=lambda x: self._single(x, math.cos, math.sin))
+                            reference=lambda x: self._single(x, math.cos, math.sin), robot=self._robot)
         self._check_single(kernel.py_func.__globals__["single"])
         return kernel
 
@@ -420,13 +420,13 @@ class CompiledDynamics(LazyAccelerated):
             return out.reshape(self.shape)
         return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
 
-    def batch(self, *inputs: np.ndarray) -> np.ndarray:
-        """Kernel outputs ``(B,) + shape`` for ``(B, k)`` inputs, in chunks of :data:`CHUNK`."""
+    def batch(self, *inputs: np.ndarray, threads: int | None = None) -> np.ndarray:
+        """Outputs ``(B,) + shape`` for ``(B, k)`` inputs in chunks of :data:`CHUNK` (numba: threaded)."""
         B = inputs[0].shape[0]
         kernel = self._kernel(B)
         if kernel is not None:
             out = np.empty((B, self._size))
-            kernel(np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64), out)
+            parallel.run_rows(kernel, (np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64),), out, threads)
             return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))

@@ -22,7 +22,7 @@ import numpy as np
 from .. import model_cache
 from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw
-from . import accel
+from . import accel, parallel
 from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, supported
 from .lazy_accel import LazyAccelerated
 from .numba_source import single_source, vector_trig_wrapper_source, wrapper_source
@@ -237,6 +237,7 @@ class CompiledFK(LazyAccelerated):
         self._pack = struct.Struct(f"{self._flat_template.size}d").pack
         self._n_q = model.n_q
         self._mimic_terms = model.mimic_terms
+        self._robot = model.name   # (for the compile notices)
         #: Once loaded: the compiled ``single(q (n_q,), out) -> status`` of
         #: :func:`robokin_ros.kernels.numba_source.single_source` (0 written, 1 non-finite, 2 wrong shape).
         self.accelerated_single = None
@@ -251,7 +252,7 @@ class CompiledFK(LazyAccelerated):
         source = vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
             wrapper_source(body, values, self._n_q, early_stores=True)
         source += single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
-        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat)
+        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat, robot=self._robot)
         accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
         return kernel
 
@@ -295,19 +296,23 @@ class CompiledFK(LazyAccelerated):
         conversion measured, ahead of ``array.array`` and ``np.array``)."""
         return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self.shape)
 
-    def batch(self, qb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def batch(self, qb: np.ndarray, out: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
         """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``; ``out``: a
         C-contiguous float64 ``(B, size)`` array to write into (checked by the caller).
+
+        numba: on :func:`~robokin_ros.kernels.parallel.thread_count` ``(threads)`` threads
+        (:func:`~robokin_ros.kernels.parallel.run_rows`; bit-identical for every count).
 
         numpy: works through the batch in chunks of :data:`CHUNK` configurations, so the
         generated code's temporaries stay cache-sized and peak memory stays near the output's.
         """
         B, size = qb.shape[0], self._flat_template.size
+        parallel.thread_count(threads)   # checked on every path
         if out is None:
             out = np.empty((B, size))
         kernel = self._kernel(B)
         if kernel is not None:
-            kernel(np.ascontiguousarray(qb, np.float64), out)
+            parallel.run_rows(kernel, (np.ascontiguousarray(qb, np.float64),), out, threads)
             return out.reshape((B,) + self.shape)
         qT = np.ascontiguousarray(qb.T)
         components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk

@@ -3,9 +3,10 @@
 :class:`LazyAccelerated` is the state machine shared by the FK kernels
 (:class:`~robokin_ros.kernels.fk_codegen.CompiledFK`) and the dynamics kernels
 (:class:`~robokin_ros.kernels.dynamics_codegen.CompiledDynamics`): not loaded → loading in a
-background thread (compiling takes seconds; callers go on with numpy meanwhile) → loaded, or
-failed (one warning, numpy kept for good). Subclasses say how to load (:meth:`_load`) and when
-to start (:attr:`counts_calls`).
+background thread (which waits, without the GIL, for the compile in a separate process of
+:mod:`~robokin_ros.kernels.compile_process`, then loads the result from the disk cache;
+callers go on with numpy meanwhile) → loaded, or failed (one warning, numpy kept for good).
+Subclasses say how to load (:meth:`_load`) and when to start (:attr:`counts_calls`).
 
 A process that exits while a background compile runs can die in LLVM (SIGSEGV, SIGABRT) as the
 interpreter finalises: :func:`stop_background_loads` lets none start any more and waits, with a

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from ..checks import check_out, finite_configuration, is_single_vector, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
-from ..kernels import selection
+from ..kernels import parallel, selection
 from ..kernels.fk_codegen import LAYOUTS, built_fk, compiled_joint_poses, compiled_link_poses
 from ..kernels.plan import compose, fk_plan, other_joint_motion, plane_frame
 from ..kernels.single_lane import single_result
@@ -62,7 +62,8 @@ def _batch(model: RobotModel, q) -> tuple[Array, tuple[int, ...]]:
     return q.reshape(math.prod(q.shape[:-1]), model.n_q), q.shape[:-1]
 
 
-def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4", out: Array | None = None) -> Array:
+def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4", out: Array | None = None,
+                       threads: int | None = None) -> Array:
     """World pose of every link (or of ``frames``).
 
     Uses the model's generated kernel when it has one (no floating / planar joint moves the
@@ -84,6 +85,9 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
         out: optional array to write the result into, like numpy's ``out=``: float64,
             C-contiguous, writeable, of exactly the result's shape, not overlapping ``q``
             (the kernels write it while still reading ``q``).
+        threads: most threads a batch runs on (None: ``ROBOKIN_THREADS``, else every core
+            this process may use; see :mod:`robokin_ros.kernels.parallel`); results are
+            bit-identical for every count.
 
     Returns:
         ``T_world_link (..., n, 4, 4)`` (``"3x4"``: ``(..., n, 3, 4)``), ``n = n_links`` or
@@ -103,10 +107,11 @@ def forward_kinematics(model: RobotModel, q, *, frames=None, layout: str = "4x4"
             return result
     if layout not in ("4x4", "3x4"):
         raise ArgumentError("layout", f"must be '4x4' or '3x4', got {layout!r} (positions: link_positions())")
-    return _link_poses(model, q, model.link_indices(frames), layout, out)
+    return _link_poses(model, q, model.link_indices(frames), layout, out, threads)
 
 
-def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = None) -> Array:
+def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = None,
+                   threads: int | None = None) -> Array:
     """World position of every link's origin (or of ``frames``): the translations of
     :func:`forward_kinematics`, computed and written without the rotations.
 
@@ -114,6 +119,7 @@ def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = Non
         q: configurations ``(..., n_q)``.
         frames: None (every link) or a sequence of link names and/or indices, in output order.
         out: optional float64, C-contiguous, writeable array of exactly the result's shape.
+        threads: most threads a batch runs on (as :func:`forward_kinematics`).
 
     Returns:
         ``p_world_link (..., n, 3)`` [m], ``n = n_links`` or ``len(frames)``; ``out`` when given.
@@ -121,13 +127,15 @@ def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = Non
     Raises:
         ShapeError, NonFiniteError, UnknownLinkError, ArgumentError: as :func:`forward_kinematics`.
     """
-    return _link_poses(model, q, model.link_indices(frames), "position", out)
+    return _link_poses(model, q, model.link_indices(frames), "position", out, threads)
 
 
-def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str, out) -> Array:
+def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str, out, threads=None) -> Array:
     """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``:
     the general, checked path (one finite configuration as Python floats runs the generated
     kernel without a numpy call until its numba kernel is loaded)."""
+    if threads is not None:
+        parallel.thread_count(threads)   # a bad cap is refused on every path
     compiled = compiled_link_poses(model, links, layout) if selection.use_generated else None
     values = None if compiled is None else finite_configuration(model, q)
     if values is None:
@@ -143,7 +151,7 @@ def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str
             result = compiled.single(q, values, out=out)
         else:
             B = math.prod(batch)
-            result = compiled.batch(q.reshape(B, model.n_q), out=None if out is None else out.reshape(B, -1))
+            result = compiled.batch(q.reshape(B, model.n_q), None if out is None else out.reshape(B, -1), threads)
         return result.reshape(shape) if out is None else out
     T = forward_kinematics_generic(model, q)
     if links is not None:

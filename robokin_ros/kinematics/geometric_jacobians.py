@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from .. import model_cache
 from ..checks import finite_configuration, is_single_vector, real_array
 from ..errors import ArgumentError
-from ..kernels import selection
+from ..kernels import parallel, selection
 from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
 from ..kernels.single_lane import single_result
 from ..model import JointType, RobotModel
@@ -169,7 +169,8 @@ def _all_jacobians(model: RobotModel, cols, q: Array, T: Array, reference: Refer
     return _express(J, T[..., :, :3, :3], p, reference)
 
 
-def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, point=None, poses=None) -> Array:
+def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, point=None, poses=None, *,
+             threads: int | None = None) -> Array:
     """Geometric Jacobian of one frame.
 
     Args:
@@ -180,6 +181,9 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
             (of a frame translated there, for LOCAL). WORLD ignores it (it describes the
             body's spatial twist, which has no point).
         poses: optional ``forward_kinematics(model, q)`` to reuse.
+        threads: most threads a batch runs on (None: ``ROBOKIN_THREADS``, else every core
+            this process may use; see :mod:`robokin_ros.kernels.parallel`); results are
+            bit-identical for every count.
 
     Returns:
         ``(..., 6, n_v)``, rows [linear; angular].
@@ -199,11 +203,11 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
         J = single_result(compiled_jacobian(model, frame), None, q)
         if J is not None:
             return J
-    return frame_pose_and_jacobian(model, q, frame, reference, point, poses)[1]
+    return frame_pose_and_jacobian(model, q, frame, reference, point, poses, threads=threads)[1]
 
 
 def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED,
-                            point=None, poses=None) -> tuple[Array, Array]:
+                            point=None, poses=None, *, threads: int | None = None) -> tuple[Array, Array]:
     """World pose and geometric Jacobian of one frame, sharing the work (IK's inner loop).
 
     Args: as :func:`jacobian`.
@@ -213,6 +217,8 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         ``J (..., 6, n_v)`` in ``reference``.
     """
     reference = Reference.parse(reference)
+    if threads is not None:
+        parallel.thread_count(threads)   # a bad cap is refused on every path
     k = model.link_index(frame)
     if point is not None:
         point = real_array(point, "point", (3,), batch=False)
@@ -226,7 +232,7 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
         elif q.ndim == 1:
             out = compiled.single(q)[0]
         else:
-            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))[:, 0]
+            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q), threads=threads)[:, 0]
             out = out.reshape(q.shape[:-1] + out.shape[-2:])
         Tk, J = out[..., :4, :4], out[..., 4:, :model.n_v]
         Rk, pk = Tk[..., :3, :3], Tk[..., :3, 3]

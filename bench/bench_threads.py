@@ -1,0 +1,126 @@
+"""Threads scaling of one batched call (issue 31): FK, tip Jacobian, RNEA, self-collision, IK.
+
+Usage: ``python3 bench/bench_threads.py [--batch 20000] [--robots ur5e,panda] [--rounds 7]``.
+
+For each bundled robot, prints the time per configuration of one batched call on 1, 2, ... up to
+every core this process may use (``os.sched_getaffinity``), the speed-up against one thread, and
+whether the results are bit-identical to one thread's. ``FK`` writes into a reused ``out=``
+array; ``FK new`` allocates its output each call (its first-touch page faults then weigh). The thread count is the ``threads=``
+keyword where the call has one (FK, Jacobian) and ``ROBOKIN_THREADS`` otherwise (RNEA,
+self-collision, IK). Kernels are compiled (or loaded from the disk cache) first. Timings are the
+best of ``--rounds`` rounds, each round running every thread count once in turn
+(:func:`timing.interleaved`), so that on a shared machine they get the same chances at its
+quiet moments; a control row first shows how much parallelism the machine itself gives at the
+time (a GIL-free numba loop). pytorch_kinematics is not installed here (not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from timing import interleaved  # noqa: E402
+
+import robokin_ros as rk  # noqa: E402
+from robokin_ros.kernels import parallel  # noqa: E402
+
+ROBOTS = pathlib.Path(rk.__file__).resolve().parent / "robots"
+TIPS = {"ur5e": "tool0", "panda": "panda_hand"}
+
+
+def with_threads(threads: int, fn):
+    """``fn`` run with ``ROBOKIN_THREADS=threads``."""
+    def run():
+        old = os.environ.get(parallel.ENVIRONMENT)
+        os.environ[parallel.ENVIRONMENT] = str(threads)
+        try:
+            return fn()
+        finally:
+            if old is None:
+                del os.environ[parallel.ENVIRONMENT]
+            else:
+                os.environ[parallel.ENVIRONMENT] = old
+    return run
+
+
+def calls(model: rk.RobotModel, tip: str, q: np.ndarray, targets: np.ndarray, out: np.ndarray) -> dict:
+    """name -> (function of a thread count returning the result as arrays, configurations per call)."""
+    v = np.zeros_like(q)
+    return {
+        "FK": (lambda t: [rk.forward_kinematics(model, q, threads=t, out=out).copy()], len(q)),
+        "FK new": (lambda t: [rk.forward_kinematics(model, q, threads=t)], len(q)),
+        "J tip": (lambda t: [rk.jacobian(model, q, tip, threads=t)], len(q)),
+        "RNEA": (lambda t: [with_threads(t, lambda: rk.rnea(model, q, v, v))()], len(q)),
+        "collision": (lambda t: [with_threads(t, lambda: rk.self_collisions(model, q).in_collision)()], len(q)),
+        "IK": (lambda t: list(with_threads(t, lambda: _ik(model, targets, tip, q))()), len(targets)),
+    }
+
+
+def control(threads: int) -> None:
+    """The machine's own parallelism now: a GIL-free numba loop split over ``threads`` threads
+    (1.0x at 2 threads means the other cores are busy with other work, whatever robokin does)."""
+    import threading
+
+    import numba
+
+    @numba.njit(nogil=True, cache=False)
+    def spin(n):
+        s = 0.0
+        for i in range(n):
+            s += i * 1e-9
+        return s
+
+    spin(10)
+    work = [threading.Thread(target=spin, args=(50_000_000 // threads,)) for _ in range(threads)]
+    for thread in work:
+        thread.start()
+    for thread in work:
+        thread.join()
+
+
+def _ik(model, targets, tip, q) -> tuple:
+    result = rk.solve_ik(model, targets, tip, q[:len(targets)], timeout=None, rng=0)
+    return result.q, result.success
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=20000)
+    parser.add_argument("--ik", type=int, default=2000, help="IK problems per call")
+    parser.add_argument("--robots", default="ur5e,panda")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    cores = parallel.available_cores()
+    counts = sorted({1, 2, cores} | {c for c in (4, 8, 16) if c < cores})
+    counts = [c for c in counts if c <= cores]
+    print(f"cores this process may use: {cores}; batch {args.batch} (IK {args.ik}); best of {args.rounds} rounds")
+    times = interleaved({t: (lambda: None, lambda t=t: control(t), 1) for t in counts}, args.rounds)
+    print("control (numba loop, no robokin): " + "  ".join(f"{t} thr {times[1] / times[t]:4.2f}x" for t in counts))
+    for name in args.robots.split(","):
+        model = rk.RobotModel.from_urdf_file(ROBOTS / f"{name}.urdf")
+        tip = TIPS.get(name, model.link_names[-1])
+        rng = np.random.default_rng(0)
+        q = model.random_configuration(args.batch, rng)
+        targets = rk.forward_kinematics(model, model.random_configuration(args.ik, rng), frames=[tip])[:, 0]
+        rk.prepare(model, frames=[(tip,)], dynamics=("rnea",))
+        rk.prepare_ik(model, tip)
+        rk.self_collisions(model, q[:1000])
+        out = np.empty((len(q), model.n_links, 4, 4))
+        for label, (fn, n) in calls(model, tip, q, targets, out).items():
+            fn(1)   # loads what is left (collision kernels start on a first batch)
+            reference = fn(1)
+            same = {t: all(np.array_equal(a, b) for a, b in zip(reference, fn(t))) for t in counts}
+            timed = (lambda t: rk.forward_kinematics(model, q, threads=t, out=out)) if label == "FK" else fn
+            times = interleaved({t: (lambda: None, lambda t=t: timed(t), n) for t in counts}, args.rounds)
+            row = "  ".join(f"{t} thr {times[t] * 1e6:7.3f} µs ({times[1] / times[t]:4.2f}x"
+                            f"{', identical' if same[t] else ', DIFFERENT'})" for t in counts)
+            print(f"{name:6s} {label:9s} {row}")
+
+
+if __name__ == "__main__":
+    main()

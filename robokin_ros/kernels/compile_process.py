@@ -1,0 +1,99 @@
+"""Compiling a generated numba module in a separate process, never in the caller's.
+
+numba compiles with the GIL held for most of the time (6-10 s for an IK loop on 2 cores, minutes
+for a humanoid's dynamics): compiled in a thread of the caller, it takes the caller's time.
+:func:`compile_module` runs the module in a fresh ``python`` process instead (at a lower
+priority, ``nice`` +:data:`NICENESS`), which calls the module's functions once with the given
+arguments, so that numba compiles them into the disk cache
+(:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits for it (without the GIL)
+and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
+
+:func:`has_compiled` says whether numba's cache already holds a module's functions (then
+nothing is compiled: the caller loads them at once).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+
+from ..errors import KernelCheckError
+from . import notices
+
+#: Most seconds a compile may take (a 60-link humanoid's forward dynamics takes minutes).
+COMPILE_TIMEOUT = 1800.0
+
+#: How much lower the compiling process's priority is (``os.nice``): the caller's requests
+#: come first where cores are few.
+NICENESS = 10
+
+#: The compiling process's program: reads ``(path, name, source, calls)`` (a pickle, from its
+#: parent) on stdin, runs ``source`` as the module ``name`` at ``path`` (numba keys its cache on
+#: that file, which the parent has written and verified), and calls ``function(*args)`` for each
+#: of ``calls``; exits at once when its parent has gone (nothing is left compiling for nobody).
+#: Imports numba and numpy only.
+WORKER = f"""
+import os, pickle, sys, threading, time, types
+try:
+    os.nice({NICENESS})
+except (AttributeError, OSError):   # (no os.nice on Windows)
+    pass
+parent = os.getppid()
+def watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(3)
+threading.Thread(target=watch, daemon=True).start()
+path, name, source, calls = pickle.loads(sys.stdin.buffer.read())
+module = types.ModuleType(name)
+module.__file__ = path
+sys.modules[name] = module
+exec(compile(source, path, "exec"), module.__dict__)
+for function, args in calls:
+    getattr(module, function)(*args)
+"""
+
+
+def _numba_cache_folder(path: str) -> str:
+    """Where numba keeps the compiled code of the module at ``path`` (its ``_CacheLocator`` s):
+    ``__pycache__`` beside it, or under ``NUMBA_CACHE_DIR`` when that is set."""
+    folder = os.path.dirname(os.path.abspath(path))
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if not user:
+        return os.path.join(folder, "__pycache__")
+    sub = os.path.split(folder)[-1] + "_" + hashlib.sha1(folder.encode()).hexdigest()  # noqa: S324 - numba's name
+    return os.path.join(user, sub)
+
+
+def has_compiled(path: str, name: str, functions) -> bool:
+    """True when numba's disk cache holds an index of each of ``functions`` (names) of the
+    module ``name`` at ``path``."""
+    cache = glob.escape(_numba_cache_folder(path))
+    return all(glob.glob(os.path.join(cache, f"{glob.escape(name)}.{f}-*.nbi")) for f in functions)
+
+
+def compile_module(path: str, name: str, source: str, calls, robot: str) -> None:
+    """Compile the generated module ``source`` (stored at ``path`` as ``name``) into numba's
+    disk cache in a separate process, calling ``function(*args)`` for each ``(function, args)``
+    of ``calls`` there; waits for it (without the GIL). Sends the compile notices of ``robot``
+    (:mod:`robokin_ros.kernels.notices`).
+
+    Raises:
+        KernelCheckError: the process failed (its last error line), or ran past
+            :data:`COMPILE_TIMEOUT`.
+    """
+    data = pickle.dumps((path, name, source, list(calls)))
+    with notices.compiling(robot):
+        try:
+            done = subprocess.run([sys.executable, "-c", WORKER], input=data, capture_output=True,  # noqa: S603
+                                  timeout=COMPILE_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired as error:
+            raise KernelCheckError(f"compiling {name} took more than {COMPILE_TIMEOUT:g} s") from error
+    if done.returncode != 0:
+        lines = done.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {done.returncode}"]
+        errors = [line for line in lines if "Error:" in line or "Exception:" in line]
+        raise KernelCheckError(f"compiling {name} failed in its process: {(errors or lines)[-1].strip()}")

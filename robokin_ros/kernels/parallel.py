@@ -1,0 +1,123 @@
+"""Every core in one call: a batched compiled kernel run over chunks of configurations on threads.
+
+The compiled kernels (numba, ``nogil=True``) release the GIL, so threads run them side by side.
+:func:`run_rows` splits a batch into chunks of :data:`CHUNK_ROWS` configurations handed out one
+at a time (dynamic scheduling: a thread that finishes early takes the next chunk, so uneven
+chunks leave no straggler); the calling thread works too. Every configuration is computed by the
+same code whatever the chunk or thread, so results are bit-identical for every thread count.
+
+How many threads (:func:`thread_count`): the call's ``threads=`` keyword, else the environment
+variable ``ROBOKIN_THREADS``, else every core this process may run on
+(``os.sched_getaffinity``); batches smaller than :data:`MIN_PARALLEL_ROWS` run on the calling
+thread alone (starting threads would cost more than it saves).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import ArgumentError
+
+#: Configurations per chunk handed to a thread.
+CHUNK_ROWS = 1024
+#: Smallest batch that is split over threads.
+MIN_PARALLEL_ROWS = 4096
+#: The environment variable capping the threads of a call without ``threads=``.
+ENVIRONMENT = "ROBOKIN_THREADS"
+
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+
+def available_cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def thread_count(threads: int | None = None) -> int:
+    """Threads a batched call uses: ``threads`` when given, else ``ROBOKIN_THREADS`` when set,
+    else :func:`available_cores`.
+
+    Raises:
+        ArgumentError: ``threads`` (or ``ROBOKIN_THREADS``) is not a whole number >= 1.
+    """
+    name, value = "threads", threads
+    if value is None:
+        name, value = ENVIRONMENT, os.environ.get(ENVIRONMENT, "").strip()
+        if not value:
+            return available_cores()
+        try:
+            value = int(value)
+        except ValueError:
+            raise ArgumentError(name, f"must be a whole number >= 1, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ArgumentError(name, f"must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    """The shared pool, grown to at least ``workers`` threads."""
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size < workers:
+            old, _pool, _pool_size = _pool, ThreadPoolExecutor(workers, thread_name_prefix="robokin_ros"), workers
+            if old is not None:
+                old.shutdown(wait=False)
+        return _pool
+
+
+def run_chunks(rows: int, work, threads: int | None = None) -> None:
+    """``work(start, stop)`` over consecutive chunks of ``range(rows)``, on :func:`thread_count`
+    threads (the caller's among them) when there are at least :data:`MIN_PARALLEL_ROWS` rows,
+    else as one ``work(0, rows)``. Chunks of :data:`CHUNK_ROWS` rows are handed out one at a
+    time (a thread that finishes early takes the next).
+
+    Args:
+        rows: the batch size.
+        work: computes rows ``start:stop`` alone (e.g. a compiled kernel that releases the GIL
+            on slices of its inputs and outputs).
+        threads: the cap (see :func:`thread_count`).
+
+    Raises:
+        ArgumentError: a bad ``threads``. Whatever ``work`` raises (the first, after every
+            chunk has run).
+    """
+    chunks = -(-rows // CHUNK_ROWS)
+    workers = min(thread_count(threads), chunks)
+    if workers <= 1 or rows < MIN_PARALLEL_ROWS:
+        work(0, rows)
+        return
+    starts = iter(range(0, rows, CHUNK_ROWS))   # next() on it is atomic under the GIL
+    done = itertools.count(1)
+    finished = threading.Event()
+    errors: list[BaseException] = []
+
+    def take() -> None:
+        for start in starts:
+            try:
+                work(start, min(rows, start + CHUNK_ROWS))
+            except BaseException as error:  # noqa: BLE001 - re-raised in the caller
+                errors.append(error)
+            if next(done) == chunks:
+                finished.set()
+
+    pool = _executor(workers - 1)
+    for _ in range(workers - 1):
+        pool.submit(take)   # a task that starts late finds no chunk left and returns at once
+    take()
+    finished.wait()
+    if errors:
+        raise errors[0]
+
+
+def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
+    """``kernel(*inputs, out)`` of a batch kernel (each row computed alone, the GIL released)
+    over slices of the rows of its ``(B, ...)`` ``inputs`` and ``out``, by :func:`run_chunks`."""
+    run_chunks(out.shape[0], lambda a, b: kernel(*[x[a:b] for x in inputs], out[a:b]), threads)

@@ -1,0 +1,98 @@
+"""Kernels compile in a separate process (issue 31): never in a thread of the caller's.
+
+numba holds the GIL for most of a compile; compiled in a background thread of the caller, it
+took the caller's time (timed IK requests starved under load). Now a compile runs in a child
+process and the caller's process only loads the result from the verified disk cache. The tests
+count numba compiles in this process (none) and measure the CPU time the caller's thread gets
+while a compile runs (all of its process's), with a pure-Python loop running meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import numba.core.compiler
+import pytest
+
+from robokin_ros.kernels import accel, compile_process, notices
+
+pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not installed")
+
+
+def heavy_source(lines: int) -> str:
+    """A module whose ``f(x)`` takes numba a while to compile (``lines`` dependent operations),
+    unique to this call (nothing cached)."""
+    body = [f"    a{k} = a{k - 1} * 1.000001 + {k}.5 * x" for k in range(1, lines)]
+    return "\n".join([f"# {uuid.uuid4().hex}", "import numba", "",
+                      "@numba.njit(cache=True, nogil=True)", "def f(x):", "    a0 = x", *body,
+                      f"    return a{lines - 1}", ""])
+
+
+@pytest.fixture
+def compiles_here(monkeypatch):
+    """The list of numba compiles run in this process from now on."""
+    seen = []
+    real = numba.core.compiler.compile_extra
+
+    def counting(*args, **kwargs):
+        seen.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(numba.core.compiler, "compile_extra", counting)
+    return seen
+
+
+def test_a_compile_runs_in_another_process_and_loads_here(accelerated, compiles_here):
+    sent = []
+    source = heavy_source(20)
+    with notices.subscribed(sent.append):
+        f = accel.load_function(source, "f", [("f", (1.0,))], lambda f: f(2.0) == f.py_func(2.0), "test robot")
+        assert f(3.0) == f.py_func(3.0)
+        assert accel.load_function(source, "f", [("f", (1.0,))]) is f   # shared, nothing more compiled
+    assert compiles_here == []
+    assert [(n.robot, n.started) for n in sent] == [("test robot", True), ("test robot", False)]
+    assert sent[1].kernels == 1
+    assert "compiling kernels for test robot (first run; cached afterwards)" in sent[0].line()
+
+
+def test_a_failed_compile_is_a_kernel_error_naming_it(accelerated):
+    from robokin_ros.errors import KernelCheckError
+
+    source = "import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return undefined_name(x)\n"
+    with pytest.raises(KernelCheckError, match="failed in its process: .*undefined_name"):
+        accel.load_function(source, "f", [("f", (1.0,))])
+
+
+@pytest.mark.slow
+def test_the_callers_thread_keeps_the_gil_while_a_kernel_compiles(accelerated, compiles_here):
+    """While a kernel compiles (from its start notice to its end notice), a pure-Python loop in
+    the caller's thread gets all but a sliver of its process's CPU time (a compile in a thread
+    of this process would take half or more), and compiles nothing here."""
+    started, ended = threading.Event(), threading.Event()
+
+    def tell(notice):
+        (started if notice.started else ended).set()
+
+    with notices.subscribed(tell):
+        loader = threading.Thread(target=accel.load_function, args=(heavy_source(200), "f", [("f", (1.0,))]))
+        loader.start()
+        assert started.wait(60.0)
+        cpu_thread, cpu_process, iterations = time.thread_time(), time.process_time(), 0
+        while not ended.is_set():
+            iterations += 1
+        cpu_thread, cpu_process = time.thread_time() - cpu_thread, time.process_time() - cpu_process
+        loader.join(600.0)
+    assert iterations > 10_000   # the compile lasted long enough to measure
+    assert cpu_thread >= 0.9 * cpu_process, (cpu_thread, cpu_process, iterations)
+    assert compiles_here == []
+
+
+def test_has_compiled_reads_numbas_index(accelerated, tmp_path):
+    source = heavy_source(3)
+    f = accel.load_function(source, "f", [("f", (1.0,))])
+    path = f.py_func.__code__.co_filename
+    name = f.py_func.__module__
+    assert compile_process.has_compiled(path, name, ["f"])
+    assert not compile_process.has_compiled(path, name, ["g"])
