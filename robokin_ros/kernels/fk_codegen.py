@@ -23,7 +23,7 @@ from .. import model_cache
 from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw
 from . import accel, parallel
-from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, supported
+from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, support_links, supported
 from .lazy_accel import LazyAccelerated
 from .numba_source import single_source, vector_trig_wrapper_source, wrapper_source
 from .plan import fk_plan
@@ -90,7 +90,7 @@ def generate_link_poses_source(model: RobotModel, links=None, layout: str = "4x4
     """
     n = model.n_links
     links = tuple(range(n)) if links is None else tuple(int(i) for i in links)
-    needed = sorted(set().union({0}, *[set(int(i) for i in model.link_supports[k]) for k in links]))
+    needed = support_links(model, links)
     if not supported(model, needed):
         return None
     e = Emitter()
@@ -137,7 +137,7 @@ def _frames_emitter(model: RobotModel, frames) -> tuple[list[int], Emitter, dict
     """Link indices of ``frames`` and an emitter holding the poses of their supports, or None
     when a floating or planar joint moves one of them."""
     ks = [model.link_index(f) for f in frames]
-    needed = sorted(set().union(*[set(int(i) for i in model.link_supports[k]) for k in ks]))
+    needed = support_links(model, ks)
     if not supported(model, needed):
         return None
     e = Emitter()
