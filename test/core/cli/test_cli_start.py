@@ -166,3 +166,9 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_the_robokin_executable_starts_in_the_entry_module():
+    """What the console script runs (pip and colcon read setup.py's entry points)."""
+    text = (ROOT / "setup.py").read_text()
+    assert re.search(r"""['"]robokin = robokin_entry:robokin['"]""", text), "setup.py: robokin's entry point"
