@@ -43,7 +43,7 @@ setup(
     entry_points={
         'console_scripts': [
             'kin_node = robokin_entry:kin_node',
-            'robokin = robokin_ros.cli:entry_point',
+            'robokin = robokin_entry:robokin',
             'web_view = robokin_entry:web_view',
         ],
     },

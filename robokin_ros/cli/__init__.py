@@ -11,7 +11,9 @@
     robokin bench FILE [--tip tool0]        # FK / Jacobian / IK timings, Pinocchio alongside if installed
     robokin view FILE [--srdf FILE] [--port 8080]   # 3D view in a browser (viser): sliders, IK gizmo
 
-Also ``python -m robokin_ros ...``; ``robokin --version``. A command's frame defaults to the
+Also ``python -m robokin_ros ...``; ``robokin --version``. The ``robokin`` executable starts in
+:func:`robokin_entry.robokin` (standard library only): ``bench``, ``ik`` and ``view`` say what they
+do in a line before the imports, and a Ctrl-C during them exits 130 at once. A command's frame defaults to the
 tip of the default IK group, as the node derives it (:func:`~robokin_ros.cli.common.default_tip`).
 Core only: never imports rclpy. Errors print one message
 (no traceback; at most :data:`~robokin_ros.cli.arguments.MAX_ERROR_LINES` lines) and exit with
@@ -23,7 +25,9 @@ warnings are off: a result they would flag is an error of its own or a documente
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -68,6 +72,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def leave(code: int) -> int:
+    """``code``, once the process may exit normally; while kernels still load in the background
+    (threads named ``robokin_ros accel``: bench's loading, :mod:`robokin_ros.kernels.lazy_accel`),
+    the process ends now with ``code`` through ``os._exit`` after flushing its output (exiting
+    through the interpreter's finalisation could crash in numba; a compile left unfinished is
+    lost, its process ends with this one)."""
+    if any(t.name.startswith("robokin_ros accel") and t.is_alive() for t in threading.enumerate()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):   # closed, or a broken pipe
+                pass
+        os._exit(code)
+    return code
+
+
 def entry_point() -> None:
-    """console_scripts entry point."""
-    sys.exit(main())
+    """``python -m robokin_ros``'s entry point (the ``robokin`` executable's is
+    :func:`robokin_entry.robokin`)."""
+    sys.exit(leave(main()))

@@ -7,15 +7,18 @@ Every command's frame defaults to the tip of the default IK group, as the node d
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
+import threading
 import time
 
 import numpy as np
 
 from ..errors import ArgumentError
 from ..ik import prepare_ik, reach_upper_bound, solve_ik
-from ..kernels import prepare
+from ..kernels import notices, prepare
+from ..kernels.fk_codegen import compiled_fk, compiled_frames
 from ..kinematics import Kinematics, forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, matrix_to_rpy, quat_xyzw_to_matrix, rpy_to_matrix
 from . import common
@@ -46,12 +49,16 @@ def add_commands(commands) -> None:
     _add_ik(commands)
     bench = commands.add_parser("bench", help="FK / Jacobian / IK timings of this robot",
                                 description="Times single and batched FK, the Jacobian of --tip and IK (the "
-                                            "TRAC-IK protocol of bench/bench_ik.py, on the compiled loop loaded "
-                                            "first); Pinocchio in the same run when it is installed.")
+                                            "TRAC-IK protocol of bench/bench_ik.py) on the compiled kernels; "
+                                            "Pinocchio in the same run when it is installed. On a robot whose "
+                                            "kernels are not compiled yet, the rows time what runs while they "
+                                            "compile in the background, marked 'cold' (--wait: wait for them).")
     common.add_file(bench)
     common.add_tip(bench, what="IK / Jacobian frame")
     bench.add_argument("-n", type=count(1, MAX_BENCH_BATCH), default=10_000,
                        help=f"batch size in [1, {MAX_BENCH_BATCH:g}] (default 10000)")
+    bench.add_argument("--wait", action="store_true", help="wait for the kernels to compile before timing "
+                       "(on a robot new to this machine: seconds to minutes, once)")
     bench.set_defaults(run=run_bench)
 
 
@@ -215,6 +222,109 @@ def run_ik(args) -> int:
 
 
 # ---------------------------------------------------------------------------- bench
+#: The path a row timed (its last column): its kernel was loaded (compiled) before the row ran, it
+#: was still compiling (the row timed what runs meanwhile), or none is to be had (no numba, or no
+#: generated kernel for this model).
+COMPILED, COLD, NOT_COMPILED = "compiled", "cold (compiling in the background)", "not compiled (numpy)"
+#: The name of bench's loading thread (as the background loads of
+#: :mod:`robokin_ros.kernels.lazy_accel`: :func:`robokin_ros.cli.leave` waits for none of them).
+LOADING_THREAD = "robokin_ros accel (bench)"
+
+
+class Preparation:
+    """Bench's compiled kernels, loaded in a background thread in the order of :data:`STEPS`
+    (each compiles in a separate process unless the disk cache has it); the rows time whatever
+    is loaded when they start (:meth:`path`).
+
+    Attributes:
+        done: step name -> True (its kernels are loaded) / False (none is to be had).
+    """
+
+    #: The steps: the IK loop (the headline row), the FK of every link, the Jacobian kernels of the tip.
+    STEPS = ("ik", "fk", "jacobian")
+
+    def __init__(self, model, tip: str, ik_options: dict):
+        self.model, self.tip, self.ik_options = model, tip, ik_options
+        self.done: dict[str, bool] = {}
+        self.error: BaseException | None = None
+        self.compiling = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name=LOADING_THREAD, daemon=True)
+
+    def _step(self, name: str) -> bool:
+        if name == "ik":
+            return prepare_ik(self.model, self.tip, **self.ik_options)
+        if name == "fk":
+            return prepare(self.model)
+        return prepare(self.model, frames=[(self.tip,)], fk=False)
+
+    def _run(self) -> None:
+        try:
+            for name in self.STEPS:
+                ready = self._step(name)
+                with self._changed:
+                    self.done[name] = ready
+                    self._changed.notify_all()
+        except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
+            with self._changed:
+                self.error = error
+                self._changed.notify_all()
+
+    def _tell(self, notice) -> None:
+        if notice.robot == self.model.name and notice.started:
+            with self._changed:
+                self.compiling = True
+                self._changed.notify_all()
+
+    def start(self, wait: bool) -> None:
+        """Start loading; return once every kernel is loaded (all were in the disk cache, or
+        ``wait``) or one starts compiling (then the others go on in the background).
+
+        Raises:
+            RobokinError: what the loading raised (e.g. bad IK options) before it returned.
+        """
+        with notices.subscribed(self._tell):
+            self._thread.start()
+            with self._changed:
+                self._changed.wait_for(lambda: self.error is not None or len(self.done) == len(self.STEPS)
+                                       or (self.compiling and not wait))
+        self.raise_error()
+
+    def raise_error(self) -> None:
+        """Raise what the loading raised, if anything."""
+        if self.error is not None:
+            raise self.error
+
+    def _loaded(self, step: str) -> bool:
+        """Whether ``step``'s kernel is in use now (loaded by this preparation, or by the
+        background load a large batch starts: :mod:`robokin_ros.kernels.lazy_accel`)."""
+        if step == "ik":
+            return bool(self.done.get("ik"))
+        kernel = compiled_fk(self.model) if step == "fk" else compiled_frames(self.model, (self.tip,))
+        return kernel is not None and kernel.accelerated_single is not None
+
+    def path(self, step: str) -> str:
+        """What a row of ``step`` times now: :data:`COMPILED`, :data:`COLD` or :data:`NOT_COMPILED`."""
+        self.raise_error()
+        if self._loaded(step):
+            return COMPILED
+        return NOT_COMPILED if self.done.get(step) is False else COLD
+
+    def running(self) -> bool:
+        """True while kernels still compile or load."""
+        return self._thread.is_alive()
+
+
+def timed_row(preparation: Preparation, step: str, measure) -> tuple[str, float]:
+    """``(path, measure())``: ``measure`` runs again when ``step``'s kernels were loaded while it
+    ran, so that a row times one path only."""
+    path = preparation.path(step)
+    value = measure()
+    if path == COLD and preparation.path(step) != COLD:
+        path, value = preparation.path(step), measure()
+    return path, value
+
+
 def _best(fn, repeats: int = 5) -> float:
     best = np.inf
     for _ in range(repeats):
@@ -224,62 +334,101 @@ def _best(fn, repeats: int = 5) -> float:
     return best
 
 
-def bench_ik(model, tip: str, rng) -> tuple[str, float]:
+def bench_ik(model, tip: str, rng, preparation: Preparation) -> tuple[str, float, str]:
     """The IK row of ``bench``: :data:`BENCH_IK_TARGETS` single requests of the TRAC-IK protocol
     (targets = FK of random configurations, seed at mid-limits, tolerance
-    :data:`BENCH_IK_TOLERANCE`, :data:`BENCH_IK_TIMEOUT` each), its compiled loop loaded first
-    (:func:`~robokin_ros.ik.prepare_ik`; the label says when it is not: cold numbers), solved in
+    :data:`BENCH_IK_TOLERANCE`, :data:`BENCH_IK_TIMEOUT` each), on the compiled loop that
+    ``preparation`` loaded (:func:`~robokin_ros.ik.prepare_ik`, same options: :func:`ik_options`)
+    or, while it compiles, on the float path (the label says which), solved in
     :data:`BENCH_IK_ROUNDS` rounds.
 
     Returns:
-        (label, mean over the targets of each one's best time [µs]; a target counts as solved
-        when its first round solved it).
+        (label, mean over the targets of each one's best time [µs] (a target counts as solved
+        when its first round of the timed path solved it), path timed).
     """
-    options = dict(position_tolerance=BENCH_IK_TOLERANCE, rotation_tolerance=BENCH_IK_TOLERANCE,
-                   max_iterations=BENCH_IK_ITERATIONS)
-    compiled = prepare_ik(model, tip, **options)
+    options = ik_options()
     lo, hi = model.q_lower, model.q_upper
     seed = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
     targets = forward_kinematics(model, model.random_configuration(BENCH_IK_TARGETS, rng=rng))[:, model.link_index(tip)]
-    solve_ik(model, targets[0], tip, seed=seed, timeout=BENCH_IK_TIMEOUT, rng=0, **options)   # untimed first call
-    best, solved = np.full(len(targets), np.inf), np.zeros(len(targets), bool)
-    for round_ in range(BENCH_IK_ROUNDS):
-        for i, T in enumerate(targets):
-            start = time.perf_counter()
-            result = solve_ik(model, T, tip, seed=seed, timeout=BENCH_IK_TIMEOUT, rng=i, **options)
-            best[i] = min(best[i], time.perf_counter() - start)
-            solved[i] = bool(result.success) if round_ == 0 else solved[i]
-    mean = float(best.mean()) * 1e6
-    path = "compiled loop" if compiled else "float path, cold: the compiled loop is not active"
-    return (f"IK of {tip}, {len(targets)} targets, {BENCH_IK_TIMEOUT * 1e3:g} ms each, {path} [us/solve] "
-            f"({100 * solved.mean():.1f} % solved)", mean)
+    solved = np.zeros(len(targets), bool)
+
+    def rounds() -> float:
+        solve_ik(model, targets[0], tip, seed=seed, timeout=BENCH_IK_TIMEOUT, rng=0, **options)   # untimed first call
+        best = np.full(len(targets), np.inf)
+        for round_ in range(BENCH_IK_ROUNDS):
+            for i, T in enumerate(targets):
+                start = time.perf_counter()
+                result = solve_ik(model, T, tip, seed=seed, timeout=BENCH_IK_TIMEOUT, rng=i, **options)
+                best[i] = min(best[i], time.perf_counter() - start)
+                solved[i] = bool(result.success) if round_ == 0 else solved[i]
+        return float(best.mean()) * 1e6
+
+    path, mean = timed_row(preparation, "ik", rounds)
+    loop = {COMPILED: "compiled loop", COLD: "float path, cold",
+            NOT_COMPILED: "float path, cold: the compiled loop is not active"}[path]
+    return (f"IK of {tip}, {len(targets)} targets, {BENCH_IK_TIMEOUT * 1e3:g} ms each, {loop} [us/solve] "
+            f"({100 * solved.mean():.1f} % solved)", mean, path)
+
+
+def ik_options() -> dict:
+    """The options of bench's IK requests (:func:`bench_ik`) and of the loop it prepares."""
+    return dict(position_tolerance=BENCH_IK_TOLERANCE, rotation_tolerance=BENCH_IK_TOLERANCE,
+                max_iterations=BENCH_IK_ITERATIONS)
+
+
+def bench_rows(model, tip: str, n: int, preparation: Preparation) -> list[tuple[str, float, str]]:
+    """bench's rows: (label, value, path timed: :data:`COMPILED`, :data:`COLD` or
+    :data:`NOT_COMPILED`); the prepared handle's value is NaN (not timed) while its kernel
+    compiles (building the handle would wait for it)."""
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(0)
+    q = model.random_configuration(n, rng=rng)
+    out, one = np.empty((model.n_links, 4, 4)), np.ascontiguousarray(q[0])
+
+    def prepared_fk() -> float:
+        if preparation.path("fk") == COLD:
+            return math.nan
+        kinematics = Kinematics(model, dynamics=())   # its FK alone (the dynamics would compile too)
+        return _best(lambda: kinematics.fk(one, out), 50) * 1e6
+
+    steps = tqdm(total=5, desc="bench", disable=not sys.stderr.isatty(), file=sys.stderr)
+    rows = []
+    for step, label, measure in (
+            ("fk", "FK every link, 1 config, forward_kinematics [us]",
+             lambda: _best(lambda: forward_kinematics(model, q[0]), 50) * 1e6),
+            ("fk", "FK every link, 1 config, prepared Kinematics(model).fk(q, out) [us]", prepared_fk),
+            ("fk", f"FK every link, {n} configs [us/config]",
+             lambda: _best(lambda: forward_kinematics(model, q)) / n * 1e6),
+            ("jacobian", f"Jacobian of {tip}, {n} configs [us/config]",
+             lambda: _best(lambda: jacobian(model, q, tip)) / n * 1e6)):
+        rows.append((label, *reversed(timed_row(preparation, step, measure))))
+        steps.update()
+    rows.append(bench_ik(model, tip, rng, preparation))
+    steps.update()
+    steps.close()
+    return rows
+
+
+def bench_table(rows) -> list[str]:
+    """The lines of bench's rows: label, value (``-``: not timed) and the path timed."""
+    width = max(len(label) for label, _, _ in rows)
+    lines = []
+    for label, value, path in rows:
+        if not math.isfinite(value):
+            value, path = "-", f"{path}: not timed (building the handle waits for its compile)"
+        lines.append(f"  {label:{width}} {value:>10.2f}   {path}" if isinstance(value, float) else
+                     f"  {label:{width}} {value:>10}   {path}")
+    return lines
 
 
 def run_bench(args) -> int:
-    from tqdm import tqdm
-
     model, text = common.load(args.file)
     tip = common.tip_of(model, args.tip)
-    prepare(model, frames=[(tip,)])   # compiled kernels first (numba; seconds on first use)
-    rng = np.random.default_rng(0)
-    q = model.random_configuration(args.n, rng=rng)
-    rows = []
-    steps = tqdm(total=4, desc="bench", disable=not sys.stderr.isatty(), file=sys.stderr)
-    rows.append(("FK every link, 1 config, forward_kinematics [us]",
-                 _best(lambda: forward_kinematics(model, q[0]), 50) * 1e6))
-    kinematics, out, one = Kinematics(model), np.empty((model.n_links, 4, 4)), np.ascontiguousarray(q[0])
-    rows.append(("FK every link, 1 config, prepared Kinematics(model).fk(q, out) [us]",
-                 _best(lambda: kinematics.fk(one, out), 50) * 1e6))
-    steps.update()
-    rows.append((f"FK every link, {args.n} configs [us/config]",
-                 _best(lambda: forward_kinematics(model, q)) / args.n * 1e6))
-    steps.update()
-    rows.append((f"Jacobian of {tip}, {args.n} configs [us/config]",
-                 _best(lambda: jacobian(model, q, tip)) / args.n * 1e6))
-    steps.update()
-    rows.append(bench_ik(model, tip, rng))
-    steps.update()
-    steps.close()
+    model.link_index(tip)   # an unknown --tip: its error now
+    preparation = Preparation(model, tip, ik_options())
+    preparation.start(wait=args.wait)   # returns at once when a kernel must compile (unless --wait)
+    rows = bench_rows(model, tip, args.n, preparation)
     peer = {}
     try:
         import pinocchio as pin
@@ -290,12 +439,14 @@ def run_bench(args) -> int:
     except Exception as error:  # noqa: BLE001 - the peer is optional
         peer["error"] = f"{type(error).__name__}: {error}"
     print(f"robot {model.name}: {model.n_links} links, n_q = {model.n_q}, tip {tip}")
-    width = max(len(label) for label, _ in rows)
-    for label, value in rows:
-        print(f"  {label:{width}} {value:10.2f}")
+    print("\n".join(bench_table(rows)))
     if "FK" in peer:
         print(f"  Pinocchio framesForwardKinematics from Python [us/config] {peer['FK']:10.2f}   "
               f"(Pinocchio / ours batched = {peer['FK'] / rows[2][1]:.1f})")
     else:
         print(f"  (Pinocchio not run: {peer.get('error')})")
+    if any(path == COLD for _, _, path in rows):
+        print(f"robokin bench: the rows marked cold ran while {model.name}'s kernels compiled in the background; "
+              "a compile still running stops with this command (what finished is cached): run bench again, "
+              "or with --wait to compile them all first (once per machine)", file=sys.stderr)
     return 0
