@@ -51,7 +51,7 @@ def test_browser_shows_the_robot_and_not_after_it_is_removed(server, tmp_path):
     view = RobotView(server, PANDA, collisions=False)
     assert view.meshes_loaded.wait(60.0)   # the whole scene is on the server before the browser looks (a busy machine)
     counts = []
-    for attempt in range(3):   # a loaded machine may shoot before the browser has drawn every mesh
+    for _ in range(3):   # a loaded machine may shoot before the browser has drawn every mesh
         assert shoot(server, tmp_path / "robot.png") == 1
         counts.append(int(robot_pixels(tmp_path / "robot.png").sum()))
         if counts[-1] > 2000:
