@@ -100,9 +100,12 @@ def main():
             request.constraints.joint_constraints = constraints
             return request
 
-        for q in Q[:20]:   # warm up both paths (kernels, collision model)
+        # warm up both paths: the collision model, and its compiled check, which the node loads in the
+        # background once MIN_BATCH (256) configurations have been checked (until then, numpy)
+        for q in Q[:300]:
             call(single, single_request(q))
-        call(multi, multi_request(Q[:20]))
+        for _ in range(3):
+            call(multi, multi_request(Q[:2000]))
 
         n_single = min(args.singles, args.states)
         start = time.perf_counter()

@@ -443,18 +443,8 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     hit = np.zeros(n, bool)
     pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
     names = cm.pair_names
-    check = cm.single_check
-    start = 0
-    while start < n:
-        block = flat[start:start + BATCH_CHUNK]
-        found = None if check is None else check.states_batch(block)   # and its poses
-        if found is None:   # numpy, CHUNK configurations at a time
-            block = block[:CHUNK]
-            Tg = cm.geometry_poses(block)
-            colliding = cm.colliding(Tg, cm.pairs)
-        else:
-            colliding, Tg = found
-        stop = start + len(block)
+    for start, colliding, Tg in _pair_blocks(cm, flat, poses=contacts or distance):
+        stop = start + len(colliding)
         hit[start:stop] = colliding.any(axis=1)
         for b, any_pair in enumerate(hit[start:stop].tolist()):
             pairs_out.append(list(dict.fromkeys(names[k] for k in np.flatnonzero(colliding[b]).tolist()))
@@ -463,11 +453,54 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
             contacts_out += _contacts(cm, Tg, colliding)
         if distance:
             distances[start:stop] = _min_distances(cm, Tg, colliding)
-        start = stop
     shape_list = lambda items: items[0] if not batch else np.array(items + [None], object)[:-1].reshape(batch).tolist()  # noqa: E731
     return SelfCollisionResult(hit.reshape(batch), shape_list(pairs_out),
                                distances.reshape(batch) if distance else None,
                                shape_list(contacts_out) if contacts else None)
+
+
+def pair_collisions(cm: CollisionModel, q: Sequence | Array) -> np.ndarray:
+    """Which geometry pairs are in self-collision: :func:`self_collisions`' verdicts pair by
+    pair, without naming them (one array for a large batch).
+
+    Args:
+        cm: the collision model.
+        q: ``(..., n_q)`` configurations.
+
+    Returns:
+        ``(..., n_pairs)`` bool: pair ``k`` of ``cm.pairs`` (links ``cm.pair_names[k]``) is in
+        collision.
+
+    Raises:
+        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
+    """
+    robot = cm.model
+    q = robot.check_q(q)
+    flat = q.reshape(-1, robot.n_q)
+    out = np.zeros((len(flat), len(cm.pairs)), bool)
+    for start, colliding, _ in _pair_blocks(cm, flat, poses=False):
+        out[start:start + len(colliding)] = colliding
+    return out.reshape(q.shape[:-1] + (len(cm.pairs),))
+
+
+def _pair_blocks(cm: CollisionModel, flat: Array, poses: bool):
+    """``(start, colliding (b, n_pairs) bool, Tg)`` of consecutive blocks of the configurations
+    ``flat (n, n_q)`` (checked): the compiled check's
+    (:meth:`~robokin_ros.collision.single.SingleCheck.states_batch`,
+    :data:`~robokin_ros.collision.single.BATCH_CHUNK` at a time; ``Tg (b, G, 3, 4)`` with
+    ``poses``, else None) once it is loaded, else numpy's (:data:`CHUNK` at a time; ``Tg (b, G,
+    4, 4)``)."""
+    check = cm.single_check
+    start = 0
+    while start < len(flat):
+        block = flat[start:start + BATCH_CHUNK]
+        found = None if check is None else check.states_batch(block, poses)
+        if found is None:
+            block = block[:CHUNK]
+            Tg = cm.geometry_poses(block)
+            found = cm.colliding(Tg, cm.pairs), Tg
+        yield (start, *found)
+        start += len(block)
 
 
 def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
