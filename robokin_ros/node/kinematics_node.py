@@ -578,10 +578,9 @@ class KinematicsNode(Node):
         self.get_logger().warning(cap_text(text))
 
     def _check_state_validity(self, request, response):
-        policy = self.settings.ik.avoid_collisions_policy
+        policy, caps = self.settings.ik.avoid_collisions_policy, self.settings.validity_caps
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             self._problem, self._crash, policy=policy,
-                                             caps=self.settings.validity_caps)
+                                             self._problem, self._crash, policy=policy, caps=caps)
 
     def _check_multi_state_validity(self, request, response):
         return multi_state_validity.check_multi_state_validity(
