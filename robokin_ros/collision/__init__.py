@@ -2,7 +2,8 @@
 
 :mod:`.meshes` (mesh URIs to files), :mod:`.geometry` (coal shapes, bounding volumes),
 :mod:`.pairs` (link pairs not worth checking, sampled as MoveIt Setup Assistant does),
-:mod:`.checker` (:class:`CollisionModel`, :func:`collision_model`, :func:`self_collisions`).
+:mod:`.checker` (:class:`CollisionModel`, :func:`collision_model`, :func:`self_collisions`,
+:func:`pair_collisions`).
 """
 
 from ..errors import CollisionUnavailableError
@@ -13,10 +14,12 @@ from .checker import (
     collision_model,
     disabled_pairs_by_sampling,
     in_collision,
+    pair_collisions,
     self_collisions,
 )
 from .geometry import bounding_box_model
 from .meshes import resolve_mesh_uri
 
 __all__ = ["CollisionModel", "CollisionUnavailableError", "Contact", "SelfCollisionResult", "bounding_box_model",
-           "collision_model", "disabled_pairs_by_sampling", "in_collision", "resolve_mesh_uri", "self_collisions"]
+           "collision_model", "disabled_pairs_by_sampling", "in_collision", "pair_collisions", "resolve_mesh_uri",
+           "self_collisions"]

@@ -14,11 +14,14 @@ on two different links, minus
 :func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
 for the whole batch, a vectorised bounding-volume test of every pair in every configuration
 (capsules and spheres around each shape, a lower bound of the pair's distance), and coal's
-narrow phase (``coal.collide``) only for the pairs whose bounds overlap. One configuration
-``q (n_q,)`` goes through :class:`~robokin_ros.collision.single.SingleCheck` instead (one
-compiled call: FK, bounds, culling, exact primitive narrow phases; coal for the rest), once its
-kernel is loaded (:meth:`CollisionModel.prepare`, or in the background after
-:data:`robokin_ros.kernels.accel.MIN_BATCH` single calls); the verdicts are the same.
+narrow phase (``coal.collide``) only for the pairs whose bounds overlap. Once the compiled check
+of :class:`~robokin_ros.collision.single.SingleCheck` is loaded (:meth:`CollisionModel.prepare`,
+or in the background after :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations checked,
+in batches or one at a time, contacts and distances included), configurations go through it
+instead: one compiled call per configuration, or per
+:data:`~robokin_ros.collision.single.BATCH_CHUNK` of a batch over every core (FK, bounds,
+culling, exact primitive narrow phases; coal for the rest), contacts and distances then
+computed at its geometry poses; the verdicts are the same.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from ..model import RobotModel
 from ..model.srdf import parse_srdf
 from .geometry import bounding_capsule, coal_module, geometry_placement, geometry_shape, segment_distances
 from .pairs import SAMPLES, sample_disabled_pairs
-from .single import SingleCheck
+from .single import BATCH_CHUNK, SingleCheck
 
 Array = NDArray[np.float64]
 
@@ -440,28 +443,69 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     hit = np.zeros(n, bool)
     pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
     names = cm.pair_names
-    check = None if distance or contacts else cm.single_check   # (those need the batched path's poses)
-    for start in range(0, n, CHUNK):
-        colliding = None if check is None else check.states_batch(flat[start:start + CHUNK])
-        if colliding is None:
-            Tg = cm.geometry_poses(flat[start:start + CHUNK])
-            colliding = cm.colliding(Tg, cm.pairs)
-        hit[start:start + CHUNK] = colliding.any(axis=1)
-        for b, any_pair in enumerate(hit[start:start + CHUNK].tolist()):
+    for start, colliding, Tg in _pair_blocks(cm, flat, poses=contacts or distance):
+        stop = start + len(colliding)
+        hit[start:stop] = colliding.any(axis=1)
+        for b, any_pair in enumerate(hit[start:stop].tolist()):
             pairs_out.append(list(dict.fromkeys(names[k] for k in np.flatnonzero(colliding[b]).tolist()))
                              if any_pair else [])
         if contacts:
             contacts_out += _contacts(cm, Tg, colliding)
         if distance:
-            distances[start:start + CHUNK] = _min_distances(cm, Tg, colliding)
+            distances[start:stop] = _min_distances(cm, Tg, colliding)
     shape_list = lambda items: items[0] if not batch else np.array(items + [None], object)[:-1].reshape(batch).tolist()  # noqa: E731
     return SelfCollisionResult(hit.reshape(batch), shape_list(pairs_out),
                                distances.reshape(batch) if distance else None,
                                shape_list(contacts_out) if contacts else None)
 
 
+def pair_collisions(cm: CollisionModel, q: Sequence | Array) -> np.ndarray:
+    """Which geometry pairs are in self-collision: :func:`self_collisions`' verdicts pair by
+    pair, without naming them (one array for a large batch).
+
+    Args:
+        cm: the collision model.
+        q: ``(..., n_q)`` configurations.
+
+    Returns:
+        ``(..., n_pairs)`` bool: pair ``k`` of ``cm.pairs`` (links ``cm.pair_names[k]``) is in
+        collision.
+
+    Raises:
+        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
+    """
+    robot = cm.model
+    q = robot.check_q(q)
+    flat = q.reshape(-1, robot.n_q)
+    out = np.zeros((len(flat), len(cm.pairs)), bool)
+    for start, colliding, _ in _pair_blocks(cm, flat, poses=False):
+        out[start:start + len(colliding)] = colliding
+    return out.reshape(q.shape[:-1] + (len(cm.pairs),))
+
+
+def _pair_blocks(cm: CollisionModel, flat: Array, poses: bool):
+    """``(start, colliding (b, n_pairs) bool, Tg)`` of consecutive blocks of the configurations
+    ``flat (n, n_q)`` (checked): the compiled check's
+    (:meth:`~robokin_ros.collision.single.SingleCheck.states_batch`,
+    :data:`~robokin_ros.collision.single.BATCH_CHUNK` at a time; ``Tg (b, G, 3, 4)`` with
+    ``poses``, else None) once it is loaded, else numpy's (:data:`CHUNK` at a time; ``Tg (b, G,
+    4, 4)``)."""
+    check = cm.single_check
+    start = 0
+    while start < len(flat):
+        block = flat[start:start + BATCH_CHUNK]
+        found = None if check is None else check.states_batch(block, poses)
+        if found is None:
+            block = block[:CHUNK]
+            Tg = cm.geometry_poses(block)
+            found = cm.colliding(Tg, cm.pairs), Tg
+        yield (start, *found)
+        start += len(block)
+
+
 def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
-    """Per configuration, a :class:`Contact` per colliding geometry pair."""
+    """Per configuration, a :class:`Contact` per colliding geometry pair (``colliding (B, P)``)
+    at the geometry poses ``Tg (B, G, 4, 4)`` or ``(B, G, 3, 4)``."""
     coal = coal_module()
     tf, out = cm._transforms(Tg), []
     request = coal.CollisionRequest(coal.CollisionRequestFlag.CONTACT, 1)
@@ -479,8 +523,9 @@ def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
 
 
 def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Array:
-    """``(B,)`` smallest signed distance over the checked pairs: exact distances in the order of
-    the bounding-sphere lower bounds, stopping once the bound exceeds the best distance."""
+    """``(B,)`` smallest signed distance over the checked pairs at the geometry poses ``Tg`` (as
+    :func:`_contacts`): exact distances in the order of the bounding-sphere lower bounds,
+    stopping once the bound exceeds the best distance."""
     coal = coal_module()
     tf, out = cm._transforms(Tg), np.full(len(Tg), np.inf)
     if not len(cm.pairs):

@@ -168,21 +168,32 @@ class SingleCheck(LazyAccelerated):
                 out[start + b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
         return out
 
-    def states_batch(self, qb: Array) -> np.ndarray | None:
-        """``(B, P)`` bool, the pairs in collision in each configuration of ``qb (B, n_q)``
-        (checked: float64, finite); None as :meth:`collides_batch`."""
+    def states_batch(self, qb: Array, poses: bool = False) -> tuple[np.ndarray, Array | None] | None:
+        """The pairs in collision in each configuration of ``qb (B, n_q)`` (checked: float64,
+        finite), and with ``poses`` the geometry poses they were decided at; None as
+        :meth:`collides_batch`.
+
+        Returns:
+            ``(states (B, P) bool, poses (B, G, 3, 4) or None)``: ``states[b, k]``, pair ``k``
+            of ``cm.pairs`` is in collision in configuration ``b``; ``poses[b, g]``, the world
+            pose ``[R | p]`` of geometry ``g`` (the kernel's :data:`POSES` mode: every pose
+            written; what contacts and distances are computed at).
+        """
         if not self._batch_ready(qb):
             return None
         qb = np.ascontiguousarray(qb, np.float64)
         request, result = self._scratch()[2:]
         out = np.empty((len(qb), len(self.pairs)), bool)
-        for start, poses, index, counts in self._chunks(qb, EVERY):
+        poses_out = np.empty((len(qb), len(self.shapes), 3, 4)) if poses else None
+        for start, chunk_poses, index, counts in self._chunks(qb, POSES if poses else EVERY):
             if (counts[:, 0] < 0).any():
                 return None
             for b in np.flatnonzero(counts[:, 1] > 0).tolist():   # coal's pairs
-                self._coal((poses[b], index[b], request, result), int(counts[b, 1]), False)
+                self._coal((chunk_poses[b], index[b], request, result), int(counts[b, 1]), False)
             out[start:start + len(counts)] = index[:, 0] == HIT
-        return out
+            if poses:
+                poses_out[start:start + len(counts)] = chunk_poses
+        return out, poses_out
 
     def _scratch(self) -> tuple:
         """This thread's ``(poses (G, 3, 4), index (2, P) int64, coal request, coal result)``."""

@@ -578,14 +578,15 @@ class KinematicsNode(Node):
         self.get_logger().warning(cap_text(text))
 
     def _check_state_validity(self, request, response):
-        policy = self.settings.ik.avoid_collisions_policy
+        policy, caps = self.settings.ik.avoid_collisions_policy, self.settings.validity_caps
         return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             self._problem, self._crash, policy=policy)
+                                             self._problem, self._crash, policy=policy, caps=caps)
 
     def _check_multi_state_validity(self, request, response):
         return multi_state_validity.check_multi_state_validity(
             request, response, self._snapshot(), self.get_clock().now().to_msg(), self._problem, self._crash,
-            policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states)
+            policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states,
+            caps=self.settings.validity_caps)
 
     def _compute_fk(self, request, response):
         return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),

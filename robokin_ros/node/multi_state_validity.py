@@ -22,16 +22,17 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from std_msgs.msg import Header
 
-from ..collision import self_collisions
+from ..collision import pair_collisions
 from ..errors import UnknownJointError
 from ..model import RobotModel
 from .conversions import JointStateMap
-from .parameters import REJECT
+from .parameters import DEFAULT_VALIDITY_CAPS, REJECT, ValidityCaps
 from .services import (
     JointChecks,
     RequestError,
     RequestFrames,
     RobotSnapshot,
+    check_constraint_count,
     contact_message,
     eval_results,
     group_links,
@@ -120,10 +121,11 @@ def evaluate_states(snap: RobotSnapshot, request, policy: str = REJECT,
     c = request.constraints
     refuse_visibility(c)
     joint_ok, joint_distance = JointChecks.read(model, c.joint_constraints).evaluate(Q)
+    valid = joint_ok.all(axis=1)
     pose_results = [[] for _ in Q_view]
     if c.position_constraints or c.orientation_constraints:
         pose_results = [pose_constraint_results(RequestFrames(view, q_view, snap.model_frame), c) for q_view in Q_view]
-    valid = joint_ok.all(axis=1) & np.array([all(r.result for r in state) for state in pose_results], bool)
+        valid &= np.array([all(r.result for r in state) for state in pose_results], bool)
     valid &= ~_colliding(snap, Q, links, policy, on_problem)
     return StateVerdicts(valid, lambda i: eval_results(joint_ok[i], joint_distance[i]) + pose_results[i],
                          lambda i: self_collision(snap, Q[i], links, policy, on_problem)[1])
@@ -139,29 +141,33 @@ def _colliding(snap: RobotSnapshot, Q: np.ndarray, links: set | None, policy: st
         if len(Q):
             self_collision(snap, Q[0], links, policy, on_problem)   # raises, or says it is unchecked
         return np.zeros(len(Q), bool)
-    found = self_collisions(collision, Q)
-    if links is None:
-        return np.asarray(found.in_collision, bool)
-    return np.array([involves(pairs, links) for pairs in found.pairs], bool)
+    states = pair_collisions(collision, Q)
+    if links is not None:   # the pairs with a link of the group
+        states = states[:, [involves([pair], links) for pair in collision.pair_names]]
+    return states.any(axis=1)
 
 
 def check_multi_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                                on_problem: Callable[[str], None] = lambda m: None,
                                on_crash: Callable[[BaseException], None] = lambda e: None,
-                               policy: str = REJECT, max_states: int | None = None):
+                               policy: str = REJECT, max_states: int | None = None,
+                               caps: ValidityCaps = DEFAULT_VALIDITY_CAPS):
     """Answer a ``moveit_msgs/srv/GetMultiStateValidity`` request (see the module's docstring).
 
     A request that cannot be evaluated, or with more than ``max_states`` states (parameter
-    ``max_validity_states``), is answered ``valid=false`` and ``on_problem`` says why (the
-    service has no error code); no request of zero states is invalid.
+    ``max_validity_states``), or more constraints or region primitives than ``caps`` allows
+    (:func:`~robokin_ros.node.services.check_constraint_count`; both checked before any other
+    work), is answered ``valid=false`` and ``on_problem`` says why (the service has no error
+    code); no request of zero states is invalid.
     """
     response.valid = False
     try:
-        snap = require_robot(robot)
         n = len(request.joint_states)
         if max_states is not None and n > max_states:
             raise RequestError('INVALID_ROBOT_STATE', f'{n} joint_states, more than max_validity_states = '
                                                       f'{max_states}')
+        check_constraint_count(request.constraints, caps)
+        snap = require_robot(robot)
         verdicts = evaluate_states(snap, request, policy, on_problem)
         invalid = np.flatnonzero(~verdicts.valid)
         shown = int(invalid[0]) if invalid.size else n - 1

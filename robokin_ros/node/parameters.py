@@ -129,6 +129,14 @@ PARAMETERS = {
     'max_validity_states': ParameterSpec(100_000, (
         'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
         'valid=false at once (logged).'), constraints='> 0'),
+    'validity_max_constraints': ParameterSpec(64, (
+        'Most constraints (joint, position, orientation and visibility together) of one '
+        '/check_state_validity or /check_state_validity_multiple request; more: valid=false at once (logged).'),
+        constraints='> 0'),
+    'validity_max_primitives': ParameterSpec(64, (
+        'Most region primitives and meshes over the position constraints of one /check_state_validity or '
+        '/check_state_validity_multiple request (a mesh region is refused without reading its vertices); '
+        'more: valid=false at once (logged).'), constraints='> 0'),
     'avoid_collisions_policy': ParameterSpec(REJECT, (
         'IK requests with avoid_collisions=true, and /check_state_validity, are checked for '
         'self-collision (URDF <collision> geometry, pairs from the SRDF or sampled) when the robot has '
@@ -201,6 +209,26 @@ class IKSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class ValidityCaps:
+    """Bounds on the constraints of one /check_state_validity or /check_state_validity_multiple
+    request, checked before any of its work.
+
+    Attributes:
+        max_constraints: parameter ``validity_max_constraints``: joint, position, orientation and
+            visibility constraints together.
+        max_primitives: parameter ``validity_max_primitives``: region primitives and meshes over
+            the position constraints.
+    """
+
+    max_constraints: int = 64
+    max_primitives: int = 64
+
+
+#: The caps of the parameters' defaults.
+DEFAULT_VALIDITY_CAPS = ValidityCaps()
+
+
+@dataclasses.dataclass(frozen=True)
 class NodeSettings:
     """The node's parameter values, read once after every accepted change.
 
@@ -215,6 +243,7 @@ class NodeSettings:
         warning_period_ns: [ns] least time between two warnings about the same bad input.
         publish_stats: publish callback statistics.
         max_validity_states: most states of one /check_state_validity_multiple request.
+        validity_caps: the bounds on the constraints of one state-validity request.
         ik: the IK and collision-checking options of the services.
         limits: the bounds on a robot description.
     """
@@ -230,6 +259,7 @@ class NodeSettings:
     publish_stats: bool
     ik: IKSettings
     max_validity_states: int = 100_000
+    validity_caps: ValidityCaps = DEFAULT_VALIDITY_CAPS
     limits: DescriptionLimits = DescriptionLimits()
 
 
@@ -260,6 +290,7 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         jacobian_frames=tuple(get('jacobian_frames')), reference=Reference.parse(get('jacobian_reference')),
         publish_gravity=bool(get('publish_gravity_torques')), warning_period_ns=int(get('warning_period') * 1e9),
         publish_stats=bool(get('publish_stats')), ik=ik, max_validity_states=int(get('max_validity_states')),
+        validity_caps=ValidityCaps(int(get('validity_max_constraints')), int(get('validity_max_primitives'))),
         limits=DescriptionLimits(int(get('max_description_bytes')), int(get('max_links')),
                                  int(get('max_collision_pairs'))))
 
@@ -287,7 +318,8 @@ class LiveState:
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
              'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_constraints', 'ik_max_primitives',
-             'ik_max_links', 'ik_max_solutions', 'max_validity_states')
+             'ik_max_links', 'ik_max_solutions', 'max_validity_states', 'validity_max_constraints',
+             'validity_max_primitives')
 
 
 class StartupParameterError(RobokinError, ValueError):

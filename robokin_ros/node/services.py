@@ -37,7 +37,7 @@ from .conversions import (
     resolve_link,
     robot_state_to_q,
 )
-from .parameters import REJECT
+from .parameters import DEFAULT_VALIDITY_CAPS, REJECT, ValidityCaps
 
 #: ``error_code.source`` of every answer.
 SOURCE = 'robokin'
@@ -390,6 +390,28 @@ def contact_message(header: Header, k: Contact) -> ContactInformation:
                               contact_body_2=k.link_b, body_type_2=ContactInformation.ROBOT_LINK)
 
 
+def check_constraint_count(c, caps: ValidityCaps) -> None:
+    """Refuse a state-validity request's ``moveit_msgs/Constraints`` before any of its work: more
+    constraints than ``caps.max_constraints`` (joint, position, orientation and visibility
+    together), or more region primitives and meshes over the position constraints than
+    ``caps.max_primitives`` (a mesh region is refused later without its vertices being read).
+
+    Raises:
+        RequestError: INVALID_GOAL_CONSTRAINTS naming the count, the cap and its parameter.
+    """
+    count = (len(c.joint_constraints) + len(c.position_constraints) + len(c.orientation_constraints)
+             + len(c.visibility_constraints))
+    if count > caps.max_constraints:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{count} constraints in one request: at most '
+                                                       f'{caps.max_constraints} (parameter validity_max_constraints)')
+    primitives = sum(len(k.constraint_region.primitives) + len(k.constraint_region.meshes)
+                     for k in c.position_constraints)
+    if primitives > caps.max_primitives:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{primitives} region primitives and meshes in one request: '
+                                                       f'at most {caps.max_primitives} (parameter '
+                                                       'validity_max_primitives)')
+
+
 def refuse_visibility(c) -> None:
     """INVALID_GOAL_CONSTRAINTS for a ``moveit_msgs/Constraints`` with visibility constraints."""
     if c.visibility_constraints:
@@ -399,7 +421,8 @@ def refuse_visibility(c) -> None:
 
 def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: Time,
                          on_problem: Callable[[str], None] = lambda m: None,
-                         on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT):
+                         on_crash: Callable[[BaseException], None] = lambda e: None, policy: str = REJECT,
+                         caps: ValidityCaps = DEFAULT_VALIDITY_CAPS):
     """Answer a ``moveit_msgs/srv/GetStateValidity`` request as move_group does: the state
     (``robot_state`` over the latest joint states) is valid when no checked link pair is in
     self-collision (only pairs with a link of ``group_name`` when one is given) and every joint,
@@ -408,9 +431,10 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     body 1 towards body 2); constraints get one ``constraint_result`` each, joint constraints
     first, then position, then orientation ones (``distance``: how far outside, 0 when met).
     Visibility constraints are not evaluated: such a request is answered ``valid=false`` (the
-    service has no error code) and ``on_problem`` says why, as for an unknown group or joint or a
-    robot without a model. Joint limits are not checked (move_group
-    does not either).
+    service has no error code) and ``on_problem`` says why, as for an unknown group or joint, a
+    robot without a model, or more constraints or region primitives than ``caps`` allows
+    (checked before any other work: :func:`check_constraint_count`). Joint limits are not checked
+    (move_group does not either).
 
     A robot without collision geometry is never in self-collision. One whose geometry cannot be
     checked (coal missing, or none of its meshes loads) is not silently valid: with ``policy``
@@ -418,6 +442,7 @@ def check_state_validity(request, response, robot: RobotSnapshot | None, stamp: 
     ``solve_unchecked`` it comes from the joint constraints alone; ``on_problem`` says so either way."""
     response.valid = False
     try:
+        check_constraint_count(request.constraints, caps)
         snap = require_robot(robot)
         view = snap.with_virtual_joint()
         model = snap.model

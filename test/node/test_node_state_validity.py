@@ -3,24 +3,27 @@
 
 Issue 33 item 3: a joint constraint ``position = inf`` on a continuous joint raised ValueError
 from ``math.remainder`` (a traceback in the log). Issue 32 "many states per call": N states in one
-vectorised call, each verdict equal to a single /check_state_validity call on that state.
+vectorised call, each verdict equal to a single /check_state_validity call on that state. Issue 33
+"every request bounded before work starts": caps on the constraints and primitives of one request.
 """
 
 import math
 
 import pytest
 from builtin_interfaces.msg import Time
-from moveit_msgs.msg import JointConstraint, RobotState
+from geometry_msgs.msg import Pose
+from moveit_msgs.msg import JointConstraint, PositionConstraint, RobotState
 from moveit_msgs.srv import GetMultiStateValidity, GetStateValidity
 from node_harness import robot_xml
 from sensor_msgs.msg import JointState
+from shape_msgs.msg import Mesh, SolidPrimitive
 
-from robokin_ros import RobotModel
+from robokin_ros import RobotModel, forward_kinematics
 from robokin_ros.node import services
 from robokin_ros.node.descriptions import URDFDescription
 from robokin_ros.node.live_robot import load_robot
 from robokin_ros.node.multi_state_validity import check_multi_state_validity, evaluate_states
-from robokin_ros.node.parameters import PARAMETERS, STRING_LIST, read_settings
+from robokin_ros.node.parameters import PARAMETERS, STRING_LIST, LiveState, ValidityCaps, check_value, read_settings
 
 PANDA_XML, TWIN_XML = robot_xml('panda'), robot_xml('twin_arm_torso')
 PANDA = RobotModel.from_urdf(PANDA_XML)
@@ -177,3 +180,110 @@ def test_no_states_is_valid_as_in_movegroup():
     res = check_multi_state_validity(GetMultiStateValidity.Request(), GetMultiStateValidity.Response(),
                                      snapshot(PANDA_XML), Time())
     assert res.valid and not res.constraint_result
+
+
+# ------------------------------------------------------------------ every request bounded before work starts (issue 33)
+def box_constraint(link, boxes, meshes=0):
+    """A position constraint on ``link`` with ``boxes`` box primitives and ``meshes`` mesh regions."""
+    c = PositionConstraint(link_name=link)
+    c.constraint_region.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.1, 0.1, 0.1])
+                                      for _ in range(boxes)]
+    c.constraint_region.primitive_poses = [Pose() for _ in range(boxes)]
+    c.constraint_region.meshes = [Mesh() for _ in range(meshes)]
+    c.constraint_region.mesh_poses = [Pose() for _ in range(meshes)]
+    return c
+
+
+#: Constraints that cannot be evaluated (a joint and a link the robot lacks): a request that gets
+#: the cap's refusal was refused before any of them was read.
+OVER_CAPS = {
+    'constraints': (lambda c: c.joint_constraints.extend(JointConstraint(joint_name='ghost', position=0.0)
+                                                         for _ in range(65)),
+                    '65 constraints in one request: at most 64 (parameter validity_max_constraints)'),
+    'primitives': (lambda c: c.position_constraints.append(box_constraint('ghost', 65)),
+                   '65 region primitives and meshes in one request: at most 64 (parameter validity_max_primitives)'),
+    'primitives and meshes': (lambda c: c.position_constraints.extend([box_constraint('ghost', 40),
+                                                                       box_constraint('ghost', 20, meshes=5)]),
+                              '65 region primitives and meshes in one request: at most 64 (parameter '
+                              'validity_max_primitives)'),
+}
+
+
+@pytest.mark.parametrize('cap', sorted(OVER_CAPS))
+def test_a_state_validity_request_over_a_cap_is_refused_before_any_work(cap):
+    """Issue 33: caps on constraints and primitives per /check_state_validity request (/compute_ik has
+    its own). Before: the request was read constraint by constraint (no bound at all)."""
+    add, reason = OVER_CAPS[cap]
+    req = GetStateValidity.Request()
+    add(req.constraints)
+    problems, crashes = [], []
+    res = services.check_state_validity(req, GetStateValidity.Response(), snapshot(PANDA_XML), Time(),
+                                        problems.append, crashes.append)
+    assert not res.valid and not crashes and not res.constraint_result
+    assert problems == [f'/check_state_validity answered valid=false: {reason}']
+
+
+@pytest.mark.parametrize('cap', sorted(OVER_CAPS))
+def test_a_multi_state_request_over_a_cap_is_refused_before_any_work(cap):
+    add, reason = OVER_CAPS[cap]
+    req = multi_request(PANDA.home_configuration(), PANDA.random_configuration(3, rng=1), PANDA.q_names)
+    add(req.constraints)
+    problems, crashes = [], []
+    res = check_multi_state_validity(req, GetMultiStateValidity.Response(), snapshot(PANDA_XML), Time(),
+                                     problems.append, crashes.append)
+    assert not res.valid and not crashes
+    assert problems == [f'/check_state_validity_multiple answered valid=false: {reason}']
+
+
+def test_the_caps_come_from_their_parameters_and_are_inclusive():
+    """``validity_max_constraints`` / ``validity_max_primitives`` set the caps: a request at a cap is
+    evaluated, one over it refused."""
+    values = {'validity_max_constraints': 2, 'validity_max_primitives': 3}
+    caps = read_settings(lambda name: values.get(name, defaults(name))).validity_caps
+    assert caps == ValidityCaps(max_constraints=2, max_primitives=3)
+    snap = snapshot(PANDA_XML)
+    q = PANDA.home_configuration()
+    T = forward_kinematics(PANDA, q)[PANDA.link_index('panda_hand_tcp')]
+
+    def answer(joint_constraints, boxes):
+        req = GetStateValidity.Request()
+        req.robot_state = RobotState(joint_state=JointState(name=list(PANDA.q_names), position=q.tolist()))
+        req.constraints.joint_constraints = PANDA_CONSTRAINTS[:joint_constraints]
+        if boxes:
+            c = box_constraint('panda_hand_tcp', boxes)
+            c.header.frame_id = PANDA.root_link
+            for pose in c.constraint_region.primitive_poses:
+                pose.position.x, pose.position.y, pose.position.z = T[:3, 3].tolist()
+            req.constraints.position_constraints = [c]
+        problems = []
+        res = services.check_state_validity(req, GetStateValidity.Response(), snap, Time(), problems.append,
+                                            caps=caps)
+        return len(res.constraint_result), problems
+
+    assert answer(2, 0) == (2, [])   # evaluated: a result per constraint
+    assert answer(1, 3) == (2, [])   # two constraints, three primitives
+    assert answer(2, 1)[1] == ['/check_state_validity answered valid=false: 3 constraints in one request: '
+                               'at most 2 (parameter validity_max_constraints)']
+    assert answer(1, 4)[1] == ['/check_state_validity answered valid=false: 4 region primitives and meshes in '
+                               'one request: at most 3 (parameter validity_max_primitives)']
+
+
+@pytest.mark.parametrize('name', ['validity_max_constraints', 'validity_max_primitives'])
+def test_a_cap_parameter_must_be_positive(name):
+    assert check_value(name, 64, LiveState()) == ''
+    assert check_value(name, 0, LiveState()) != ''
+    assert check_value(name, -3, LiveState()) != ''
+
+
+def test_the_node_passes_its_cap_parameters_to_both_services(make_node):
+    node = make_node(robot_description=PANDA_XML, validity_max_constraints=1)
+    problems = []
+    node._problem = problems.append
+    req = GetStateValidity.Request()
+    req.constraints.joint_constraints = PANDA_CONSTRAINTS
+    assert not node._check_state_validity(req, GetStateValidity.Response()).valid
+    multi = multi_request(PANDA.home_configuration(), PANDA.random_configuration(2, rng=1), PANDA.q_names,
+                          PANDA_CONSTRAINTS)
+    assert not node._check_multi_state_validity(multi, GetMultiStateValidity.Response()).valid
+    assert [p.split(': ', 1)[1] for p in problems] == \
+        ['2 constraints in one request: at most 1 (parameter validity_max_constraints)'] * 2
