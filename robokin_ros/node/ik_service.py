@@ -30,6 +30,7 @@ from .services import (
     RequestFrames,
     RobotSnapshot,
     answer,
+    check_constraint_size,
     frame_link,
     pose_constraints,
     request_configuration,
@@ -136,17 +137,8 @@ def check_request_size(req, settings: IKSettings) -> None:
         raise RequestError('INVALID_LINK_NAME', f'{links} IK links in one request: at most {settings.max_ik_links} '
                                                 '(parameter ik_max_links)')
     c = req.constraints
-    count = (len(c.position_constraints) + len(c.orientation_constraints) + len(c.joint_constraints)
-             + len(c.visibility_constraints))
-    if count > settings.max_constraints:
-        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{count} constraints in one request: at most '
-                                                       f'{settings.max_constraints} (parameter ik_max_constraints)')
-    primitives = sum(len(k.constraint_region.primitives) + len(k.constraint_region.meshes)
-                     for k in c.position_constraints)
-    if primitives > settings.max_primitives:
-        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{primitives} region primitives and meshes in one request: '
-                                                       f'at most {settings.max_primitives} (parameter '
-                                                       'ik_max_primitives)')
+    check_constraint_size(c, (settings.max_constraints, 'ik_max_constraints'),
+                          (settings.max_primitives, 'ik_max_primitives'))
     links = [k.link_name for k in c.orientation_constraints]
     twice = sorted({link for link in links if links.count(link) > 1})
     if twice:

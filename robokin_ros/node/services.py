@@ -391,25 +391,36 @@ def contact_message(header: Header, k: Contact) -> ContactInformation:
 
 
 def check_constraint_count(c, caps: ValidityCaps) -> None:
-    """Refuse a state-validity request's ``moveit_msgs/Constraints`` before any of its work: more
-    constraints than ``caps.max_constraints`` (joint, position, orientation and visibility
-    together), or more region primitives and meshes over the position constraints than
-    ``caps.max_primitives`` (a mesh region is refused later without its vertices being read).
+    """Refuse a state-validity request's ``moveit_msgs/Constraints`` before any of its work
+    (:func:`check_constraint_size` with ``validity_max_constraints`` / ``validity_max_primitives``;
+    a mesh region is refused later without its vertices being read).
+
+    Raises:
+        RequestError: INVALID_GOAL_CONSTRAINTS naming the count, the cap and its parameter.
+    """
+    check_constraint_size(c, (caps.max_constraints, 'validity_max_constraints'),
+                          (caps.max_primitives, 'validity_max_primitives'))
+
+
+def check_constraint_size(c, constraints: tuple[int, str], primitives: tuple[int, str]) -> None:
+    """Refuse ``moveit_msgs/Constraints`` ``c`` with more constraints (joint, position,
+    orientation and visibility together) or more region primitives and meshes over its position
+    constraints than allowed; ``constraints`` and ``primitives`` are each (cap, the parameter
+    holding it).
 
     Raises:
         RequestError: INVALID_GOAL_CONSTRAINTS naming the count, the cap and its parameter.
     """
     count = (len(c.joint_constraints) + len(c.position_constraints) + len(c.orientation_constraints)
              + len(c.visibility_constraints))
-    if count > caps.max_constraints:
+    if count > constraints[0]:
         raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{count} constraints in one request: at most '
-                                                       f'{caps.max_constraints} (parameter validity_max_constraints)')
-    primitives = sum(len(k.constraint_region.primitives) + len(k.constraint_region.meshes)
-                     for k in c.position_constraints)
-    if primitives > caps.max_primitives:
-        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{primitives} region primitives and meshes in one request: '
-                                                       f'at most {caps.max_primitives} (parameter '
-                                                       'validity_max_primitives)')
+                                                       f'{constraints[0]} (parameter {constraints[1]})')
+    regions = sum(len(k.constraint_region.primitives) + len(k.constraint_region.meshes)
+                  for k in c.position_constraints)
+    if regions > primitives[0]:
+        raise RequestError('INVALID_GOAL_CONSTRAINTS', f'{regions} region primitives and meshes in one request: '
+                                                       f'at most {primitives[0]} (parameter {primitives[1]})')
 
 
 def refuse_visibility(c) -> None:
