@@ -40,18 +40,24 @@ def interrupt(entry, directory, delay, gap):
     log_path = directory / f'{entry}-{delay}-{gap}.log'
     with open(log_path, 'wb') as log:
         proc = start(entry, directory, log)
-        try:
-            time.sleep(delay)
-            os.killpg(proc.pid, signal.SIGINT)
-            if gap is not None:
-                time.sleep(gap)
-                os.killpg(proc.pid, signal.SIGINT)
-            returncode = proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        time.sleep(delay)
+        returncode = sigint_group(proc, gap)
     return returncode, log_path.read_text(errors='replace')
+
+
+def sigint_group(proc, gap):
+    """SIGINT to ``proc``'s process group, a second one ``gap`` seconds later (None: none), then
+    its exit code (killed with the group if it has not ended within 30 s)."""
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        if gap is not None:
+            time.sleep(gap)
+            os.killpg(proc.pid, signal.SIGINT)
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 @pytest.mark.parametrize('gap', GAPS, ids=['once', 'twice-at-once', 'twice-50ms'])
@@ -92,19 +98,13 @@ def test_web_view_running_exits_0_on_two_sigints_to_its_group(tmp_path):
         log_path = tmp_path / f'web_view-running-{gap}.log'
         with open(log_path, 'wb') as log:
             proc = start('web_view', tmp_path, log)
-            try:
-                deadline = time.monotonic() + 60
-                while 'web view at' not in log_path.read_text(errors='replace'):
-                    assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text(errors='replace')
-                    time.sleep(0.05)
-                os.killpg(proc.pid, signal.SIGINT)
-                time.sleep(gap)
-                os.killpg(proc.pid, signal.SIGINT)
-                returncode = proc.wait(timeout=30)
-            finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+            deadline = time.monotonic() + 60
+            while 'web view at' not in log_path.read_text(errors='replace'):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    sigint_group(proc, None)
+                    pytest.fail(log_path.read_text(errors='replace'))
+                time.sleep(0.05)
+            returncode = sigint_group(proc, gap)
         output = log_path.read_text(errors='replace')
         if returncode != 0 or 'Traceback' in output:
             failures.append(f'two SIGINTs {gap} s apart: exit {returncode}\n{output}')

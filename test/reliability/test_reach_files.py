@@ -163,13 +163,19 @@ def test_a_chunk_folder_others_can_write_is_refused_with_a_warning(attack, tmp_p
 
 
 # ------------------------------------------------------------------ item 9: no writes through links
-def test_links_planted_at_the_old_temporary_names_are_never_written_through(tmp_path, capsys, truth, prepared_job):
+def planted_victim(tmp_path) -> tuple[Path, Path, Path]:
+    """A file ``precious`` in a private folder (what the planted links point at), the map's
+    ``--out`` path and its chunk key folder."""
     vault = tmp_path / "vault"
     vault.mkdir(mode=0o700)
     victim = vault / "precious"
     victim.write_bytes(b"precious")
     out = tmp_path / "map.npz"
-    folder = key_folder(out)
+    return victim, out, key_folder(out)
+
+
+def test_links_planted_at_the_old_temporary_names_are_never_written_through(tmp_path, capsys, truth, prepared_job):
+    victim, out, folder = planted_victim(tmp_path)
     for index in range(prepared_job.n_chunks):
         (folder / f"chunk-{index:07d}.npz.{os.getpid()}.tmp").symlink_to(victim)
     Path(f"{out}.{os.getpid()}.tmp").symlink_to(victim)
@@ -182,12 +188,7 @@ def test_links_planted_at_the_old_temporary_names_are_never_written_through(tmp_
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the attack of the issue needs root (a folder of another user)")
 def test_root_never_writes_into_another_users_chunk_folder(tmp_path, capsys, truth):
-    vault = tmp_path / "vault"
-    vault.mkdir(mode=0o700)
-    victim = vault / "precious"
-    victim.write_bytes(b"precious")
-    out = tmp_path / "map.npz"
-    folder = key_folder(out)
+    victim, out, folder = planted_victim(tmp_path)
     os.chmod(folder, 0o777)
     os.chown(folder, 65534, 65534)
     (folder / f"chunk-0000000.npz.{os.getpid()}.tmp").symlink_to(victim)
