@@ -15,7 +15,7 @@ import pytest
 from robokin_ros import RobotModel, forward_kinematics
 from robokin_ros.kernels import emitter, fk_codegen
 
-ROBOTS = Path(__file__).resolve().parents[3] / "robokin_ros" / "robots"
+ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
 
 
 def _chain(n: int) -> RobotModel:
@@ -53,7 +53,7 @@ def test_the_first_fk_of_a_6400_link_chain_stays_in_linear_memory(tmp_path):
     """In a child process, which reports how much its peak memory grew (it was 2.1 GB)."""
     script = textwrap.dedent(f"""
         import resource, sys
-        sys.path.insert(0, {str(Path(__file__).resolve().parents[3])!r})
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         import numpy as np
         from robokin_ros import RobotModel, forward_kinematics
         parts = ['<robot name="c">', '<link name="l0"/>']
