@@ -152,9 +152,13 @@ class RosChecker:
                         watch=watch)
         return future.result()
 
-    def wait_for_node(self, name, timeout=DEFAULT_TIMEOUT, watch=()):
-        """Wait until a node called ``name`` (without namespace) is in the graph."""
-        self.spin_until(lambda: name in self.node.get_node_names(), f'node {name}',
-                        timeout=timeout, watch=watch)
+    def wait_for_node(self, name, timeout=DEFAULT_TIMEOUT, watch=(), namespace=None):
+        """Wait until a node called ``name`` is in the graph (in ``namespace``, e.g. ``'/ns'``,
+        when given: a node of that name elsewhere, such as one a test runs in-process, does not count)."""
+        if namespace is None:
+            self.spin_until(lambda: name in self.node.get_node_names(), f'node {name}', timeout=timeout, watch=watch)
+        else:
+            self.spin_until(lambda: (name, namespace) in self.node.get_node_names_and_namespaces(),
+                            f'node {namespace}/{name}', timeout=timeout, watch=watch)
 
 

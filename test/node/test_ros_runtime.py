@@ -210,8 +210,10 @@ def test_installed_package_is_not_stale():
 def test_kin_node_starts_and_exits_cleanly_on_sigint(start_process, ros):
     # The installed console script (not the source tree) starts, joins the graph as `robokin`
     # and exits 0 on SIGINT.
-    proc = start_process([str(_kin_node_executable())])
-    ros.wait_for_node('robokin', watch=[proc])
+    # In a namespace of its own: an in-process `robokin` of another test in this pytest process
+    # would otherwise count as joined, and the SIGINT would reach kin_node before its handlers.
+    proc = start_process([str(_kin_node_executable()), '--ros-args', '-r', '__ns:=/ros_runtime_sigint'])
+    ros.wait_for_node('robokin', watch=[proc], namespace='/ros_runtime_sigint')
     assert proc.stop() == 0
 
 
