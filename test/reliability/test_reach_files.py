@@ -271,7 +271,9 @@ def test_truncated_and_corrupt_chunks_are_solved_again_with_a_warning(tmp_path, 
     assert code == 0, err
     assert "Traceback" not in err and "BadZipFile" not in err
     assert "1 chunks resumed" in printed and "3 chunk file(s)" in err
-    assert err.count("\n") == 1 and err.startswith("robokin reach: warning: ")
+    # one warning line (on a cold kernel cache the compile notices come too: not warnings)
+    lines = [line for line in err.splitlines() if not line.startswith("robokin: compil")]
+    assert len(lines) == 1 and lines[0].startswith("robokin reach: warning: "), err
     assert load_reach_map(str(out)).equals(truth)
 
 
