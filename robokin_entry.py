@@ -64,7 +64,7 @@ def web_view():
     if early.signum is not None:
         ignore_stop_signals()
         return 0
-    signal.signal(signal.SIGINT, signal.default_int_handler)   # web_view's own handling (rclpy's)
+    signal.signal(signal.SIGINT, _interrupt_once)   # web_view's own handling: a KeyboardInterrupt, once
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         return main()
@@ -72,6 +72,14 @@ def web_view():
         return 0
     finally:
         ignore_stop_signals()
+
+
+def _interrupt_once(signum, frame):
+    """The first Ctrl-C of a running ``web_view``: KeyboardInterrupt (its main loop ends and tears
+    down); further stop signals are ignored from here on, so a second Ctrl-C from launch's
+    process group cannot interrupt the teardown (it did, inside rclpy's logger finaliser)."""
+    ignore_stop_signals()
+    raise KeyboardInterrupt
 
 
 #: What the first line of a ``robokin`` command says it does (``{file}``: its robot's file name).

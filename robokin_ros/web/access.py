@@ -185,9 +185,12 @@ def _websocket_server(port: int):
     from websockets.asyncio.server import Server
 
     for found in gc.get_objects():
-        if isinstance(found, Server) and found.server is not None and any(
-                sock.getsockname()[1] == port for sock in found.server.sockets):
-            return found
+        try:
+            if isinstance(found, Server) and found.server is not None and any(
+                    sock.getsockname()[1] == port for sock in found.server.sockets):
+                return found
+        except ReferenceError:   # a weak proxy among the objects, its referent gone: not the server
+            continue
     return None
 
 
