@@ -240,10 +240,11 @@ def finite_mimics(model, values: list) -> bool:
     return not terms or math.isfinite(sum(m * values[i] + o for _, i, m, o in terms))
 
 
-def is_real(value) -> bool:
-    """True for a finite int or float (numpy scalars included, bools excluded)."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
-        and math.isfinite(value)
+def is_real(value, finite: bool = True) -> bool:
+    """True for an int or float (numpy scalars included, bools excluded), finite unless
+    ``finite`` is False (then inf and NaN count too)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)) \
+        and (not finite or math.isfinite(value))
 
 
 def is_whole(value) -> bool:

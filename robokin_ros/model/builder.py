@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import rigid_transform
+from ..checks import is_real, rigid_transform
 from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
 from .elements import SCALAR_TYPES, JointType, mesh_visual
@@ -262,7 +262,7 @@ def _joint_limits(name: str, t: JointType, limits) -> JointLimits:
 def _real(value, what: str) -> float:
     """``value`` as a float, refusing what is not a real number (a str, None, a sequence) with a
     :class:`ModelError` naming ``what``; bools are refused too (``True`` is no limit)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if not is_real(value, finite=False):
         raise ModelError(f"{what} must be a real number, got {value!r}")
     return float(value)
 
