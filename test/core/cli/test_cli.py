@@ -19,6 +19,9 @@ from robokin_ros.cli import main
 from robokin_ros.cli.inspect import dot_source
 from robokin_ros.spatial import quat_xyzw_to_matrix
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from cli_output import without_compile_notices  # noqa: E402
+
 pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parents[3]
 ROBOTS = ROOT / "robokin_ros" / "robots"
@@ -29,7 +32,7 @@ UR5E, PANDA, TWIN = (str(ROBOTS / f"{n}.urdf") for n in ("ur5e", "panda", "twin_
 def run(capsys, *argv) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out = capsys.readouterr()
-    return code, out.out, out.err
+    return code, out.out, without_compile_notices(out.err)
 
 
 def image_size(path) -> tuple[int, int]:
@@ -121,7 +124,8 @@ def test_ik_unreachable_exits_3(capsys):
 
 def test_show_draws_three_views(capsys, tmp_path):
     path = tmp_path / "robot.png"
-    assert run(capsys, "show", TWIN, "--random", 3, "-o", path, "--size", 2)[0] == 0
+    code, _, err = run(capsys, "show", TWIN, "--random", 3, "-o", path, "--size", 2)
+    assert code == 0, err
     h, w = image_size(path)
     assert w >= 2.4 * h   # three views side by side
 

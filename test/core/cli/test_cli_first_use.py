@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from robokin_ros import RobotModel, frame_transform
 from robokin_ros.cli import build_parser, common, main, query
 from robokin_ros.model.groups import derive_groups
 from robokin_ros.spatial import log_so3, quat_xyzw_to_matrix, rpy_to_matrix
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from cli_output import without_compile_notices  # noqa: E402
 
 pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,7 +34,7 @@ HANDS = {"allegro_right", "robotiq_2f85_ros1", "robotiq_3f_tendons_drake_atlas"}
 def run(capsys, *argv) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out = capsys.readouterr()
-    return code, out.out, out.err
+    return code, out.out, without_compile_notices(out.err)
 
 
 def corpus(*names: str) -> list[Path]:

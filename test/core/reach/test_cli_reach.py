@@ -16,6 +16,9 @@ import pytest
 from robokin_ros.cli import main
 from robokin_ros.reach import load_reach_map, reachability_map
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from cli_output import without_compile_notices  # noqa: E402
+
 pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parents[3]
 UR5E = ROOT / "robokin_ros" / "robots" / "ur5e.urdf"
@@ -51,7 +54,7 @@ def test_reach_writes_a_map_that_loads_back_and_a_picture(tmp_path, capsys):
 ])
 def test_bad_arguments_print_one_line_and_exit_2(argv, message, tmp_path, capsys):
     code = main(["reach", str(UR5E), "--tip", "tool0", "--out", str(tmp_path / "m.npz"), *argv])
-    err = capsys.readouterr().err
+    err = without_compile_notices(capsys.readouterr().err)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("robokin reach: ") and message in err
     assert not (tmp_path / "m.npz").exists()
@@ -115,6 +118,7 @@ def test_ctrl_c_says_how_many_chunks_are_kept_and_the_command_that_resumes(tmp_p
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=300)
+    err = without_compile_notices(err)
     assert process.returncode == 130, err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     found = re.fullmatch(r"robokin reach: interrupted; (\d+) of (\d+) chunks kept in (\S+); resume with: (.*)\n", err)
