@@ -53,43 +53,45 @@ class CancelToken:
 
 
 class Budget:
-    """Per-call time budget and cancel token, position in the sequence of restart configurations
-    (chosen on first use: most calls never restart) and the test a converged configuration must
+    """Per-call time budget and cancel token, start of the sequence of restart configurations
+    (chosen on first use: most calls never restart), the test a converged configuration must
     pass (``accept``: None, or the ``avoid_collisions`` test of
-    :func:`~robokin_ros.ik.collision_gate.collision_test`).
+    :func:`~robokin_ros.ik.collision_gate.collision_test`) and the threads a batch may use.
 
     The restarts start at a point of the sequence chosen by ``rng``: a whole number picks it
     (Knuth's multiplicative hash), a ``numpy.random.Generator`` draws it; None (the default) takes
     it from the request itself (:func:`request_offset` of ``request``, e.g. the targets and the
     seed), so the same request gives the same answer, bit for bit, in a fresh process and in a
-    long-running one.
+    long-running one. Each problem of a batch restarts along its own stretch of the sequence
+    from there (:meth:`Solver.restart_base <robokin_ros.ik.solver.Solver.restart_base>`), so
+    its answer depends neither on the other problems nor on the order or thread they run in.
 
     Args:
         timeout: [s] per problem, or None. n: problems sharing the budget (the time is pooled).
         rng: see :class:`~robokin_ros.ik.options.IKOptions`. accept: the collision test or None.
         cancel: a :class:`CancelToken` or None. request: what identifies the request (arrays,
-            lists of numbers or None), hashed when ``rng`` is None.
+            lists of numbers or None), hashed when ``rng`` is None. threads: the cap on a
+            batch's threads (:func:`robokin_ros.kernels.parallel.thread_count`).
     """
 
     def __init__(self, timeout: float | None, n: int, rng, accept=None, cancel: CancelToken | None = None,
-                 request: tuple = ()):
+                 request: tuple = (), threads: int | None = None):
         self.deadline = None if timeout is None else time.perf_counter() + timeout * n
-        self._rng, self._next, self._request = rng, -1, request
-        self.accept = accept
+        self._rng, self._first, self._request = rng, -1, request
+        self.accept, self.threads = accept, threads
         self._cancel = None if cancel is None else cancel._event
 
-    def take(self, k: int) -> range:
-        """Indices of the call's next ``k`` restarts in the R2 sequence (see
-        :meth:`Solver.restart <robokin_ros.ik.solver.Solver.restart>`)."""
-        if self._next < 0:
+    def first_restart(self) -> int:
+        """Index of the call's first restart in the R2 sequence (see
+        :meth:`Solver.restart <robokin_ros.ik.solver.Solver.restart>`), chosen on first use."""
+        if self._first < 0:
             if isinstance(self._rng, (int, np.integer)) and not isinstance(self._rng, bool):
-                self._next = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
+                self._first = int(self._rng) * 2654435761 % RESTART_OFFSETS  # Knuth's multiplicative hash
             elif self._rng is None:
-                self._next = request_offset(self._request)
+                self._first = request_offset(self._request)
             else:
-                self._next = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
-        self._next += k
-        return range(self._next - k, self._next)
+                self._first = int(np.random.default_rng(self._rng).integers(RESTART_OFFSETS))
+        return self._first
 
     def timed_out(self) -> bool:
         """The time budget is spent or the call's token is cancelled."""

@@ -37,13 +37,15 @@ STALL_ITERATIONS, STALL_PROGRESS = 3, 0.1
 class RowState:
     """Where one row's loop stands: ``it`` iterations done, ``stall`` iterations since the last
     progress, the ``best_cost`` so far and the ``reference`` cost of the last progress, the
-    ``best_q`` iterate (None: the row's start); a new row by default."""
+    ``best_q`` iterate (None: the row's start), the ``restarts`` its problem has drawn from its
+    stretch of the restart sequence; a new row by default."""
 
     it: int = 0
     stall: int = 0
     best_cost: float = math.inf
     reference: float = math.inf
     best_q: list | None = None
+    restarts: int = 0
 
 
 def log_near_pi(*E: float) -> list:

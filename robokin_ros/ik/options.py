@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ..checks import check_rng, is_real, is_whole, numbers, sequence
 from ..collision import CollisionModel
 from ..errors import IKOptionError, JointLimitError, NonFiniteError, ShapeError
+from ..kernels.parallel import thread_count
 from ..model import RobotModel
 
 Array = NDArray[np.float64]
@@ -58,6 +59,8 @@ class IKOptions:
         solutions: None, or ``k >= 1`` distinct solutions of one target.
         solution_distance: [rad or m] least distance between two ``solutions``, > 0; 0.1
             (checked when ``solutions`` is given).
+        threads: None (``ROBOKIN_THREADS``, else every core the process may use), or the most
+            threads a batch runs on, a whole number >= 1.
     """
 
     base: str | None = None
@@ -76,6 +79,7 @@ class IKOptions:
     objective: str | None = None
     solutions: int | None = None
     solution_distance: float = 0.1
+    threads: int | None = None
 
     def __post_init__(self):
         put = object.__setattr__
@@ -107,7 +111,8 @@ class IKOptions:
             put(self, "active_joints", sequence(self.active_joints, "active_joints", one=True))
         if not (self.axis_tolerances is None and self.weights is None and self.lower is None and self.upper is None):
             self._arrays(put)
-        if not (self.avoid_collisions is False and self.objective is None and self.solutions is None):
+        if not (self.avoid_collisions is False and self.objective is None and self.solutions is None
+                and self.threads is None):
             self._choices()
 
     def _arrays(self, put) -> None:
@@ -130,7 +135,9 @@ class IKOptions:
                 put(self, name, tuple(given.tolist()) if given.ndim == 1 else _frozen(given.tolist()))
 
     def _choices(self) -> None:
-        """Check the collision, objective and solutions options."""
+        """Check the collision, objective, solutions and threads options."""
+        if self.threads is not None:
+            thread_count(self.threads)
         if not (self.avoid_collisions is None or isinstance(self.avoid_collisions, (bool, CollisionModel))):
             raise IKOptionError("avoid_collisions must be a bool or a CollisionModel, got "
                                 f"{type(self.avoid_collisions).__name__}", "avoid_collisions")

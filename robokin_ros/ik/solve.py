@@ -55,8 +55,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
     ``solve_ik(model, targets, tips, seed=None, *, base=None, position_tolerance=1e-5,
     rotation_tolerance=1e-5, axis_tolerances=None, weights=None, active_joints=None, lower=None,
     upper=None, timeout=None, max_iterations=500, restarts=None, rng=None, avoid_collisions=False,
-    objective=None, solutions=None, solution_distance=0.1, options=None, cancel=None)``: the
-    keywords ``base`` ... ``solution_distance`` are the fields of
+    objective=None, solutions=None, solution_distance=0.1, threads=None, options=None, cancel=None)``:
+    the keywords ``base`` ... ``threads`` are the fields of
     :class:`~robokin_ros.ik.options.IKOptions` (any other keyword: ``TypeError``).
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
@@ -64,13 +64,15 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
     configuration (see ``restarts``); a problem stops as soon as one of its rows meets the
     tolerances (several rows at once: the one closest to the seed wins). Up to
     :data:`~robokin_ros.ik.solver.SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
-    larger batch iterates vectorised (stalled problems get :data:`~robokin_ros.ik.solver.EXTRA_ROWS` extra restarted
-    rows once every problem is under way, so results of a batch and of single calls agree
-    exactly only for problems that need no restart). What iterates one by one runs on the
-    call's compiled loop once it is loaded (:func:`~robokin_ros.ik.single.prepare_ik`, or in
-    the background after :data:`~robokin_ros.kernels.accel.MIN_BATCH` float iterations), with
-    the same iterates as in floats (the time budget is then checked every
-    :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations).
+    larger batch iterates vectorised (each
+    problem walks the same iterates either way, restarts included: each draws from its own
+    stretch of the restart sequence). Once the call's compiled loop is loaded
+    (:func:`~robokin_ros.ik.single.prepare_ik`, or in the background after
+    :data:`~robokin_ros.kernels.accel.MIN_BATCH` iterations), problems run one by one on it, a
+    batch on every core (``threads``), with the same iterates as in floats (the time budget is
+    then checked every :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations, every
+    :data:`~robokin_ros.ik.compiled_loop.BATCH_QUOTA` in a batch), bit-identical for every thread
+    count.
 
     Args:
         model: the robot.
@@ -132,6 +134,9 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
             each reported nearest the seed modulo 2π on the joints that turn; sorted by
             ``objective`` (None: closest to the seed) (see
             :func:`robokin_ros.ik.branches.distinct_solutions`).
+        threads: the most threads a batch runs on (None: ``ROBOKIN_THREADS``, else every core this
+            process may use; see :mod:`robokin_ros.kernels.parallel`); the answers are the same
+            bit for bit whatever the count.
         solution_distance: [rad or m] least Euclidean distance between two of the ``solutions``
             over the free coordinates, modulo 2π on continuous joints and on revolute joints
             whose range exceeds 2π (a 2π-shifted copy is the same branch).
@@ -156,7 +161,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
         IKOptionError: negative tolerance, weight or timeout; max_iterations < 1; restarts < 0;
             an option given both as a keyword and in ``options``; ``options`` not an IKOptions.
         ArgumentError: targets, seed, bounds, weights or tolerances that are not real numbers
-            (text, None, complex); an ``rng`` of another kind; ``cancel`` not a CancelToken.
+            (text, None, complex); an ``rng`` of another kind; ``cancel`` not a CancelToken;
+            ``threads`` not a whole number >= 1.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
     return solve(model, targets, tips, seed, _options(options, keywords), cancel)

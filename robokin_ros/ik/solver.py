@@ -48,15 +48,16 @@ BATCH_ROWS = 2048
 #: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
 #: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
 #: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256). They run on the
-#: compiled loop once it is loaded (the same iterates). Larger batches stay vectorised even
-#: then (one by one on the compiled loop would be 5-6x faster, measured: 85-115k solves/s on the
-#: arms against 13-18k, but its answers differ for problems that restart, and a batch's answers
-#: must not depend on whether a background compile has finished).
+#: compiled loop once it is loaded (the same iterates). Larger batches iterate vectorised until
+#: the compiled loop is loaded, then run one by one on it, on every core
+#: (:meth:`CompiledLoop.solve_batch <robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch>`:
+#: 5-6x faster on one core). Every problem walks the same iterates on all three paths, its
+#: restarts included (each draws from its own stretch of the restart sequence), so a batch's
+#: answers do not depend on which path ran (bit for bit between floats and the compiled loop;
+#: to rounding, ~1e-12, for the vectorised arithmetic).
 SCALAR_ROWS = 64
 #: A batch's last problems (this many) finish one by one in floats too.
 TAIL_PROBLEMS = 4
-#: Restarted rows added to a problem whose only row stalls once no problem waits for a row.
-EXTRA_ROWS = 7
 
 
 def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
@@ -80,6 +81,7 @@ class Outcome:
         self.iterations = np.zeros(n, np.int64)
         self.status = np.full(n, MAX_ITERATIONS, dtype="<U14")
         self.unfinished = np.ones(n, bool)  # errors still to evaluate at q
+        self.restarts = np.zeros(n, np.int64)  # restarts each problem has drawn (vectorised)
         self.budget = budget
 
 
@@ -149,6 +151,8 @@ class Solver:
         middle = 0.5 * (lo_ + hi_)
         self.restart_lo, self.restart_hi = np.maximum(middle - half, lo_), np.minimum(middle + half, hi_)
         self.r2_steps = _r2_steps(len(fq))
+        # Each problem's stretch of the restart sequence: room for every restart its rows can draw.
+        self.restart_stride = (1 + tol.restarts) * (tol.max_iterations // STALL_ITERATIONS + 1)
         self.bounded_v = np.array(problem.bounded_v, np.int64)
         self.bounded_q = np.array(problem.bounded_q, np.int64)
         self.bounded_lo, self.bounded_hi = lo[self.bounded_q][:, None], hi[self.bounded_q][:, None]
@@ -187,15 +191,19 @@ class Solver:
 
     # ------------------------------------------------------------------ driver
     def solve(self, target: Array, seeds: Array, out: Outcome):
-        """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``."""
+        """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``:
+        one by one in floats (a few), on the compiled loop on every core (once loaded), else
+        vectorised (see :data:`SCALAR_ROWS`)."""
         n = len(seeds)
         if self.compiled is not None and self.tol.restarts == 0 and n <= SCALAR_ROWS:
             for p in range(n):
                 (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-                 out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget)
+                 out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget, problem=p)
             out.unfinished[:] = False
         elif len(self.problem.free_q) == 0:
             out.status[:] = NO_FREE_JOINTS
+        elif (many := self._compiled_batch(out.budget)) is not None:
+            self.loop.solve_batch(many, target, seeds, out)
         else:
             self.vectorised(out, target, seeds)
         left = np.flatnonzero(out.unfinished)
@@ -210,6 +218,18 @@ class Solver:
             out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
+    def _compiled_batch(self, budget: Budget):
+        """The compiled loop's ``run_many`` when a batch may run on it (loaded; one row per
+        problem; no collision test), else None."""
+        if self.loop is None or self.tol.restarts or budget.accept is not None or self.loop.function() is None:
+            return None
+        return self.loop.many
+
+    def restart_base(self, budget: Budget, problem: int) -> int:
+        """Index in the R2 sequence of problem ``problem``'s first restart (its stretch of
+        :attr:`restart_stride` indices)."""
+        return budget.first_restart() + problem * self.restart_stride
+
     def solve_floats(self, seed: list, target: list, budget: Budget) -> tuple:
         """:meth:`scalar` from ``seed`` (not modified), continuous joints reported nearest the seed."""
         q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
@@ -219,10 +239,11 @@ class Solver:
         return q, status, it, position, rotation, success
 
     # ------------------------------------------------------------------ one problem in floats
-    def scalar(self, q: list, target: list, budget: Budget, row: RowState | None = None) -> tuple:
-        """Solve one problem alone in Python floats on the generated :meth:`iteration` (every
-        free coordinate is then a scalar joint with a q twin); stalled attempts restart in turn.
-        A row of a vectorised pass continues from its ``row`` state. Runs the compiled loop
+    def scalar(self, q: list, target: list, budget: Budget, row: RowState | None = None, problem: int = 0) -> tuple:
+        """Solve one problem (number ``problem`` of the call) alone in Python floats on the
+        generated :meth:`iteration` (every free coordinate is then a scalar joint with a q twin);
+        stalled attempts restart in turn along the problem's stretch of the restart sequence. A
+        row of a vectorised pass continues from its ``row`` state. Runs the compiled loop
         (:mod:`robokin_ros.ik.compiled_loop`, the same iterates) once it is loaded, unless
         converged configurations must pass ``budget.accept``.
 
@@ -233,16 +254,17 @@ class Solver:
         if self.loop is not None and budget.accept is None:
             run = self.loop.function()
             if run is not None:
-                return self.loop.solve(run, q, target, budget, row)
-            result = self._scalar_floats(q, target, budget, row)
+                return self.loop.solve(run, q, target, budget, row, problem)
+            result = self._scalar_floats(q, target, budget, row, problem)
             self.loop.function(result[2] - row.it + 1)   # float iterations count towards compiling the loop
             return result
-        return self._scalar_floats(q, target, budget, row)
+        return self._scalar_floats(q, target, budget, row, problem)
 
-    def _scalar_floats(self, q: list, target: list, budget: Budget, row: RowState) -> tuple:
+    def _scalar_floats(self, q: list, target: list, budget: Budget, row: RowState, problem: int) -> tuple:
         """:meth:`scalar` in Python floats."""
         iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
         it, stall, best_cost, reference = row.it, row.stall, row.best_cost, row.reference
+        k = None   # the next restart's index, once one is drawn
         best_q = q if row.best_q is None else row.best_q
         while True:
             cost, q_next = iteration(q, target, DAMPING_COST)
@@ -265,9 +287,10 @@ class Solver:
                 break
             q = q_next
             if stall >= STALL_ITERATIONS:
-                k, q = budget.take(1)[0], q[:]
+                k, q = self.restart_base(budget, problem) + row.restarts if k is None else k, q[:]
                 for i, lo, width, step in self.restart_floats:  # the next configuration of the R2 sequence
                     q[i] = lo + (0.5 + k * step) % 1.0 * width
+                k += 1
                 stall, reference = 0, math.inf
             it += 1
         return (q, status, it) + self.report(q, target)
@@ -313,11 +336,20 @@ class Solver:
         out.position_error[problems] = np.sqrt((d[:, :3] ** 2).sum(axis=1)).max(axis=0)
         out.rotation_error[problems] = np.sqrt((d[:, 3:] ** 2).sum(axis=1)).max(axis=0)
 
-    def restart(self, q: Array, budget: Budget) -> Array:
-        """Rows ``q (n_q, k)`` with their free coordinates moved to the call's next ``k``
-        configurations of the R2 sequence within the bounds."""
+    def restart(self, q: Array, out: Outcome, problems: Array) -> Array:
+        """Rows ``q (n_q, k)`` of ``problems (k,)`` with their free coordinates moved to the next
+        configurations of their problems' stretches of the R2 sequence within the bounds (rows of
+        one problem take consecutive ones, in row order)."""
         fq = self.problem.free_q
-        fraction = (0.5 + np.outer(self.r2_steps, np.array(budget.take(q.shape[1]), float))) % 1.0
+        order = np.argsort(problems, kind="stable")
+        grouped = problems[order]
+        first = np.concatenate([[True], grouped[1:] != grouped[:-1]])
+        rank = np.arange(grouped.size) - np.maximum.accumulate(np.where(first, np.arange(grouped.size), 0))
+        drawn = np.empty(grouped.size, np.int64)
+        drawn[order] = out.restarts[grouped] + rank
+        np.add.at(out.restarts, problems, 1)
+        index = self.restart_base(out.budget, 0) + problems * self.restart_stride + drawn
+        fraction = (0.5 + np.outer(self.r2_steps, index.astype(float))) % 1.0
         draw = self.restart_lo[:, None] + fraction * (self.restart_hi - self.restart_lo)[:, None]
         q[fq] = np.where(self.restarted[:, None], draw, q[fq])
         return q
@@ -326,29 +358,28 @@ class Solver:
         """Rows of problems ``start:stop``: each seed, then ``restarts`` restarted rows."""
         R = 1 + self.tol.restarts
         q = np.repeat(seeds[start:stop].T, R, axis=1)
+        problem = np.repeat(np.arange(start, stop), R)
         if R > 1:
             extra = np.arange(q.shape[1]) % R > 0
-            q[:, extra] = self.restart(q[:, extra], out.budget)
+            q[:, extra] = self.restart(q[:, extra], out, problem[extra])
         inf, zero = np.full(q.shape[1], np.inf), np.zeros(q.shape[1], np.int64)
-        return _Rows(q=q, target=np.repeat(target[start:stop].T, R, axis=1),
-                     problem=np.repeat(np.arange(start, stop), R), iteration=zero, best_cost=inf, best_q=q.copy(),
-                     stall=zero.copy(), reference=inf.copy())
+        return _Rows(q=q, target=np.repeat(target[start:stop].T, R, axis=1), problem=problem, iteration=zero,
+                     best_cost=inf, best_q=q.copy(), stall=zero.copy(), reference=inf.copy())
 
     def vectorised(self, out: Outcome, target: Array, seeds: Array) -> None:
         """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
-        problems make room for waiting ones; once none wait, a problem whose only row stalls
-        gets :data:`EXTRA_ROWS` more restarted rows (the capacity is idle then, and the slowest
-        problems decide how long the call takes)."""
+        problems make room for waiting ones; the last :data:`TAIL_PROBLEMS` finish in floats.
+        Row iterations count towards loading the compiled loop (which later batches then use)."""
         tol, problem, n, R = self.tol, self.problem, len(seeds), 1 + self.tol.restarts
         loaded = min(n, max(1, BATCH_ROWS // R))
         rows = self.load(out, target, seeds, 0, loaded)
         several = R > 1  # some problem has several rows
         while rows.problem.size:
-            if (loaded == n and R == 1 and self.compiled is not None  # (a problem has at most 1 + EXTRA_ROWS rows)
-                    and rows.problem.size <= TAIL_PROBLEMS * (1 + EXTRA_ROWS)
-                    and len(np.unique(rows.problem)) <= TAIL_PROBLEMS):
+            if loaded == n and R == 1 and self.compiled is not None and rows.problem.size <= TAIL_PROBLEMS:
                 self.finish_in_floats(out, rows)
                 return
+            if self.loop is not None and R == 1:
+                self.loop.function(rows.problem.size)
             F = self.frames(rows.q.T)
             d = self.errors(F, rows.target)
             r, ok = self.residual(d)
@@ -389,16 +420,8 @@ class Solver:
             if timed_out:
                 out.status[loaded:], out.iterations[loaded:] = TIMEOUT, 0
                 return
-            stuck = self.step(out, rows, F, rows.target, r, cost)
+            self.step(out, rows, F, rows.target, r, cost)
             rows.iteration += 1
-            if loaded == n and stuck.size and rows.problem.size < BATCH_ROWS:  # idle capacity: company
-                alone = stuck[np.bincount(rows.problem, minlength=n)[rows.problem[stuck]] == 1]
-                alone = alone[:(BATCH_ROWS - rows.problem.size) // EXTRA_ROWS]
-                if alone.size:
-                    company = rows.select(np.repeat(alone, EXTRA_ROWS))
-                    company.q = self.restart(company.q, out.budget)
-                    company.best_cost[:] = np.inf
-                    rows, several = rows.extend(company), True
             if finished:
                 rows = rows.select(~np.isin(rows.problem, np.concatenate(finished)))
             if loaded < n and rows.problem.size <= BATCH_ROWS - R:
@@ -411,15 +434,14 @@ class Solver:
         for j in _pick(rows.problem, rows.best_cost, np.arange(rows.problem.size)).tolist():
             p = int(rows.problem[j])
             row = RowState(int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
-                           float(rows.reference[j]), rows.best_q[:, j].tolist())
+                           float(rows.reference[j]), rows.best_q[:, j].tolist(), int(out.restarts[p]))
             (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget, row)
+             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget, row, p)
             out.unfinished[p] = False
 
-    def step(self, out: Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> Array:
+    def step(self, out: Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> None:
         """One damped step of every row (in place), coordinates held at a bound the gradient
-        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart.
-        Returns the restarted rows."""
+        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart."""
         problem = self.problem
         if self.lm_rows:  # else every weight is zero
             J = self.jacobian(F, target)
@@ -442,6 +464,5 @@ class Solver:
             rows.q[fq] = x
         stuck = np.flatnonzero(rows.stall >= STALL_ITERATIONS)
         if stuck.size:
-            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out.budget)
+            rows.q[:, stuck] = self.restart(rows.q[:, stuck], out, rows.problem[stuck])
             rows.stall[stuck], rows.reference[stuck] = 0, np.inf
-        return stuck

@@ -73,28 +73,31 @@ def _executor(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_chunks(rows: int, work, threads: int | None = None) -> None:
+def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int = CHUNK_ROWS,
+               min_rows: int = MIN_PARALLEL_ROWS) -> None:
     """``work(start, stop)`` over consecutive chunks of ``range(rows)``, on :func:`thread_count`
-    threads (the caller's among them) when there are at least :data:`MIN_PARALLEL_ROWS` rows,
-    else as one ``work(0, rows)``. Chunks of :data:`CHUNK_ROWS` rows are handed out one at a
-    time (a thread that finishes early takes the next).
+    threads (the caller's among them) when there are at least ``min_rows`` rows, else as one
+    ``work(0, rows)``. Chunks of ``chunk_rows`` rows are handed out one at a time (a thread that
+    finishes early takes the next).
 
     Args:
         rows: the batch size.
         work: computes rows ``start:stop`` alone (e.g. a compiled kernel that releases the GIL
             on slices of its inputs and outputs).
         threads: the cap (see :func:`thread_count`).
+        chunk_rows, min_rows: :data:`CHUNK_ROWS` and :data:`MIN_PARALLEL_ROWS` unless the
+            rows cost more (IK problems: smaller chunks, fewer rows to pay for the threads).
 
     Raises:
         ArgumentError: a bad ``threads``. Whatever ``work`` raises (the first, after every
             chunk has run).
     """
-    chunks = -(-rows // CHUNK_ROWS)
+    chunks = -(-rows // chunk_rows)
     workers = min(thread_count(threads), chunks)
-    if workers <= 1 or rows < MIN_PARALLEL_ROWS:
+    if workers <= 1 or rows < min_rows:
         work(0, rows)
         return
-    starts = iter(range(0, rows, CHUNK_ROWS))   # next() on it is atomic under the GIL
+    starts = iter(range(0, rows, chunk_rows))   # next() on it is atomic under the GIL
     done = itertools.count(1)
     finished = threading.Event()
     errors: list[BaseException] = []
@@ -102,7 +105,7 @@ def run_chunks(rows: int, work, threads: int | None = None) -> None:
     def take() -> None:
         for start in starts:
             try:
-                work(start, min(rows, start + CHUNK_ROWS))
+                work(start, min(rows, start + chunk_rows))
             except BaseException as error:  # noqa: BLE001 - re-raised in the caller
                 errors.append(error)
             if next(done) == chunks:

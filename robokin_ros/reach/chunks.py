@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ArgumentError
-from ..ik import IKResult, solve_ik
+from ..ik import IKResult, prepare_ik, solve_ik
 from ..ik.chain import chain_of
 from ..kernels import prepare
 from ..kinematics import jacobian
@@ -104,6 +104,10 @@ class PreparedMap:
         self._q_cols = np.array([m.joint_q_index[j] for j in path], dtype=np.int64)
         self._v_cols = np.array([m.joint_v_index[j] for j in path], dtype=np.int64)
         prepare(m, frames=[(p.tip,)], fk=p.collisions)   # (the collision test places links by FK)
+        if not p.collisions:   # chunks run on the compiled IK loop in every process alike (the same answers)
+            prepare_ik(m, p.tip, base=self.solve_base, position_tolerance=p.position_tolerance,
+                       rotation_tolerance=p.rotation_tolerance, axis_tolerances=self._axis_tolerances,
+                       max_iterations=p.iterations)
 
     def chunk_voxels(self, index: int) -> slice:
         """The voxels (rows of ``grid.voxels``) of chunk ``index``."""

@@ -530,16 +530,24 @@ def test_batched_equals_looped(monkeypatch, scalar_rows):
         assert single.iterations == batched.iterations.reshape(8)[i]
 
 
-def test_vectorised_batch_with_restarts_and_company_rows(monkeypatch):
-    """Far targets stall and restart; once every problem is loaded a stalled problem gets extra
-    rows (several rows per problem). Answers stay exact, within limits, and honest."""
+def test_vectorised_batch_with_restarts_walks_each_problems_own_restarts(monkeypatch):
+    """Far targets stall and restart while problems wait for room (BATCH_ROWS 64). Each problem
+    draws its restarts from its own stretch of the sequence, so the vectorised batch gives the
+    answers of the same problems solved one by one in floats (the same iterations; q to
+    rounding); answers exact, within limits, and honest."""
     model = robot("panda")
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
     monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
-    monkeypatch.setattr(ik_solver, "BATCH_ROWS", 64)  # problems wait for room, then rows get company
+    monkeypatch.setattr(ik_solver, "BATCH_ROWS", 64)  # problems wait for room
     q_true, T = targets_of(model, "panda_hand_tcp", 120, np.random.default_rng(24))
     seed = np.where(np.isfinite(model.q_lower), 0.5 * (model.q_lower + model.q_upper), 0.0)
-    result = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
+    with selection.use(accelerated=False):
+        result = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
+        monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
+        floats = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
+    np.testing.assert_array_equal(result.iterations, floats.iterations)
+    np.testing.assert_array_equal(result.success, floats.success)
+    np.testing.assert_allclose(result.q, floats.q, rtol=0.0, atol=1e-9)
     dp, dr = pose_errors(model, result.q, "panda_hand_tcp", T)
     assert result.success.mean() >= 0.98 and model.within_limits(result.q).all()
     assert np.all(dp[result.success] <= 1e-5 + 1e-12) and np.all(dr[result.success] <= 1e-5 + 1e-12)
@@ -588,15 +596,22 @@ def test_restarts_cover_the_window_evenly_and_repeat_with_the_seed():
     np.testing.assert_array_equal(p.restart_hi, p.hi)
     for model, sv in ((ur5e, s), (panda, p)):
         home = np.tile(model.home_configuration()[:, None], (1, 64))
-        a, b = sv.restart(home.copy(), Budget(None, 1, 7)), sv.restart(home.copy(), Budget(None, 1, 7))
+
+        def restarts(budget, problems=np.zeros(64, np.int64)):  # noqa: B008 - 64 restarts of problem 0
+            return sv.restart(home.copy(), ik_solver.Outcome(home.T, budget), problems)
+
+        a, b = restarts(Budget(None, 1, 7)), restarts(Budget(None, 1, 7))
         np.testing.assert_array_equal(a, b)
-        assert not np.allclose(a, sv.restart(home.copy(), Budget(None, 1, 8)))
+        assert not np.allclose(a, restarts(Budget(None, 1, 8)))
+        # rows of several problems: each takes its own problem's next restarts, in row order
+        mixed = restarts(Budget(None, 1, 7), np.arange(64) % 2)
+        np.testing.assert_array_equal(mixed[:, 0::2], a[:, :32])
+        assert not np.allclose(mixed[:, 1::2], a[:, :32])
         fraction = (a[sv.problem.free_q] - sv.restart_lo[:, None]) / (sv.restart_hi - sv.restart_lo)[:, None]
         assert fraction.min() >= 0 and fraction.max() < 1
         for row in fraction:
             assert np.bincount((row * 8).astype(int), minlength=8).min() >= 4  # 8 expected per bin
-        generator = Budget(None, 1, np.random.default_rng(3))
-        assert model.within_limits(sv.restart(home.copy(), generator).T).all()
+        assert model.within_limits(restarts(Budget(None, 1, np.random.default_rng(3))).T).all()
 
 
 def test_float_and_vectorised_restarts_agree(monkeypatch):

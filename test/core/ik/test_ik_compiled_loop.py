@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import (
+    ArgumentError,
     InvalidTargetError,
     JointLimitError,
     NonFiniteError,
@@ -119,14 +120,29 @@ def test_compiled_loop_gives_the_float_paths_answers(monkeypatch, source, tip, o
             assert np.linalg.norm(Tq[:3, 3] - Tk[:3, 3]) < bound + 1e-9
 
 
+def count_batches(monkeypatch) -> list:
+    """The sizes of the batches CompiledLoop.solve_batch solves from now on."""
+    sizes = []
+    solve_batch = CompiledLoop.solve_batch
+
+    def counted(self, run_many, target, seeds, out):
+        sizes.append(len(seeds))
+        return solve_batch(self, run_many, target, seeds, out)
+
+    monkeypatch.setattr(CompiledLoop, "solve_batch", counted)
+    return sizes
+
+
 @needs_numba
 @pytest.mark.parametrize("n, tail", [(30, None), (150, 40)])
 def test_compiled_loop_in_batches(monkeypatch, n, tail):
     """A small batch solves its problems one by one, a large one iterates vectorised and
     finishes its last problems one by one (Solver.finish_in_floats, continuing each row's
-    iterations, stall count and best iterate; ``tail``: how many, raised from TAIL_PROBLEMS so
-    that some are left): on the compiled loop, the same answers as on the float path (a batch's
-    answers do not depend on whether the loop is loaded)."""
+    iterations, stall count, restarts drawn and best iterate; ``tail``: how many, raised from
+    TAIL_PROBLEMS so that some are left) while the compiled loop is not loaded, and runs on
+    CompiledLoop.solve_batch once it is: the same answers every way, restarts included (each
+    problem draws from its own stretch of the restart sequence): a batch's answers do not depend
+    on whether the loop is loaded."""
     model = arm("panda.urdf")
     seeds, T = problems(model, "panda_hand_tcp", n - 8, 5)
     kw = dict(max_iterations=100, timeout=None, rng=3)
@@ -134,16 +150,77 @@ def test_compiled_loop_in_batches(monkeypatch, n, tail):
         monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", tail)
     monkeypatch.setattr(accel, "enabled", False)
     floats = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
+    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
+    one_by_one = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
+    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 64)
     monkeypatch.setattr(accel, "enabled", True)
     loaded_loop(model, "panda_hand_tcp", 100)
-    calls = count_compiled_solves(monkeypatch)
+    calls, batches = count_compiled_solves(monkeypatch), count_batches(monkeypatch)
     compiled = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
-    assert len(calls) == n if tail is None else 0 < len(calls) <= tail
-    np.testing.assert_array_equal(compiled.success, floats.success)
-    np.testing.assert_array_equal(compiled.status, floats.status)
-    np.testing.assert_array_equal(compiled.iterations, floats.iterations)
-    np.testing.assert_allclose(compiled.q, floats.q, rtol=0.0, atol=1e-12)
+    assert (len(calls), batches) == ((n, []) if tail is None else (0, [n]))
+    assert floats.iterations[n - 8:n - 4].min() > 3 * ik_solver.STALL_ITERATIONS   # (restarted)
+    for other, atol in ((one_by_one, 1e-9), (compiled, 1e-9 if tail else 1e-12)):
+        np.testing.assert_array_equal(other.success, floats.success)
+        np.testing.assert_array_equal(other.status, floats.status)
+        np.testing.assert_array_equal(other.iterations, floats.iterations)
+        np.testing.assert_allclose(other.q, floats.q, rtol=0.0, atol=atol)
+    np.testing.assert_allclose(compiled.q, one_by_one.q, rtol=0.0, atol=1e-12)   # the same iterates
     assert compiled.success[:n - 8].mean() >= 0.9 and not compiled.success[n - 8:n - 4].any()
+
+
+@needs_numba
+def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(monkeypatch):
+    """CompiledLoop.solve_batch in chunks over 1, 2 and 3 threads: the same bits (each problem
+    alone, restarts from its own stretch of the sequence), in the order of the problems; the
+    chunks ran on several threads (their thread names)."""
+    from robokin_ros.kernels import parallel
+    model = arm("ur5e.urdf")
+    seeds, T = problems(model, "tool0", 600, 9)
+    loaded_loop(model, "tool0", 150)
+    names = set()
+    run_chunks = parallel.run_chunks
+
+    def watched(rows, work, *args, **kwargs):
+        def named(start, stop):
+            names.add(threading.current_thread().name)
+            work(start, stop)
+        return run_chunks(rows, named, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "run_chunks", watched)
+    batches = count_batches(monkeypatch)
+    results = [solve_ik(model, T, "tool0", seeds, max_iterations=150, threads=k) for k in (1, 2, 3)]
+    assert batches == [len(T)] * 3 and len(names) >= 2
+    for other in results[1:]:
+        for field in ("q", "success", "status", "iterations", "position_error", "rotation_error"):
+            np.testing.assert_array_equal(getattr(other, field), getattr(results[0], field))
+    r = results[0]
+    assert r.success[:600].mean() >= 0.95 and not r.success[600:604].any()
+    assert (r.iterations[600:604] > 3 * ik_solver.STALL_ITERATIONS).all()
+    ok = r.success
+    Tq = frame_transform(model, r.q[ok], model.root_link, "tool0")   # honest: the answers, by FK
+    assert np.abs(Tq[:, :3, 3] - T[ok, :3, 3]).max() <= 1e-5 + 1e-12
+    with pytest.raises(ArgumentError, match="threads"):
+        solve_ik(model, T, "tool0", seeds, threads=0)
+
+
+@needs_numba
+def test_a_batch_on_the_compiled_loop_keeps_its_time_budget_and_cancel_token():
+    """A batch whose pooled time budget runs out, or whose token is cancelled, stops at the next
+    check of a chunk: problems not started end ``timeout`` at their seeds (0 iterations), those
+    finished keep honest answers."""
+    model = arm("ur5e.urdf")
+    seeds, T = problems(model, "tool0", 4000, 13)
+    T[:, :3, 3] += 5.0   # every target out of reach: each problem spends its iterations
+    loaded_loop(model, "tool0", 500)
+    result = solve_ik(model, T, "tool0", seeds, timeout=1e-6, threads=1)
+    started = result.iterations > 0
+    assert not result.success.any() and 0 < started.sum() < len(T)
+    assert set(result.status[~started].tolist()) == {TIMEOUT}
+    np.testing.assert_array_equal(result.q[~started], seeds[~started])
+    token = CancelToken()
+    token.cancel()
+    cancelled = solve_ik(model, T, "tool0", seeds, cancel=token, threads=2)
+    assert (cancelled.iterations == 0).all() and set(cancelled.status.tolist()) == {TIMEOUT}
 
 
 @needs_numba
