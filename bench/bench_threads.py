@@ -6,8 +6,9 @@ For each bundled robot, prints the time per configuration of one batched call on
 every core this process may use (``os.sched_getaffinity``), the speed-up against one thread, and
 whether the results are bit-identical to one thread's. ``FK`` writes into a reused ``out=``
 array; ``FK new`` allocates its output each call (its first-touch page faults then weigh). The thread count is the ``threads=``
-keyword where the call has one (FK, Jacobian) and ``ROBOKIN_THREADS`` otherwise (RNEA,
-self-collision, IK). Kernels are compiled (or loaded from the disk cache) first. Timings are the
+keyword where the call has one (FK, Jacobian, IK) and ``ROBOKIN_THREADS`` otherwise (RNEA,
+self-collision). IK solves ``--ik`` FK-made targets from random seeds on the compiled loop
+(prepared first). Kernels are compiled (or loaded from the disk cache) first. Timings are the
 best of ``--rounds`` rounds, each round running every thread count once in turn
 (:func:`timing.interleaved`), so that on a shared machine they get the same chances at its
 quiet moments; a control row first shows how much parallelism the machine itself gives at the
@@ -57,7 +58,7 @@ def calls(model: rk.RobotModel, tip: str, q: np.ndarray, targets: np.ndarray, ou
         "J tip": (lambda t: [rk.jacobian(model, q, tip, threads=t)], len(q)),
         "RNEA": (lambda t: [with_threads(t, lambda: rk.rnea(model, q, v, v))()], len(q)),
         "collision": (lambda t: [with_threads(t, lambda: rk.self_collisions(model, q).in_collision)()], len(q)),
-        "IK": (lambda t: list(with_threads(t, lambda: _ik(model, targets, tip, q))()), len(targets)),
+        "IK": (lambda t: list(_ik(model, targets, tip, q, t)), len(targets)),
     }
 
 
@@ -83,15 +84,15 @@ def control(threads: int) -> None:
         thread.join()
 
 
-def _ik(model, targets, tip, q) -> tuple:
-    result = rk.solve_ik(model, targets, tip, q[:len(targets)], timeout=None, rng=0)
-    return result.q, result.success
+def _ik(model, targets, tip, q, threads: int) -> tuple:
+    result = rk.solve_ik(model, targets, tip, q[:len(targets)], timeout=None, rng=0, threads=threads)
+    return result.q, result.success, result.iterations
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=20000)
-    parser.add_argument("--ik", type=int, default=2000, help="IK problems per call")
+    parser.add_argument("--ik", type=int, default=10000, help="IK problems per call")
     parser.add_argument("--robots", default="ur5e,panda")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()

@@ -2,11 +2,17 @@
 
 numba compiles with the GIL held for most of the time (6-10 s for an IK loop on 2 cores, minutes
 for a humanoid's dynamics): compiled in a thread of the caller, it takes the caller's time.
-:func:`compile_module` runs the module in a fresh ``python`` process instead (at a lower
-priority, ``nice`` +:data:`NICENESS`), which calls the module's functions once with the given
-arguments, so that numba compiles them into the disk cache
-(:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits for it (without the GIL)
-and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
+:func:`compile_module` runs the module in a fresh ``python`` process instead, which calls the
+module's functions once with the given arguments, so that numba compiles them into the disk
+cache (:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits for it (without the
+GIL) and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
+
+A compile that runs while the caller goes on working (a background load,
+:class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`, inside :func:`in_background`) runs at
+the lowest priority, ``nice`` +:data:`BACKGROUND_NICENESS`: where cores are few it takes only the
+time the caller's requests leave (measured, UR5e, 5 ms IK requests on 2 cores with one loaded by
+another process: at +10 the compile took the requests' time, 96.9 % solved while it ran). A
+compile the caller waits for (``prepare``) runs at +:data:`NICENESS`.
 
 :func:`has_compiled` says whether numba's cache already holds a module's functions (then
 nothing is compiled: the caller loads them at once).
@@ -14,12 +20,15 @@ nothing is compiled: the caller loads them at once).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
 import pickle
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 
 from ..errors import KernelCheckError
 from . import notices
@@ -27,19 +36,37 @@ from . import notices
 #: Most seconds a compile may take (a 60-link humanoid's forward dynamics takes minutes).
 COMPILE_TIMEOUT = 1800.0
 
-#: How much lower the compiling process's priority is (``os.nice``): the caller's requests
-#: come first where cores are few.
+#: How much lower the priority of a compile the caller waits for is (``os.nice``).
 NICENESS = 10
+#: ... and of a compile in the background, while the caller answers requests: the lowest.
+BACKGROUND_NICENESS = 19
 
-#: The compiling process's program: reads ``(path, name, source, calls)`` (a pickle, from its
-#: parent) on stdin, runs ``source`` as the module ``name`` at ``path`` (numba keys its cache on
-#: that file, which the parent has written and verified), and calls ``function(*args)`` for each
-#: of ``calls``; exits at once when its parent has gone (nothing is left compiling for nobody).
-#: Imports numba and numpy only.
-WORKER = f"""
+_thread = threading.local()
+
+
+@contextlib.contextmanager
+def in_background() -> Iterator[None]:
+    """Compiles started by this thread inside the block run at :data:`BACKGROUND_NICENESS`."""
+    _thread.background = True
+    try:
+        yield
+    finally:
+        _thread.background = False
+
+
+def niceness() -> int:
+    """The niceness of a compile started by this thread now."""
+    return BACKGROUND_NICENESS if getattr(_thread, "background", False) else NICENESS
+
+#: The compiling process's program: lowers its priority by ``argv[1]``; reads ``(path, name,
+#: source, calls)`` (a pickle, from its parent) on stdin, runs ``source`` as the module ``name``
+#: at ``path`` (numba keys its cache on that file, which the parent has written and verified),
+#: and calls ``function(*args)`` for each of ``calls``; exits at once when its parent has gone
+#: (nothing is left compiling for nobody). Imports numba and numpy only.
+WORKER = """
 import os, pickle, sys, threading, time, types
 try:
-    os.nice({NICENESS})
+    os.nice(int(sys.argv[1]))
 except (AttributeError, OSError):   # (no os.nice on Windows)
     pass
 parent = os.getppid()
@@ -89,8 +116,8 @@ def compile_module(path: str, name: str, source: str, calls, robot: str) -> None
     data = pickle.dumps((path, name, source, list(calls)))
     with notices.compiling(robot):
         try:
-            done = subprocess.run([sys.executable, "-c", WORKER], input=data, capture_output=True,  # noqa: S603
-                                  timeout=COMPILE_TIMEOUT, check=False)
+            done = subprocess.run([sys.executable, "-c", WORKER, str(niceness())], input=data,  # noqa: S603
+                                  capture_output=True, timeout=COMPILE_TIMEOUT, check=False)
         except subprocess.TimeoutExpired as error:
             raise KernelCheckError(f"compiling {name} took more than {COMPILE_TIMEOUT:g} s") from error
     if done.returncode != 0:

@@ -9,6 +9,7 @@ while a compile runs (all of its process's), with a pure-Python loop running mea
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -96,3 +97,37 @@ def test_has_compiled_reads_numbas_index(accelerated, tmp_path):
     name = f.py_func.__module__
     assert compile_process.has_compiled(path, name, ["f"])
     assert not compile_process.has_compiled(path, name, ["g"])
+
+
+def test_a_background_compile_runs_at_the_lowest_priority(accelerated, monkeypatch):
+    """A compile the caller waits for runs at nice +10, one started by a background load (the
+    caller goes on answering requests) at +19: it takes only the CPU time the requests leave.
+    The compiling process itself reports the niceness it runs at."""
+    from robokin_ros.kernels.lazy_accel import LazyAccelerated
+
+    seen = []
+    real = compile_process.subprocess.run
+
+    def spying(argv, *args, **kwargs):
+        done = real([argv[0], "-c", "import os, sys; print(os.nice(int(sys.argv[1])))", *argv[3:]], *args, **kwargs)
+        seen.append((threading.current_thread().name, int(done.stdout.decode().split()[-1]) - os.nice(0)))
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(compile_process.subprocess, "run", spying)
+
+    class Kernel(LazyAccelerated):
+        def __init__(self, source):
+            super().__init__()
+            self.source = source
+
+        def _load(self):
+            return accel.load_function(self.source, "f", [("f", (1.0,))])
+
+    waited = Kernel(heavy_source(5))
+    assert waited.accelerate()   # the caller waits: +10
+    background = Kernel(heavy_source(5))
+    background._start_loading()
+    background._compiling.join(timeout=300)
+    assert background._accelerated is not None
+    assert seen == [("MainThread", compile_process.NICENESS), ("robokin_ros accel", compile_process.BACKGROUND_NICENESS)]
+    assert compile_process.niceness() == compile_process.NICENESS
