@@ -7,12 +7,10 @@ module's functions once with the given arguments, so that numba compiles them in
 cache (:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits for it (without the
 GIL) and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
 
-A compile that runs while the caller goes on working (a background load,
-:class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`, inside :func:`in_background`) runs at
-the lowest priority, ``nice`` +:data:`BACKGROUND_NICENESS`: where cores are few it takes only the
-time the caller's requests leave (measured, UR5e, 5 ms IK requests on 2 cores with one loaded by
-another process: at +10 the compile took the requests' time, 96.9 % solved while it ran). A
-compile the caller waits for (``prepare``) runs at +:data:`NICENESS`.
+The compiling process runs at the lowest priority, ``nice`` +:data:`NICENESS`, from its start
+(it is started by ``nice`` where the system has it: the interpreter's start and imports take
+~0.5 s of CPU): where cores are few, the threads of the caller that answer requests meanwhile
+keep the CPU (a compile the caller waits for, e.g. ``prepare``, is not slower on an idle core).
 
 :func:`has_compiled` says whether numba's cache already holds a module's functions (then
 nothing is compiled: the caller loads them at once).
@@ -20,15 +18,13 @@ nothing is compiled: the caller loads them at once).
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import hashlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 
 from ..errors import KernelCheckError
 from . import notices
@@ -36,39 +32,31 @@ from . import notices
 #: Most seconds a compile may take (a 60-link humanoid's forward dynamics takes minutes).
 COMPILE_TIMEOUT = 1800.0
 
-#: How much lower the priority of a compile the caller waits for is (``os.nice``).
-NICENESS = 10
-#: ... and of a compile in the background, while the caller answers requests: the lowest.
-BACKGROUND_NICENESS = 19
+#: How much lower than the caller's the compiling process's priority is (``nice``): the lowest.
+NICENESS = 19
 
-_thread = threading.local()
+#: ``nice`` (coreutils) where the system has it: the compiling interpreter then starts at its
+#: lower priority (its start and imports take ~0.5 s of CPU before its own code could lower it).
+_NICE = shutil.which("nice")
 
+#: The start of :data:`WORKER`: the process's niceness raised to ``argv[1]`` (already there when
+#: started by ``nice``).
+LOWER_PRIORITY = """
+import os, sys
+try:
+    if os.getpriority(os.PRIO_PROCESS, 0) < int(sys.argv[1]):
+        os.setpriority(os.PRIO_PROCESS, 0, int(sys.argv[1]))
+except (AttributeError, OSError):   # (not on Windows)
+    pass
+"""
 
-@contextlib.contextmanager
-def in_background() -> Iterator[None]:
-    """Compiles started by this thread inside the block run at :data:`BACKGROUND_NICENESS`."""
-    _thread.background = True
-    try:
-        yield
-    finally:
-        _thread.background = False
-
-
-def niceness() -> int:
-    """The niceness of a compile started by this thread now."""
-    return BACKGROUND_NICENESS if getattr(_thread, "background", False) else NICENESS
-
-#: The compiling process's program: lowers its priority by ``argv[1]``; reads ``(path, name,
+#: The compiling process's program: runs at niceness ``argv[1]``; reads ``(path, name,
 #: source, calls)`` (a pickle, from its parent) on stdin, runs ``source`` as the module ``name``
 #: at ``path`` (numba keys its cache on that file, which the parent has written and verified),
 #: and calls ``function(*args)`` for each of ``calls``; exits at once when its parent has gone
 #: (nothing is left compiling for nobody). Imports numba and numpy only.
-WORKER = """
-import os, pickle, sys, threading, time, types
-try:
-    os.nice(int(sys.argv[1]))
-except (AttributeError, OSError):   # (no os.nice on Windows)
-    pass
+WORKER = LOWER_PRIORITY + """
+import pickle, threading, time, types
 parent = os.getppid()
 def watch():
     while os.getppid() == parent:
@@ -103,6 +91,17 @@ def has_compiled(path: str, name: str, functions) -> bool:
     return all(glob.glob(os.path.join(cache, f"{glob.escape(name)}.{f}-*.nbi")) for f in functions)
 
 
+def worker_command(program: str) -> list[str]:
+    """The command running ``program`` (:data:`WORKER`) in a new interpreter :data:`NICENESS`
+    lower in priority than this process (started by ``nice`` where there is one)."""
+    try:
+        here = os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):   # (not on Windows)
+        here = 0
+    python = [sys.executable, "-c", program, str(min(19, here + NICENESS))]
+    return [_NICE, "-n", str(NICENESS), *python] if _NICE else python
+
+
 def compile_module(path: str, name: str, source: str, calls, robot: str) -> None:
     """Compile the generated module ``source`` (stored at ``path`` as ``name``) into numba's
     disk cache in a separate process, calling ``function(*args)`` for each ``(function, args)``
@@ -116,8 +115,8 @@ def compile_module(path: str, name: str, source: str, calls, robot: str) -> None
     data = pickle.dumps((path, name, source, list(calls)))
     with notices.compiling(robot):
         try:
-            done = subprocess.run([sys.executable, "-c", WORKER, str(niceness())], input=data,  # noqa: S603
-                                  capture_output=True, timeout=COMPILE_TIMEOUT, check=False)
+            done = subprocess.run(worker_command(WORKER), input=data, capture_output=True,  # noqa: S603
+                                  timeout=COMPILE_TIMEOUT, check=False)
         except subprocess.TimeoutExpired as error:
             raise KernelCheckError(f"compiling {name} took more than {COMPILE_TIMEOUT:g} s") from error
     if done.returncode != 0:

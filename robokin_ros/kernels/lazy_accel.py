@@ -21,7 +21,7 @@ import time
 import warnings
 import weakref
 
-from . import accel, compile_process
+from . import accel
 
 _lock = threading.Lock()
 #: Background loads started and maybe still running.
@@ -117,17 +117,13 @@ class LazyAccelerated:
                 self._start_loading()
         return self._accelerated
 
-    def _accelerate_in_background(self) -> None:
-        with compile_process.in_background():
-            self.accelerate()
-
     def _start_loading(self) -> None:
         """Start :meth:`accelerate` in a background thread, unless one is started already or
         :func:`stop_background_loads` holds them."""
         with _lock:
             if _stopped or self._compiling is not None:
                 return
-            thread = threading.Thread(target=self._accelerate_in_background, name="robokin_ros accel", daemon=True)
+            thread = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
             _loads.add(thread)
             thread.start()
             self._compiling = thread
