@@ -180,6 +180,18 @@ else
   done_step "installed"
 fi
 
+# ---------------------------------------------------------------- 4b. the generic IK loop, compiled once
+# robokin_ros/ik/generic_loop.py serves every robot new to the machine from its first IK request
+# while the robot's own kernels compile; numba keeps it beside the file (in-tree __pycache__), so
+# it compiles once per installation: the installed copy and this source tree (what the tests and
+# benchmarks import). Loading it when compiled takes a fraction of a second.
+step "the generic IK loop (compiled once per installation, ~20 s)"
+warm='import sys, robokin_ros.ik.generic_loop as g; sys.exit(0 if g.KERNELS.load() else 1)'
+(cd "$BUILD" && "$PY" -c "$warm") > "$LOGS/generic-loop.log" 2>&1 \
+  && (cd "$ROOT" && "$PY" -c "$warm") >> "$LOGS/generic-loop.log" 2>&1 \
+  || fail_log "compiling the generic IK loop failed" "$LOGS/generic-loop.log"
+done_step
+
 # ---------------------------------------------------------------- 5. a browser for the web view's tests
 # Debian's chromium, installed only where this runs as root with apt-get (CI, these machines) and
 # not refused with ROBOKIN_NO_APT=1; elsewhere test/core/web/test_web_browser.py skips with a reason.

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
+from . import generic_loop
 from .budget import Budget
 from .collision_gate import rejected_rows
 from .compiled_loop import CompiledLoop
@@ -188,6 +189,11 @@ class Solver:
             self.iteration, self.report = namespace["iteration"], namespace["report"]
         # The same loop compiled by numba, loaded once the float path has been busy (see compiled_loop)
         self.loop = CompiledLoop(self) if compiled is not None and self.free and self.lm_rows else None
+        # ... and meanwhile the same loop with the chain as data, compiled once per installation
+        # (see generic_loop; None: a problem it does not cover)
+        self.chain = None if self.loop is None else generic_loop.chain_data(self)
+        if self.chain is not None:
+            generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
 
     # ------------------------------------------------------------------ driver
     def solve(self, target: Array, seeds: Array, out: Outcome):
@@ -204,6 +210,7 @@ class Solver:
             out.status[:] = NO_FREE_JOINTS
         elif (many := self._compiled_batch(out.budget)) is not None:
             self.loop.solve_batch(many, target, seeds, out)
+            self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated loop)
         else:
             self.vectorised(out, target, seeds)
         left = np.flatnonzero(out.unfinished)
@@ -219,11 +226,27 @@ class Solver:
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
     def _compiled_batch(self, budget: Budget):
-        """The compiled loop's ``run_many`` when a batch may run on it (loaded; one row per
-        problem; no collision test), else None."""
-        if self.loop is None or self.tol.restarts or budget.accept is not None or self.loop.function() is None:
+        """The compiled loop's ``run_many`` when a batch may run on it (one row per problem; no
+        collision test): the generated one once loaded, else the generic one (see
+        :meth:`_compiled_runs`); None: neither is loaded."""
+        if self.loop is None or self.tol.restarts or budget.accept is not None:
             return None
-        return self.loop.many
+        if self.loop.function() is not None:
+            return self.loop.many
+        runs = self._generic_runs()
+        return None if runs is None else runs[1]
+
+    def _generic_runs(self) -> tuple | None:
+        """``(run, run_many)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
+        the same iterates as the generated one to rounding) bound to this problem's chain, when it
+        covers this problem and is loaded; else None."""
+        generic = generic_loop.KERNELS.functions() if self.chain is not None else None
+        if generic is None:
+            return None
+        (fdata, idata), run, run_many = self.chain, *generic
+        return ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata, DAMPING_COST)),
+                (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota, fdata, idata,
+                                                                     DAMPING_COST)))
 
     def restart_base(self, budget: Budget, problem: int) -> int:
         """Index in the R2 sequence of problem ``problem``'s first restart (its stretch of
@@ -255,8 +278,12 @@ class Solver:
             run = self.loop.function()
             if run is not None:
                 return self.loop.solve(run, q, target, budget, row, problem)
-            result = self._scalar_floats(q, target, budget, row, problem)
-            self.loop.function(result[2] - row.it + 1)   # float iterations count towards compiling the loop
+            generic = self._generic_runs()
+            if generic is not None:
+                result = self.loop.solve(generic[0], q, target, budget, row, problem)
+            else:
+                result = self._scalar_floats(q, target, budget, row, problem)
+            self.loop.function(result[2] - row.it + 1)   # iterations count towards compiling the loop
             return result
         return self._scalar_floats(q, target, budget, row, problem)
 

@@ -1,0 +1,533 @@
+"""The IK loop of :mod:`robokin_ros.ik.compiled_loop` for any serial chain, the robot given as data.
+
+The compiled loop of a solver is generated for its robot (constants folded in) and compiles in
+seconds, once per robot and machine; until it is loaded a robot new to the machine runs on the
+Python-float path (20-30 µs an iteration, against ~0.5-1 µs compiled). The functions here take
+the chain as arrays instead (:func:`chain_data`), so they compile once per installation (numba's
+cache beside this file; ``make venv`` compiles them) and serve every robot from its first
+request while its own loop compiles (:class:`GenericKernels`).
+
+They run the same algorithm as the generated loop (:func:`robokin_ros.ik.float_source.float_source`
+and ``run``): the same error twist, tolerance test, weights, bound holding, damped step through
+the smaller normal system, clamping and wrapping, stall detection and restarts along the
+problem's stretch of the R2 sequence, with the same state layout and return values, so
+:meth:`CompiledLoop.solve <robokin_ros.ik.compiled_loop.CompiledLoop.solve>` and
+:meth:`~robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch` drive them. The arithmetic is in
+another order (a loop over the chain's joints, not the generated straight line), so the iterates
+agree with the float path's to rounding (~1e-12), not bit for bit.
+
+What they cover (:func:`chain_data` gives None otherwise, and the float path runs): one tip, no
+per-axis tolerances (the step in world axes), every joint between the root and the tip fixed,
+revolute, continuous or prismatic (mimic joints included), ``n_q == n_v``.
+
+``data`` (:func:`chain_data`): ``origins (n_path, 4, 4)``, ``kinds (n_path,)`` (0 fixed, 1
+revolute or continuous, 3 prismatic), ``axes (n_path, 3)``, ``source (n_path,)`` (the q index a
+joint's value follows, -1 fixed), ``multiplier, offset (n_path,)``, ``column (n_q,)`` (the free
+column of a q coordinate, -1 held), ``free_q (n,)``, ``lower, upper (n,)``, ``wrap (n,)`` (bool),
+``restart_q (r,)``, ``restart_lo, restart_width, restart_step (r,)``, ``weights (6,)``,
+``tolerances (2,)`` (squared position and rotation tolerances).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+
+import numpy as np
+
+# (absolute imports: the compiling process runs this file's text as a module of its own)
+from robokin_ros.ik.lm import DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
+from robokin_ros.kernels import accel, compile_process, disk_cache
+from robokin_ros.model import JointType
+
+try:
+    import numba
+except ImportError:   # (numba is optional: chain_data still works, GenericKernels never loads)
+    numba = None
+
+#: Return values of :func:`run`, as the generated loop's.
+CONVERGED, SPENT, PAUSED, NEEDS_RESTART_INDEX = 0, 1, 2, 3
+#: Offsets of the scalars after the three vectors of the state (as the generated loop's).
+ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR = range(7)
+_NEAR_PI = math.cos(math.pi - 1e-3)
+
+
+def _jit(function):
+    return function if numba is None else numba.njit(cache=True, nogil=True, error_model="numpy")(function)
+
+
+def _inline(function):
+    """A helper of :func:`iteration`, inlined into it (passed arrays cost a reference count each
+    call otherwise: measured, 2.5 against 0.4 µs an iteration of the generated loop)."""
+    if numba is None:
+        return function
+    return numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")(function)
+
+
+@_inline
+def log_near_pi(E):
+    """:func:`robokin_ros.spatial.log_so3` of ``E (3, 3)`` near π (as the generated loop's)."""
+    v0, v1, v2 = E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]
+    theta = math.atan2(0.5 * math.sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0))
+    f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * math.sin(theta))
+    if not theta > math.pi - 1e-3:
+        return f * v0, f * v1, f * v2
+    c = math.cos(theta)
+    d = 1.0 - c
+    b00, b11, b22 = (E[0, 0] - c) / d, (E[1, 1] - c) / d, (E[2, 2] - c) / d
+    b01, b02, b12 = 0.5 * (E[0, 1] + E[1, 0]) / d, 0.5 * (E[0, 2] + E[2, 0]) / d, 0.5 * (E[1, 2] + E[2, 1]) / d
+    if b00 >= b11 and b00 >= b22:
+        a0, a1, a2 = b00, b01, b02
+    elif b11 >= b22:
+        a0, a1, a2 = b01, b11, b12
+    else:
+        a0, a1, a2 = b02, b12, b22
+    norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    scale = (-theta if a0 * v0 + a1 * v1 + a2 * v2 < 0.0 else theta) / norm
+    return a0 * scale, a1 * scale, a2 * scale
+
+
+@_inline
+def _chain_pose(q, data, T, W, O, A):
+    """The tip's pose ``T (4, 4)`` at ``q``; per moving joint its axis ``W`` and origin ``O``
+    ``(n_path, 3)`` in world axes (``A (3, 4)``: scratch)."""
+    origins, kinds, axes, source, multiplier, offset = data[0], data[1], data[2], data[3], data[4], data[5]
+    for r in range(4):
+        for c in range(4):
+            T[r, c] = 1.0 if r == c else 0.0
+    for j in range(origins.shape[0]):
+        X = origins[j]
+        for r in range(3):
+            t0, t1, t2 = T[r, 0], T[r, 1], T[r, 2]
+            for c in range(4):
+                A[r, c] = t0 * X[0, c] + t1 * X[1, c] + t2 * X[2, c]
+            A[r, 3] += T[r, 3]
+        for r in range(3):
+            for c in range(4):
+                T[r, c] = A[r, c]
+        if kinds[j] == 0:
+            continue
+        x, y, z = axes[j, 0], axes[j, 1], axes[j, 2]
+        for r in range(3):
+            W[j, r] = T[r, 0] * x + T[r, 1] * y + T[r, 2] * z
+            O[j, r] = T[r, 3]
+        value = multiplier[j] * q[source[j]] + offset[j]
+        if kinds[j] == 3:   # prismatic: along the axis
+            for r in range(3):
+                T[r, 3] += W[j, r] * value
+            continue
+        c, s = math.cos(value), math.sin(value)
+        C = 1.0 - c
+        R00, R01, R02 = c + x * x * C, x * y * C - z * s, x * z * C + y * s
+        R10, R11, R12 = y * x * C + z * s, c + y * y * C, y * z * C - x * s
+        R20, R21, R22 = z * x * C - y * s, z * y * C + x * s, c + z * z * C
+        for r in range(3):
+            t0, t1, t2 = T[r, 0], T[r, 1], T[r, 2]
+            T[r, 0] = t0 * R00 + t1 * R10 + t2 * R20
+            T[r, 1] = t0 * R01 + t1 * R11 + t2 * R21
+            T[r, 2] = t0 * R02 + t1 * R12 + t2 * R22
+
+
+@_inline
+def _jacobian(data, T, W, O, J):
+    """The tip's Jacobian ``J (6, n)`` (world axes, at the tip's origin; columns of the free
+    coordinates) from :func:`_chain_pose`'s ``T, W, O``."""
+    kinds, source, multiplier, column = data[1], data[3], data[4], data[6]
+    for a in range(6):
+        for col in range(J.shape[1]):
+            J[a, col] = 0.0
+    for j in range(kinds.shape[0]):
+        if kinds[j] == 0 or column[source[j]] < 0:
+            continue
+        col, m = column[source[j]], multiplier[j]
+        w0, w1, w2 = W[j, 0] * m, W[j, 1] * m, W[j, 2] * m
+        if kinds[j] == 3:
+            J[0, col] += w0
+            J[1, col] += w1
+            J[2, col] += w2
+            continue
+        d0, d1, d2 = T[0, 3] - O[j, 0], T[1, 3] - O[j, 1], T[2, 3] - O[j, 2]
+        J[0, col] += w1 * d2 - w2 * d1
+        J[1, col] += w2 * d0 - w0 * d2
+        J[2, col] += w0 * d1 - w1 * d0
+        J[3, col] += w0
+        J[4, col] += w1
+        J[5, col] += w2
+
+
+@_inline
+def _error_twist(T, t, d, E):
+    """The error twist ``d (6,)`` in world axes, ``[p - p_t; log(R R_tᵀ)]`` (as the generated
+    loop's; ``E (3, 3)``: scratch)."""
+    trace = 0.0
+    for i in range(3):
+        d[i] = T[i, 3] - t[9 + i]
+        for j in range(3):
+            E[i, j] = T[i, 0] * t[3 * j] + T[i, 1] * t[3 * j + 1] + T[i, 2] * t[3 * j + 2]
+            trace += T[i, j] * t[3 * i + j]
+    c = 0.5 * (trace - 1.0)
+    if c > _NEAR_PI:
+        theta = math.acos(c) if c < 1.0 else 0.0
+        f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * math.sqrt(1.0 - c * c))
+        d[3], d[4], d[5] = f * (E[2, 1] - E[1, 2]), f * (E[0, 2] - E[2, 0]), f * (E[1, 0] - E[0, 1])
+    else:
+        d[3], d[4], d[5] = log_near_pi(E)
+
+
+@_inline
+def _hold(q, J, rw, data):
+    """Zero the column of a coordinate at a bound the gradient ``Jᵀ r`` pushes outwards."""
+    free_q, lower, upper = data[7], data[8], data[9]
+    for col in range(free_q.shape[0]):
+        x = q[free_q[col]]
+        if x <= lower[col] or x >= upper[col]:
+            g = 0.0
+            for a in range(6):
+                g += J[a, col] * rw[a]
+            if (x <= lower[col] and g > 0.0) or (x >= upper[col] and g < 0.0):
+                for a in range(6):
+                    J[a, col] = 0.0
+
+
+@_inline
+def _cholesky_solve(G, b, x, v, n):
+    """``x[:n]`` solving ``G[:n, :n] x = b[:n]`` (``G`` symmetric positive definite, its lower
+    triangle given and overwritten by the factor; pivots floored at 1e-300 as the generated
+    solve's; ``v``: scratch). (Indices, no slices: a view costs two atomic reference counts.)"""
+    for i in range(n):
+        for k in range(i):
+            s = G[i, k]
+            for c in range(k):
+                s -= G[i, c] * G[k, c]
+            G[i, k] = s * v[k]
+        s = G[i, i]
+        for c in range(i):
+            s -= G[i, c] * G[i, c]
+        v[i] = 1.0 / math.sqrt(s if s > 1e-300 else 1e-300)
+    for i in range(n):
+        s = b[i]
+        for c in range(i):
+            s -= G[i, c] * x[c]
+        x[i] = s * v[i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for c in range(i + 1, n):
+            s -= G[c, i] * x[c]
+        x[i] = s * v[i]
+
+
+@_inline
+def _normal_matrix(J, damping, rows, G):
+    """``G``: the lower triangle of ``J Jᵀ + λ I`` (``rows``) or ``Jᵀ J + λ I``."""
+    m, n = J.shape
+    size = m if rows else n
+    for i in range(size):
+        for k in range(i + 1):
+            s = 0.0
+            if rows:
+                for c in range(n):
+                    s += J[i, c] * J[k, c]
+            else:
+                for a in range(m):
+                    s += J[a, i] * J[a, k]
+            G[i, k] = s + damping if i == k else s
+
+
+@_inline
+def _damped_step(J, rw, damping, dx, G, y, v):
+    """``dx`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` through the smaller normal system (``G
+    (size, size)`` for the larger of 6 and n, ``y, v`` of that size: scratch)."""
+    n = J.shape[1]
+    if 6 <= n:   # (J Jᵀ + λ I) y = r, dx = -Jᵀ y
+        _normal_matrix(J, damping, True, G)
+        _cholesky_solve(G, rw, y, v, 6)
+        for col in range(n):
+            s = 0.0
+            for a in range(6):
+                s += J[a, col] * y[a]
+            dx[col] = -s
+        return
+    for i in range(n):
+        s = 0.0
+        for a in range(6):
+            s += J[a, i] * rw[a]
+        y[i] = s
+    _normal_matrix(J, damping, False, G)
+    _cholesky_solve(G, y, dx, v, n)
+    for col in range(n):
+        dx[col] = -dx[col]
+
+
+@_inline
+def _step(q, dx, qn, data):
+    """``qn``: ``q`` moved by ``dx`` on the free coordinates, clamped into the bounds, wrapped."""
+    free_q, lower, upper, wrap = data[7], data[8], data[9], data[10]
+    for i in range(q.shape[0]):
+        qn[i] = q[i]
+    for col in range(free_q.shape[0]):
+        z = q[free_q[col]] + dx[col]
+        if not z >= lower[col] and lower[col] > -math.inf:   # (a NaN step lands on a finite bound)
+            z = lower[col]
+        if z > upper[col] and upper[col] < math.inf:
+            z = upper[col]
+        if wrap[col]:
+            z = math.pi - (math.pi - z) % (2.0 * math.pi)
+        qn[free_q[col]] = z
+
+
+@_inline
+def iteration(q, t, mu, qn, err, data, scratch):
+    """One iteration of the generated loop's ``iteration(q, t, mu, qn, err)``: the cost with the
+    next configuration in ``qn``, or -1.0 with the errors in ``err`` when within tolerance
+    (``scratch``: :func:`_scratch`)."""
+    weights, tolerances = data[15], data[16]
+    T, W, O, J, A, E, d, rw, dx, G, y, v = scratch
+    _chain_pose(q, data, T, W, O, A)
+    _error_twist(T, t, d, E)
+    position, rotation = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], d[3] * d[3] + d[4] * d[4] + d[5] * d[5]
+    if position <= tolerances[0] and rotation <= tolerances[1]:
+        err[0], err[1] = math.sqrt(position), math.sqrt(rotation)
+        return -1.0
+    _jacobian(data, T, W, O, J)
+    cost = 0.0
+    for a in range(6):
+        rw[a] = weights[a] * d[a]
+        cost += rw[a] * rw[a]
+        for col in range(J.shape[1]):
+            J[a, col] *= weights[a]
+    cost *= 0.5
+    _hold(q, J, rw, data)
+    _damped_step(J, rw, mu * cost + DAMPING_FLOOR, dx, G, y, v)
+    _step(q, dx, qn, data)
+    return cost
+
+
+@_jit
+def _scratch(n_path, n):
+    """The arrays :func:`iteration` works in, for a chain of ``n_path`` joints and ``n`` free
+    coordinates."""
+    size = max(6, n)
+    return (np.empty((4, 4)), np.empty((n_path, 3)), np.empty((n_path, 3)), np.empty((6, n)), np.empty((3, 4)),
+            np.empty((3, 3)), np.empty(6), np.empty(6), np.empty(n), np.empty((size, size)), np.empty(size),
+            np.empty(size))
+
+
+@_inline
+def unpack(fdata, idata):
+    """The chain's arrays (the module docstring's ``data``) as views of the two arrays
+    :func:`chain_data` packs them into (two arguments: numba's dispatch of a call costs ~1 µs
+    per argument array)."""
+    n_path, n, r, n_q = idata[0], idata[1], idata[2], idata[3]
+    o = 4
+    kinds, source = idata[o:o + n_path], idata[o + n_path:o + 2 * n_path]
+    o += 2 * n_path
+    column, free_q, wrap, restart_q = idata[o:o + n_q], idata[o + n_q:o + n_q + n], \
+        idata[o + n_q + n:o + n_q + 2 * n], idata[o + n_q + 2 * n:o + n_q + 2 * n + r]
+    origins = fdata[0:16 * n_path].reshape((n_path, 4, 4))
+    f = 16 * n_path
+    axes = fdata[f:f + 3 * n_path].reshape((n_path, 3))
+    f += 3 * n_path
+    multiplier, offset = fdata[f:f + n_path], fdata[f + n_path:f + 2 * n_path]
+    f += 2 * n_path
+    lower, upper = fdata[f:f + n], fdata[f + n:f + 2 * n]
+    f += 2 * n
+    restart_lo, restart_width, restart_step = fdata[f:f + r], fdata[f + r:f + 2 * r], fdata[f + 2 * r:f + 3 * r]
+    f += 3 * r
+    return (origins, kinds, axes, source, multiplier, offset, column, free_q, lower, upper, wrap, restart_q,
+            restart_lo, restart_width, restart_step, fdata[f:f + 6], fdata[f + 6:f + 8])
+
+
+@_jit
+def run(x, chunk, max_iterations, fdata, idata, damping_cost):
+    """The generated loop's ``run(x, chunk, max_iterations)`` for the chain packed in ``fdata,
+    idata`` (:func:`chain_data`)."""
+    return _run(x, chunk, max_iterations, unpack(fdata, idata), damping_cost)
+
+
+@_jit
+def _run(x, chunk, max_iterations, data, damping_cost):
+    """:func:`run` on the unpacked ``data``."""
+    n_q = data[6].shape[0]
+    n_t = 12
+    restart_q, restart_lo, restart_width, restart_step = data[11], data[12], data[13], data[14]
+    q, t = x[0:n_q], x[n_q:n_q + n_t]
+    best_q, state = x[n_q + n_t:2 * n_q + n_t], x[2 * n_q + n_t:]
+    qn, err = np.empty(n_q), state[POSITION_ERROR:ROTATION_ERROR + 1]
+    scratch = _scratch(data[0].shape[0], data[7].shape[0])
+    it, stall, best_cost, reference, k = state[ITERATIONS], state[STALL], state[BEST_COST], state[REFERENCE], \
+        state[RESTART]
+    status = PAUSED
+    for _ in range(chunk):
+        if stall >= STALL_ITERATIONS:   # the next configuration of the R2 sequence
+            if k < 0.0:
+                status = NEEDS_RESTART_INDEX
+                break
+            for r in range(restart_q.shape[0]):
+                q[restart_q[r]] = restart_lo[r] + (0.5 + k * restart_step[r]) % 1.0 * restart_width[r]
+            k += 1.0
+            stall, reference = 0.0, math.inf
+        cost = iteration(q, t, damping_cost, qn, err, data, scratch)
+        if cost < 0.0:
+            status = CONVERGED
+            break
+        if cost < best_cost:
+            best_cost = cost
+            best_q[:] = q
+        if cost < reference * (1.0 - STALL_PROGRESS):
+            reference, stall = cost, 0.0
+        else:
+            stall += 1.0
+        if it >= max_iterations:
+            q[:] = best_q
+            status = SPENT
+            break
+        q[:] = qn
+        it += 1.0
+    state[ITERATIONS], state[STALL], state[BEST_COST], state[REFERENCE], state[RESTART] = \
+        it, stall, best_cost, reference, k
+    return status
+
+
+@_jit
+def run_many(X, status, max_iterations, quota, fdata, idata, damping_cost):
+    """The generated loop's ``run_many(X, status, max_iterations, quota)`` for the chain packed in
+    ``fdata, idata``."""
+    data = unpack(fdata, idata)
+    whole = int(max_iterations) + 2
+    spent = 0.0
+    n_q = data[6].shape[0]
+    for p in range(X.shape[0]):
+        status[p] = _run(X[p], whole, max_iterations, data, damping_cost)
+        spent += X[p, 2 * n_q + 12 + ITERATIONS] + 1.0
+        if spent >= quota:
+            return p + 1
+    return X.shape[0]
+
+
+def chain_data(solver) -> tuple | None:
+    """The chain of ``solver`` (a :class:`~robokin_ros.ik.solver.Solver`) packed as ``(fdata
+    (float64), idata (int64))`` for :func:`run` and :func:`run_many` (the arrays of the module
+    docstring, see :func:`unpack`), or None when they do not cover its problem."""
+    s, model = solver, solver.model
+    if s.n_tips != 1 or not s.tol.world or len(s.lm_rows) != 6 or not s.free or model.n_q != model.n_v:
+        return None
+    path, link = [], int(s.problem.tips[0])
+    while link > 0:
+        path.append(link - 1)
+        link = int(model.link_parents[link])
+    path.reverse()
+    kinds, source, multiplier, offset = [], [], [], []
+    for j in path:
+        kind = JointType(model.joint_types[j])
+        if kind not in (JointType.FIXED, JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC):
+            return None
+        src = int(model.mimic_source[j]) if model.is_mimic[j] else j
+        if kind != JointType.FIXED and JointType(model.joint_types[src]) != kind:
+            return None
+        kinds.append(0 if kind == JointType.FIXED else 3 if kind == JointType.PRISMATIC else 1)
+        source.append(-1 if kind == JointType.FIXED else int(model.joint_q_index[src]))
+        multiplier.append(float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0)
+        offset.append(float(model.mimic_offset[j]) if model.is_mimic[j] else 0.0)
+    free_q = np.array([i for _, (i, _, _) in s.free], np.int64)
+    column = np.full(model.n_q, -1, np.int64)
+    column[free_q] = np.arange(len(free_q))
+    wrap = np.zeros(len(free_q), bool)
+    wrap[s.wrap] = True
+    restarts = s.restart_floats
+    return pack(model.joint_origins[path], kinds, model.joint_axes[path], source, multiplier, offset, column,
+                free_q, [lo for _, (_, lo, _) in s.free], [hi for _, (_, _, hi) in s.free], wrap,
+                [r[0] for r in restarts], [r[1] for r in restarts], [r[2] for r in restarts],
+                [r[3] for r in restarts], s.weights, [s.tol.position ** 2, s.tol.rotation ** 2])
+
+
+def pack(origins, kinds, axes, source, multiplier, offset, column, free_q, lower, upper, wrap, restart_q,
+         restart_lo, restart_width, restart_step, weights, tolerances) -> tuple:
+    """``(fdata, idata)`` of the chain's arrays (see :func:`unpack`)."""
+    n_path, n, r = len(kinds), len(free_q), len(restart_q)
+    idata = np.concatenate([[n_path, n, r, len(column)], kinds, source, column, free_q, np.asarray(wrap, np.int64),
+                            restart_q]).astype(np.int64)
+    fdata = np.concatenate([np.ravel(origins), np.ravel(axes), multiplier, offset, lower, upper, restart_lo,
+                            restart_width, restart_step, weights, tolerances]).astype(np.float64)
+    return fdata, idata
+
+
+def _calls() -> list:
+    """``(function, args)`` compiling :func:`run` and :func:`run_many` for every chain (a
+    one-joint chain's arrays: the types every call has)."""
+    chain = pack(np.eye(4)[None], [1], [[0.0, 0.0, 1.0]], [0], [1.0], [0.0], [0], [0], [-1.0], [1.0], [False],
+                 [0], [0.0], [1.0], [0.5], np.ones(6), [1e-10, 1e-10])
+    width = 2 * 1 + 12 + 7
+    return [("run", (np.zeros(width), 1, 1.0, *chain, 0.1)),
+            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain, 0.1))]
+
+
+#: This file, and the name numba's cache files of it start with.
+_PATH = os.path.abspath(__file__)
+_NAME = os.path.splitext(os.path.basename(_PATH))[0]
+
+
+class GenericKernels:
+    """:func:`run` and :func:`run_many` loaded from numba's cache beside this file (compiled
+    there first, in a separate process, when it lacks them): :meth:`functions`."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._loaded: tuple | None = None
+        self._started = False
+
+    def functions(self) -> tuple | None:
+        """``(run, run_many)``, or None (numba off or missing, not loaded yet, or failed). The
+        first call loads them when numba's cache has them (a fraction of a second, in the
+        calling thread: call it before a time budget starts), else starts compiling them in the
+        background (a separate process) and loading them once compiled."""
+        if not accel.enabled:
+            return None
+        if self._loaded is not None or self._started:
+            return self._loaded
+        with self._lock:
+            if self._started or not accel.active():
+                return self._loaded
+            self._started = True
+        if _cached():
+            self.load()
+        else:
+            threading.Thread(target=self.load, name="robokin_ros accel", daemon=True).start()
+        return self._loaded
+
+    def load(self) -> bool:
+        """Load them now, compiling them first (in a separate process) unless numba's cache has
+        them: what ``make venv`` runs once per installation. True when loaded; a failure warns
+        once (the float path serves)."""
+        if self._loaded is not None:
+            return True
+        try:
+            disk_cache.check_numba_cache_dir()
+            calls = _calls()
+            if not _cached():
+                with open(_PATH, encoding="utf-8") as file:
+                    source = file.read()
+                # (as this module: numba's cache records the module of the code it holds)
+                compile_process.compile_module(_PATH, __name__, source, calls, "every robot (the generic IK loop)")
+            for function, args in calls:   # loads from numba's cache
+                globals()[function](*args)
+        except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
+            import warnings
+            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the float path ({error!r})",
+                          RuntimeWarning, stacklevel=2)
+            return False
+        self._started, self._loaded = True, (run, run_many)
+        return True
+
+
+def _cached() -> bool:
+    """numba's cache holds :func:`run` and :func:`run_many` compiled from this very file (an index
+    left by an older copy of it does not count: numba would compile again, in this process)."""
+    try:
+        return all(function._cache._cache_file._load_index() for function in (run, run_many))
+    except Exception:  # noqa: BLE001 - another numba's internals: its index files only
+        return compile_process.has_compiled(_PATH, _NAME, ["run", "run_many"])
+
+
+#: The process's generic kernels.
+KERNELS = GenericKernels()
