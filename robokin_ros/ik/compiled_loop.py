@@ -182,6 +182,10 @@ class CompiledLoop(LazyAccelerated):
         return accel.load_function(loop_source(solver), "run", calls, lambda run: self._agrees(run, solver),
                                    solver.model.name)
 
+    def in_cache(self) -> bool:
+        """Whether this machine's kernel cache holds the loop (loading it compiles nothing)."""
+        return accel.in_cache(loop_source(self._solver()), ["run", "run_many"])
+
     def _installed(self, run) -> None:
         #: The module's ``run_many`` (loaded with ``run``, from the same module).
         self.many = run.py_func.__globals__["run_many"]
@@ -224,7 +228,7 @@ class CompiledLoop(LazyAccelerated):
                 break
             if status == NEEDS_RESTART_INDEX:
                 x[S + RESTART] = float(solver.restart_base(budget, problem) + row.restarts)
-            elif budget.timed_out():
+            if budget.timed_out():
                 x[:n] = x[S - n:S]   # the best iterate
                 break
         q, it = x[:n].tolist(), int(x[S + ITERATIONS])

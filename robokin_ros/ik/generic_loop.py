@@ -462,6 +462,16 @@ def _calls() -> list:
             ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain, 0.1))]
 
 
+#: The environment variable that turns the generic loop off (``0``, ``off``, ``false``, ``no``).
+ENVIRONMENT = "ROBOKIN_GENERIC_IK"
+
+
+def enabled() -> bool:
+    """Whether the generic loop may serve (:data:`ENVIRONMENT` not off, the accelerator active)."""
+    return (os.environ.get(ENVIRONMENT, "1").strip().lower() not in ("0", "off", "false", "no")
+            and accel.active())
+
+
 #: This file, and the name numba's cache files of it start with.
 _PATH = os.path.abspath(__file__)
 _NAME = os.path.splitext(os.path.basename(_PATH))[0]
@@ -481,12 +491,12 @@ class GenericKernels:
         first call loads them when numba's cache has them (a fraction of a second, in the
         calling thread: call it before a time budget starts), else starts compiling them in the
         background (a separate process) and loading them once compiled."""
-        if not accel.enabled:
+        if not enabled():
             return None
         if self._loaded is not None or self._started:
             return self._loaded
         with self._lock:
-            if self._started or not accel.active():
+            if self._started:
                 return self._loaded
             self._started = True
         if _cached():

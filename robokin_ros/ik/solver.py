@@ -189,9 +189,13 @@ class Solver:
             self.iteration, self.report = namespace["iteration"], namespace["report"]
         # The same loop compiled by numba, loaded once the float path has been busy (see compiled_loop)
         self.loop = CompiledLoop(self) if compiled is not None and self.free and self.lm_rows else None
-        # ... and meanwhile the same loop with the chain as data, compiled once per installation
-        # (see generic_loop; None: a problem it does not cover)
-        self.chain = None if self.loop is None else generic_loop.chain_data(self)
+        # ... and, while that loop is not compiled on this machine, the same loop with the chain as
+        # data, compiled once per installation (see generic_loop; None: not needed, off, or a
+        # problem it does not cover). A robot whose loop is compiled never uses it: its answers are
+        # the float path's bit for bit from its first request.
+        self.chain = None
+        if self.loop is not None and generic_loop.enabled() and not self.loop.in_cache():
+            self.chain = generic_loop.chain_data(self)
         if self.chain is not None:
             generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
 

@@ -180,6 +180,14 @@ def load(source: str, n_q: int, size: int, reference=None, robot: str = ""):
     return load_function(source, "kernel", calls, check, robot)
 
 
+def in_cache(source: str, functions) -> bool:
+    """Whether numba's disk cache holds ``functions`` (names) of the generated module ``source``
+    (:func:`load_function` would load them without compiling)."""
+    name = disk_cache.MODULE_PREFIX + hashlib.sha256(source.encode()).hexdigest()[:24]
+    path = os.path.join(disk_cache.cache_dir(), name + ".py")
+    return os.path.isfile(path) and compile_process.has_compiled(path, name, functions)
+
+
 def _gate(name: str) -> threading.Lock:
     """The lock of one module's load (two threads never compile the same module at once)."""
     with _lock:
