@@ -37,7 +37,7 @@ import threading
 import numpy as np
 
 # (absolute imports: the compiling process runs this file's text as a module of its own)
-from robokin_ros.ik.lm import DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
+from robokin_ros.ik.lm import DAMPING_COST, DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
 from robokin_ros.kernels import accel, compile_process, disk_cache
 from robokin_ros.model import JointType
 
@@ -235,9 +235,10 @@ def _normal_matrix(J, damping, rows, G):
 
 
 @_inline
-def _damped_step(J, rw, damping, dx, G, y, v):
+def _damped_step(J, rw, damping, dx, scratch):
     """``dx`` solving ``(Jᵀ J + λ I) dx = -Jᵀ r`` through the smaller normal system (``G
-    (size, size)`` for the larger of 6 and n, ``y, v`` of that size: scratch)."""
+    (size, size)`` for the larger of 6 and n, ``y, v`` of that size: of ``scratch``)."""
+    G, y, v = scratch[9], scratch[10], scratch[11]
     n = J.shape[1]
     if 6 <= n:   # (J Jᵀ + λ I) y = r, dx = -Jᵀ y
         _normal_matrix(J, damping, True, G)
@@ -277,12 +278,14 @@ def _step(q, dx, qn, data):
 
 
 @_inline
-def iteration(q, t, mu, qn, err, data, scratch):
+def iteration(q, t, mu, data, scratch):
     """One iteration of the generated loop's ``iteration(q, t, mu, qn, err)``: the cost with the
-    next configuration in ``qn``, or -1.0 with the errors in ``err`` when within tolerance
-    (``scratch``: :func:`_scratch`)."""
+    next configuration in ``qn``, or -1.0 with the position and rotation errors in ``err`` when
+    within tolerance (``qn``, ``err`` and the arrays it works in: ``scratch``, :func:`_scratch`)."""
     weights, tolerances = data[15], data[16]
-    T, W, O, J, A, E, d, rw, dx, G, y, v = scratch
+    T, W, O, J, A, E, d, rw, dx = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], \
+        scratch[6], scratch[7], scratch[8]
+    qn, err = scratch[12], scratch[13]
     _chain_pose(q, data, T, W, O, A)
     _error_twist(T, t, d, E)
     position, rotation = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], d[3] * d[3] + d[4] * d[4] + d[5] * d[5]
@@ -298,19 +301,19 @@ def iteration(q, t, mu, qn, err, data, scratch):
             J[a, col] *= weights[a]
     cost *= 0.5
     _hold(q, J, rw, data)
-    _damped_step(J, rw, mu * cost + DAMPING_FLOOR, dx, G, y, v)
+    _damped_step(J, rw, mu * cost + DAMPING_FLOOR, dx, scratch)
     _step(q, dx, qn, data)
     return cost
 
 
 @_jit
-def _scratch(n_path, n):
-    """The arrays :func:`iteration` works in, for a chain of ``n_path`` joints and ``n`` free
-    coordinates."""
+def _scratch(n_path, n, n_q):
+    """The arrays :func:`iteration` works in, for a chain of ``n_path`` joints, ``n`` free
+    coordinates and ``n_q`` coordinates: ``T, W, O, J, A, E, d, rw, dx, G, y, v, qn, err``."""
     size = max(6, n)
     return (np.empty((4, 4)), np.empty((n_path, 3)), np.empty((n_path, 3)), np.empty((6, n)), np.empty((3, 4)),
             np.empty((3, 3)), np.empty(6), np.empty(6), np.empty(n), np.empty((size, size)), np.empty(size),
-            np.empty(size))
+            np.empty(size), np.empty(n_q), np.empty(2))
 
 
 @_inline
@@ -339,22 +342,22 @@ def unpack(fdata, idata):
 
 
 @_jit
-def run(x, chunk, max_iterations, fdata, idata, damping_cost):
+def run(x, chunk, max_iterations, fdata, idata):
     """The generated loop's ``run(x, chunk, max_iterations)`` for the chain packed in ``fdata,
     idata`` (:func:`chain_data`)."""
-    return _run(x, chunk, max_iterations, unpack(fdata, idata), damping_cost)
+    return _run(x, chunk, max_iterations, unpack(fdata, idata))
 
 
 @_jit
-def _run(x, chunk, max_iterations, data, damping_cost):
+def _run(x, chunk, max_iterations, data):
     """:func:`run` on the unpacked ``data``."""
     n_q = data[6].shape[0]
     n_t = 12
     restart_q, restart_lo, restart_width, restart_step = data[11], data[12], data[13], data[14]
     q, t = x[0:n_q], x[n_q:n_q + n_t]
     best_q, state = x[n_q + n_t:2 * n_q + n_t], x[2 * n_q + n_t:]
-    qn, err = np.empty(n_q), state[POSITION_ERROR:ROTATION_ERROR + 1]
-    scratch = _scratch(data[0].shape[0], data[7].shape[0])
+    scratch = _scratch(data[0].shape[0], data[7].shape[0], n_q)
+    qn, err = scratch[12], scratch[13]
     it, stall, best_cost, reference, k = state[ITERATIONS], state[STALL], state[BEST_COST], state[REFERENCE], \
         state[RESTART]
     status = PAUSED
@@ -367,8 +370,9 @@ def _run(x, chunk, max_iterations, data, damping_cost):
                 q[restart_q[r]] = restart_lo[r] + (0.5 + k * restart_step[r]) % 1.0 * restart_width[r]
             k += 1.0
             stall, reference = 0.0, math.inf
-        cost = iteration(q, t, damping_cost, qn, err, data, scratch)
+        cost = iteration(q, t, DAMPING_COST, data, scratch)
         if cost < 0.0:
+            state[POSITION_ERROR], state[ROTATION_ERROR] = err[0], err[1]
             status = CONVERGED
             break
         if cost < best_cost:
@@ -390,7 +394,7 @@ def _run(x, chunk, max_iterations, data, damping_cost):
 
 
 @_jit
-def run_many(X, status, max_iterations, quota, fdata, idata, damping_cost):
+def run_many(X, status, max_iterations, quota, fdata, idata):
     """The generated loop's ``run_many(X, status, max_iterations, quota)`` for the chain packed in
     ``fdata, idata``."""
     data = unpack(fdata, idata)
@@ -398,7 +402,7 @@ def run_many(X, status, max_iterations, quota, fdata, idata, damping_cost):
     spent = 0.0
     n_q = data[6].shape[0]
     for p in range(X.shape[0]):
-        status[p] = _run(X[p], whole, max_iterations, data, damping_cost)
+        status[p] = _run(X[p], whole, max_iterations, data)
         spent += X[p, 2 * n_q + 12 + ITERATIONS] + 1.0
         if spent >= quota:
             return p + 1
@@ -435,31 +439,36 @@ def chain_data(solver) -> tuple | None:
     wrap = np.zeros(len(free_q), bool)
     wrap[s.wrap] = True
     restarts = s.restart_floats
-    return pack(model.joint_origins[path], kinds, model.joint_axes[path], source, multiplier, offset, column,
-                free_q, [lo for _, (_, lo, _) in s.free], [hi for _, (_, _, hi) in s.free], wrap,
-                [r[0] for r in restarts], [r[1] for r in restarts], [r[2] for r in restarts],
-                [r[3] for r in restarts], s.weights, [s.tol.position ** 2, s.tol.rotation ** 2])
+    return pack({"origins": model.joint_origins[path], "kinds": kinds, "axes": model.joint_axes[path],
+                 "source": source, "multiplier": multiplier, "offset": offset, "column": column, "free_q": free_q,
+                 "lower": [lo for _, (_, lo, _) in s.free], "upper": [hi for _, (_, _, hi) in s.free], "wrap": wrap,
+                 "restart_q": [r[0] for r in restarts], "restart_lo": [r[1] for r in restarts],
+                 "restart_width": [r[2] for r in restarts], "restart_step": [r[3] for r in restarts],
+                 "weights": s.weights, "tolerances": [s.tol.position ** 2, s.tol.rotation ** 2]})
 
 
-def pack(origins, kinds, axes, source, multiplier, offset, column, free_q, lower, upper, wrap, restart_q,
-         restart_lo, restart_width, restart_step, weights, tolerances) -> tuple:
-    """``(fdata, idata)`` of the chain's arrays (see :func:`unpack`)."""
-    n_path, n, r = len(kinds), len(free_q), len(restart_q)
-    idata = np.concatenate([[n_path, n, r, len(column)], kinds, source, column, free_q, np.asarray(wrap, np.int64),
-                            restart_q]).astype(np.int64)
-    fdata = np.concatenate([np.ravel(origins), np.ravel(axes), multiplier, offset, lower, upper, restart_lo,
-                            restart_width, restart_step, weights, tolerances]).astype(np.float64)
+def pack(chain: dict) -> tuple:
+    """``(fdata, idata)`` of the chain's arrays, by name (the module docstring's; see :func:`unpack`)."""
+    c = chain
+    head = [len(c["kinds"]), len(c["free_q"]), len(c["restart_q"]), len(c["column"])]
+    idata = np.concatenate([head, c["kinds"], c["source"], c["column"], c["free_q"], np.asarray(c["wrap"], np.int64),
+                            c["restart_q"]]).astype(np.int64)
+    fdata = np.concatenate([np.ravel(c["origins"]), np.ravel(c["axes"]), c["multiplier"], c["offset"], c["lower"],
+                            c["upper"], c["restart_lo"], c["restart_width"], c["restart_step"], c["weights"],
+                            c["tolerances"]]).astype(np.float64)
     return fdata, idata
 
 
 def _calls() -> list:
     """``(function, args)`` compiling :func:`run` and :func:`run_many` for every chain (a
     one-joint chain's arrays: the types every call has)."""
-    chain = pack(np.eye(4)[None], [1], [[0.0, 0.0, 1.0]], [0], [1.0], [0.0], [0], [0], [-1.0], [1.0], [False],
-                 [0], [0.0], [1.0], [0.5], np.ones(6), [1e-10, 1e-10])
+    chain = pack({"origins": np.eye(4)[None], "kinds": [1], "axes": [[0.0, 0.0, 1.0]], "source": [0],
+                  "multiplier": [1.0], "offset": [0.0], "column": [0], "free_q": [0], "lower": [-1.0], "upper": [1.0],
+                  "wrap": [False], "restart_q": [0], "restart_lo": [0.0], "restart_width": [1.0],
+                  "restart_step": [0.5], "weights": np.ones(6), "tolerances": [1e-10, 1e-10]})
     width = 2 * 1 + 12 + 7
-    return [("run", (np.zeros(width), 1, 1.0, *chain, 0.1)),
-            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain, 0.1))]
+    return [("run", (np.zeros(width), 1, 1.0, *chain)),
+            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain))]
 
 
 #: The environment variable that turns the generic loop off (``0``, ``off``, ``false``, ``no``).

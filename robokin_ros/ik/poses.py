@@ -56,7 +56,7 @@ def solve_poses(model: RobotModel, targets, tips, seed, options: IKOptions,
         budget = Budget(options.timeout, 1, options.rng, accept, cancel, (entries, seed))
         return solve_one(model, call, (T, entries), seed, budget)
     return _solve_batch(model, call, T, seed, lambda n: Budget(options.timeout, n, options.rng, accept, cancel,
-                                                               (T, seed), options.threads))
+                                                               (T, seed), threads=options.threads))
 
 
 def checked_targets(targets, n_tips: int, single: bool) -> tuple[Array, list | None]:

@@ -248,9 +248,8 @@ class Solver:
         if generic is None:
             return None
         (fdata, idata), run, run_many = self.chain, *generic
-        return ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata, DAMPING_COST)),
-                (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota, fdata, idata,
-                                                                     DAMPING_COST)))
+        return ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata)),
+                (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota, fdata, idata)))
 
     def restart_base(self, budget: Budget, problem: int) -> int:
         """Index in the R2 sequence of problem ``problem``'s first restart (its stretch of

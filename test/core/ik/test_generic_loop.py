@@ -20,7 +20,7 @@ from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.budget import Budget
 from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.compiled_loop import CompiledLoop
-from robokin_ros.ik.lm import DAMPING_COST, RowState
+from robokin_ros.ik.lm import RowState
 from robokin_ros.kernels import accel
 from robokin_ros.model import ModelFields
 from robokin_ros.spatial import exp_so3
@@ -113,7 +113,7 @@ def test_the_generic_loop_walks_the_float_paths_iterates(generic, monkeypatch, c
     run = generic[0]
 
     def generic_run(x, chunk, max_iterations):
-        return run(x, chunk, max_iterations, *chain, DAMPING_COST)
+        return run(x, chunk, max_iterations, *chain)
 
     seeds, T = problems(s.model, tip, base if s.model is model else None, 40, np.random.default_rng(5))
     if s.model is not model:   # solved on the chain's model: targets in its root's frame
