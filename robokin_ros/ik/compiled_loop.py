@@ -33,6 +33,7 @@ configuration so far, then ``iterations, stall, best cost, reference cost, next 
 
 from __future__ import annotations
 
+import inspect
 import math
 import weakref
 
@@ -40,6 +41,7 @@ import numpy as np
 
 from ..kernels import accel, parallel
 from ..kernels.lazy_accel import LazyAccelerated
+from . import generic_loop
 from .float_source import float_source
 from .lm import DAMPING_COST, STALL_ITERATIONS, STALL_PROGRESS
 from .result import CONVERGED as CONVERGED_STATUS
@@ -63,30 +65,9 @@ ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR
 
 _JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 
-#: :func:`robokin_ros.ik.lm.log_near_pi` in numba: :func:`robokin_ros.spatial.log_so3` of one
-#: matrix given row-major (the axis read from the symmetric part near π).
-_LOG_SO3 = f"""
-{_JIT}
-def log_near_pi(r00, r01, r02, r10, r11, r12, r20, r21, r22):
-    v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
-    theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
-    f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * sin(theta))
-    if not theta > pi - 1e-3:
-        return f * v0, f * v1, f * v2
-    c = cos(theta)
-    d = 1.0 - c
-    b00, b11, b22 = (r00 - c) / d, (r11 - c) / d, (r22 - c) / d
-    b01, b02, b12 = 0.5 * (r01 + r10) / d, 0.5 * (r02 + r20) / d, 0.5 * (r12 + r21) / d
-    if b00 >= b11 and b00 >= b22:
-        a0, a1, a2 = b00, b01, b02
-    elif b11 >= b22:
-        a0, a1, a2 = b01, b11, b12
-    else:
-        a0, a1, a2 = b02, b12, b22
-    norm = sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    scale = (-theta if a0 * v0 + a1 * v1 + a2 * v2 < 0.0 else theta) / norm
-    return a0 * scale, a1 * scale, a2 * scale
-"""
+#: :func:`robokin_ros.ik.generic_loop.log_near_pi`'s text, compiled into every generated loop.
+LOG_NEAR_PI = "\n".join([_JIT] + [line for line in inspect.getsource(generic_loop.log_near_pi).splitlines()
+                                   if not line.startswith("@")])
 
 
 def loop_source(s) -> str:
@@ -154,7 +135,7 @@ def loop_source(s) -> str:
                       "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
                       "import numba",
                       "import numpy as np",
-                      _LOG_SO3, "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
+                      LOG_NEAR_PI, "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
 
 
 class CompiledLoop(LazyAccelerated):

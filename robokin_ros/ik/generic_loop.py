@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from math import atan2, cos, pi, sin, sqrt
 
 import numpy as np
 
@@ -66,24 +67,26 @@ def _inline(function):
 
 
 @_inline
-def log_near_pi(E):
-    """:func:`robokin_ros.spatial.log_so3` of ``E (3, 3)`` near π (as the generated loop's)."""
-    v0, v1, v2 = E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]
-    theta = math.atan2(0.5 * math.sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0))
-    f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * math.sin(theta))
-    if not theta > math.pi - 1e-3:
+def log_near_pi(r00, r01, r02, r10, r11, r12, r20, r21, r22):
+    """:func:`robokin_ros.spatial.log_so3` of one matrix given row-major, the axis read from the
+    symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi` in numba; the generated loop
+    compiles this very text, :data:`robokin_ros.ik.compiled_loop.LOG_NEAR_PI`)."""
+    v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
+    theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
+    f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * sin(theta))
+    if not theta > pi - 1e-3:
         return f * v0, f * v1, f * v2
-    c = math.cos(theta)
+    c = cos(theta)
     d = 1.0 - c
-    b00, b11, b22 = (E[0, 0] - c) / d, (E[1, 1] - c) / d, (E[2, 2] - c) / d
-    b01, b02, b12 = 0.5 * (E[0, 1] + E[1, 0]) / d, 0.5 * (E[0, 2] + E[2, 0]) / d, 0.5 * (E[1, 2] + E[2, 1]) / d
+    b00, b11, b22 = (r00 - c) / d, (r11 - c) / d, (r22 - c) / d
+    b01, b02, b12 = 0.5 * (r01 + r10) / d, 0.5 * (r02 + r20) / d, 0.5 * (r12 + r21) / d
     if b00 >= b11 and b00 >= b22:
         a0, a1, a2 = b00, b01, b02
     elif b11 >= b22:
         a0, a1, a2 = b01, b11, b12
     else:
         a0, a1, a2 = b02, b12, b22
-    norm = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    norm = sqrt(a0 * a0 + a1 * a1 + a2 * a2)
     scale = (-theta if a0 * v0 + a1 * v1 + a2 * v2 < 0.0 else theta) / norm
     return a0 * scale, a1 * scale, a2 * scale
 
@@ -172,7 +175,8 @@ def _error_twist(T, t, d, E):
         f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * math.sqrt(1.0 - c * c))
         d[3], d[4], d[5] = f * (E[2, 1] - E[1, 2]), f * (E[0, 2] - E[2, 0]), f * (E[1, 0] - E[0, 1])
     else:
-        d[3], d[4], d[5] = log_near_pi(E)
+        d[3], d[4], d[5] = log_near_pi(E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1],
+                                       E[2, 2])
 
 
 @_inline
