@@ -33,6 +33,7 @@ configuration so far, then ``iterations, stall, best cost, reference cost, next 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import weakref
@@ -65,9 +66,15 @@ ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR
 
 _JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 
-#: :func:`robokin_ros.ik.generic_loop.log_near_pi`'s text, compiled into every generated loop.
-LOG_NEAR_PI = "\n".join([_JIT] + [line for line in inspect.getsource(generic_loop.log_near_pi).splitlines()
-                                   if not line.startswith("@")])
+
+
+@functools.cache
+def log_near_pi_source() -> str:
+    """:func:`robokin_ros.ik.generic_loop.log_near_pi`'s own text, compiled into every generated
+    loop (read on first use: the compiling process of the generic loop imports this module while
+    that one is still being made)."""
+    return "\n".join([_JIT] + [line for line in inspect.getsource(generic_loop.log_near_pi).splitlines()
+                                if not line.startswith("@")])
 
 
 def loop_source(s) -> str:
@@ -135,7 +142,7 @@ def loop_source(s) -> str:
                       "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
                       "import numba",
                       "import numpy as np",
-                      LOG_NEAR_PI, "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
+                      log_near_pi_source(), "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
 
 
 class CompiledLoop(LazyAccelerated):
