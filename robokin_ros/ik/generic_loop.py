@@ -67,10 +67,12 @@ def _inline(function):
 
 
 @_inline
-def log_near_pi(r00, r01, r02, r10, r11, r12, r20, r21, r22):
-    """:func:`robokin_ros.spatial.log_so3` of one matrix given row-major, the axis read from the
-    symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi` in numba; the generated loop
-    compiles this very text, :data:`robokin_ros.ik.compiled_loop.LOG_NEAR_PI`)."""
+def log_near_pi(r):
+    """:func:`robokin_ros.spatial.log_so3` of one matrix given as the tuple of its 9 entries
+    row-major, the axis read from the symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi`
+    in numba; the generated loops compile this very text,
+    :func:`robokin_ros.ik.compiled_loop.log_near_pi_source`)."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
     theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
     f = 0.5 + theta * theta / 12.0 if theta < 1e-6 else theta / (2.0 * sin(theta))
@@ -175,8 +177,8 @@ def _error_twist(T, t, d, E):
         f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * math.sqrt(1.0 - c * c))
         d[3], d[4], d[5] = f * (E[2, 1] - E[1, 2]), f * (E[0, 2] - E[2, 0]), f * (E[1, 0] - E[0, 1])
     else:
-        d[3], d[4], d[5] = log_near_pi(E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1],
-                                       E[2, 2])
+        d[3], d[4], d[5] = log_near_pi((E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1],
+                                        E[2, 2]))
 
 
 @_inline

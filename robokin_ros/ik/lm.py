@@ -48,7 +48,7 @@ class RowState:
     restarts: int = 0
 
 
-def log_near_pi(*E: float) -> list:
+def log_near_pi(E: tuple) -> list:
     """Rotation vector of a rotation within 1e-3 rad of π given row-major (its antisymmetric
     part vanishes: :func:`log_so3` reads the axis from the symmetric part)."""
     return log_so3(np.array(E).reshape(3, 3)).tolist()
@@ -77,7 +77,7 @@ def twist_lines(k: int, w: int, world: bool) -> list:
               "        f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * sqrt(1.0 - c * c))",
               *(f"        d{k}_{3 + i} = f * ({x} - ({y}))" for i, (x, y) in enumerate(vee)),
               "    else:",
-              f"        d{k}_3, d{k}_4, d{k}_5 = log_near_pi({', '.join(e for row in E for e in row)})"]
+              f"        d{k}_3, d{k}_4, d{k}_5 = log_near_pi(({', '.join(e for row in E for e in row)}))"]
     return lines
 
 
