@@ -45,6 +45,19 @@ from ..kernels.lazy_accel import LazyAccelerated
 from . import generic_loop
 from .float_source import float_source
 from .lm import DAMPING_COST, STALL_ITERATIONS, STALL_PROGRESS
+from .loop_layout import (
+    BEST_COST,
+    CONVERGED,
+    ITERATIONS,
+    NEEDS_RESTART_INDEX,
+    PAUSED,
+    POSITION_ERROR,
+    REFERENCE,
+    RESTART,
+    ROTATION_ERROR,
+    SPENT,
+    STALL,
+)
 from .result import CONVERGED as CONVERGED_STATUS
 from .result import MAX_ITERATIONS, TIMEOUT
 
@@ -52,17 +65,11 @@ from .result import MAX_ITERATIONS, TIMEOUT
 #: benchmark arms, against budgets of milliseconds.
 CHUNK = 32
 
-#: ``run``'s return values.
-CONVERGED, SPENT, PAUSED, NEEDS_RESTART_INDEX = 0, 1, 2, 3
-
 #: Iterations ``run_many`` does (whole problems) between the batch's time-budget checks: ~0.5-1 ms.
 BATCH_QUOTA = 1024
 #: Problems per chunk of a batch handed to a thread (small: hard problems must not leave one
 #: thread the straggler), and the smallest batch split over threads.
 BATCH_CHUNK, MIN_PARALLEL_PROBLEMS = 64, 256
-
-#: Offsets of the scalars after the three vectors of ``run``'s state.
-ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR = range(7)
 
 _JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 

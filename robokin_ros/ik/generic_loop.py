@@ -39,6 +39,19 @@ import numpy as np
 
 # (absolute imports: the compiling process runs this file's text as a module of its own)
 from robokin_ros.ik.lm import DAMPING_COST, DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
+from robokin_ros.ik.loop_layout import (
+    BEST_COST,
+    CONVERGED,
+    ITERATIONS,
+    NEEDS_RESTART_INDEX,
+    PAUSED,
+    POSITION_ERROR,
+    REFERENCE,
+    RESTART,
+    ROTATION_ERROR,
+    SPENT,
+    STALL,
+)
 from robokin_ros.kernels import accel, compile_process, disk_cache
 from robokin_ros.model import JointType
 
@@ -47,10 +60,6 @@ try:
 except ImportError:   # (numba is optional: chain_data still works, GenericKernels never loads)
     numba = None
 
-#: Return values of :func:`run`, as the generated loop's.
-CONVERGED, SPENT, PAUSED, NEEDS_RESTART_INDEX = 0, 1, 2, 3
-#: Offsets of the scalars after the three vectors of the state (as the generated loop's).
-ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR = range(7)
 _NEAR_PI = math.cos(math.pi - 1e-3)
 
 

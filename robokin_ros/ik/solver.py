@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..kernels import accel
 from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
@@ -193,7 +194,7 @@ class Solver:
         # data, compiled once per installation (see generic_loop; None: not needed, off, or a
         # problem it does not cover). A robot whose loop is compiled never uses it: its answers are
         # the float path's bit for bit from its first request.
-        self.chain = None
+        self.chain, self._generic = None, None
         if self.loop is not None and generic_loop.enabled() and not self.loop.in_cache():
             self.chain = generic_loop.chain_data(self)
         if self.chain is not None:
@@ -232,7 +233,7 @@ class Solver:
     def _compiled_batch(self, budget: Budget):
         """The compiled loop's ``run_many`` when a batch may run on it (one row per problem; no
         collision test): the generated one once loaded, else the generic one (see
-        :meth:`_compiled_runs`); None: neither is loaded."""
+        :meth:`_generic_runs`); None: neither is loaded."""
         if self.loop is None or self.tol.restarts or budget.accept is not None:
             return None
         if self.loop.function() is not None:
@@ -243,13 +244,15 @@ class Solver:
     def _generic_runs(self) -> tuple | None:
         """``(run, run_many)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
         the same iterates as the generated one to rounding) bound to this problem's chain, when it
-        covers this problem and is loaded; else None."""
-        generic = generic_loop.KERNELS.functions() if self.chain is not None else None
-        if generic is None:
+        covers this problem and is loaded; else None. Bound once (single requests ask on every call)."""
+        if self.chain is None or not accel.enabled:
             return None
-        (fdata, idata), run, run_many = self.chain, *generic
-        return ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata)),
-                (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota, fdata, idata)))
+        if self._generic is None and (generic := generic_loop.KERNELS.functions()) is not None:
+            (fdata, idata), run, run_many = self.chain, *generic
+            self._generic = ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata)),
+                             (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota,
+                                                                                 fdata, idata)))
+        return self._generic
 
     def restart_base(self, budget: Budget, problem: int) -> int:
         """Index in the R2 sequence of problem ``problem``'s first restart (its stretch of
