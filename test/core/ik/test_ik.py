@@ -615,7 +615,7 @@ def test_restarts_cover_the_window_evenly_and_repeat_with_the_seed():
 
 
 def test_float_and_vectorised_restarts_agree(monkeypatch):
-    """A far target needs restarts: one row alone in a vectorised pass (no company rows) walks
+    """A far target needs restarts: one row alone in a vectorised pass (BATCH_ROWS 1) walks
     the same restarts as the float path, so both give the same answer."""
     model = robot("panda")
     tip = "panda_hand_tcp"
