@@ -4,20 +4,27 @@ Usage: ``python3 bench/bench_threads.py [--batch 20000] [--robots ur5e,panda] [-
 
 For each bundled robot, prints the time per configuration of one batched call on 1, 2, ... up to
 every core this process may use (``os.sched_getaffinity``), the speed-up against one thread, and
-whether the results are bit-identical to one thread's. ``FK`` writes into a reused ``out=``
-array; ``FK new`` allocates its output each call (its first-touch page faults then weigh). The thread count is the ``threads=``
+whether the results are bit-identical to one thread's. ``FK`` writes every link's pose into a
+reused ``out=`` array; ``FK new`` allocates its output each call (its first-touch page faults
+then weigh); ``FK tip`` computes the tip's pose alone. ``collision`` is
+:func:`robokin_ros.self_collisions` (verdicts and the names of the pairs in collision);
+``collides`` is :func:`robokin_ros.collision.in_collision` (verdicts only, each configuration
+stopping at its first collision: the IK acceptance test). The thread count is the ``threads=``
 keyword where the call has one (FK, Jacobian, IK) and ``ROBOKIN_THREADS`` otherwise (RNEA,
 self-collision). IK solves ``--ik`` FK-made targets from random seeds on the compiled loop
 (prepared first). Kernels are compiled (or loaded from the disk cache) first. Timings are the
 best of ``--rounds`` rounds, each round running every thread count once in turn
 (:func:`timing.interleaved`), so that on a shared machine they get the same chances at its
-quiet moments; a control row first shows how much parallelism the machine itself gives at the
-time (a GIL-free numba loop). pytorch_kinematics is not installed here (not timed).
+quiet moments. Two control rows first show how much parallelism the machine itself gives at the
+time: a GIL-free numba loop of arithmetic, and one that only writes as many bytes as ``FK`` of
+the UR5e (the ceiling of a call bound by writing its output). pytorch_kinematics is not
+installed here (not timed).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pathlib
 import sys
@@ -28,6 +35,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from timing import interleaved  # noqa: E402
 
 import robokin_ros as rk  # noqa: E402
+from robokin_ros.collision import collision_model, in_collision  # noqa: E402
 from robokin_ros.kernels import parallel  # noqa: E402
 
 ROBOTS = pathlib.Path(rk.__file__).resolve().parent / "robots"
@@ -55,18 +63,18 @@ def calls(model: rk.RobotModel, tip: str, q: np.ndarray, targets: np.ndarray, ou
     return {
         "FK": (lambda t: [rk.forward_kinematics(model, q, threads=t, out=out).copy()], len(q)),
         "FK new": (lambda t: [rk.forward_kinematics(model, q, threads=t)], len(q)),
+        "FK tip": (lambda t: [rk.forward_kinematics(model, q, frames=[tip], threads=t)], len(q)),
         "J tip": (lambda t: [rk.jacobian(model, q, tip, threads=t)], len(q)),
         "RNEA": (lambda t: [with_threads(t, lambda: rk.rnea(model, q, v, v))()], len(q)),
-        "collision": (lambda t: [with_threads(t, lambda: rk.self_collisions(model, q).in_collision)()], len(q)),
+        "collision": (lambda t: [with_threads(t, lambda: _named(rk.self_collisions(model, q)))()], len(q)),
+        "collides": (lambda t: [with_threads(t, lambda: in_collision(collision_model(model), q))()], len(q)),
         "IK": (lambda t: list(_ik(model, targets, tip, q, t)), len(targets)),
     }
 
 
-def control(threads: int) -> None:
-    """The machine's own parallelism now: a GIL-free numba loop split over ``threads`` threads
-    (1.0x at 2 threads means the other cores are busy with other work, whatever robokin does)."""
-    import threading
-
+@functools.cache
+def _control_kernels():
+    """The control rows' numba loops, compiled once (a compile inside a timed call would be timed)."""
     import numba
 
     @numba.njit(nogil=True, cache=False)
@@ -76,12 +84,39 @@ def control(threads: int) -> None:
             s += i * 1e-9
         return s
 
+    @numba.njit(nogil=True, cache=False)
+    def fill(a):
+        for i in range(a.shape[0]):
+            a[i] = i * 0.5
+
     spin(10)
-    work = [threading.Thread(target=spin, args=(50_000_000 // threads,)) for _ in range(threads)]
+    fill(np.empty(10))
+    return spin, fill
+
+
+def control(threads: int, kind: str, out: np.ndarray) -> None:
+    """The machine's own parallelism now, split over ``threads`` threads: ``"compute"``, a
+    GIL-free numba loop of arithmetic (1.0x at 2 threads means the other cores are busy with
+    other work, whatever robokin does); ``"memory"``, one that only writes ``out`` (the bytes
+    batched FK of every UR5e link writes: the ceiling a call bound by writing its output meets)."""
+    import threading
+
+    spin, fill = _control_kernels()
+    if kind == "compute":
+        work = [threading.Thread(target=spin, args=(50_000_000 // threads,)) for _ in range(threads)]
+    else:
+        step = -(-len(out) // threads)
+        work = [threading.Thread(target=fill, args=(out[k * step:(k + 1) * step],)) for k in range(threads)]
     for thread in work:
         thread.start()
     for thread in work:
         thread.join()
+
+
+def _named(result) -> np.ndarray:
+    """A self-collision result as one array: the verdicts, then every named pair's names."""
+    names = [f"{b}:{a}/{c}" for b, pairs in enumerate(result.pairs) for a, c in pairs]
+    return np.concatenate([result.in_collision.astype(str), np.array(names, str)])
 
 
 def _ik(model, targets, tip, q, threads: int) -> tuple:
@@ -100,8 +135,11 @@ def main() -> None:
     counts = sorted({1, 2, cores} | {c for c in (4, 8, 16) if c < cores})
     counts = [c for c in counts if c <= cores]
     print(f"cores this process may use: {cores}; batch {args.batch} (IK {args.ik}); best of {args.rounds} rounds")
-    times = interleaved({t: (lambda: None, lambda t=t: control(t), 1) for t in counts}, args.rounds)
-    print("control (numba loop, no robokin): " + "  ".join(f"{t} thr {times[1] / times[t]:4.2f}x" for t in counts))
+    written = np.empty(args.batch * 11 * 16)   # UR5e: 11 links of 4 x 4
+    for kind in ("compute", "memory"):
+        times = interleaved({t: (lambda: None, lambda t=t: control(t, kind, written), 1) for t in counts}, args.rounds)
+        print(f"control, {kind} (numba loop, no robokin): "
+              + "  ".join(f"{t} thr {times[1] / times[t]:4.2f}x" for t in counts))
     for name in args.robots.split(","):
         model = rk.RobotModel.from_urdf_file(ROBOTS / f"{name}.urdf")
         tip = TIPS.get(name, model.link_names[-1])

@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from .. import model_cache
 from ..checks import is_single_vector
 from ..errors import ArgumentError
-from ..kernels import accel
+from ..kernels import accel, parallel
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..model.srdf import parse_srdf
@@ -441,18 +441,21 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     flat = q.reshape(-1, robot.n_q)
     n = flat.shape[0]
     hit = np.zeros(n, bool)
-    pairs_out, contacts_out, distances = [], [], np.full(n, np.inf)
-    names = cm.pair_names
-    for start, colliding, Tg in _pair_blocks(cm, flat, poses=contacts or distance):
-        stop = start + len(colliding)
-        hit[start:stop] = colliding.any(axis=1)
-        for b, any_pair in enumerate(hit[start:stop].tolist()):
-            pairs_out.append(list(dict.fromkeys(names[k] for k in np.flatnonzero(colliding[b]).tolist()))
-                             if any_pair else [])
+    pairs_out: list = [None] * n
+    contacts_out: list = [None] * n
+    distances = np.full(n, np.inf)
+    states = _row_states(cm, n, poses=contacts or distance)
+
+    def rows(a: int, b: int) -> None:   # everything of configurations a:b (a thread's chunk)
+        colliding, Tg = states(flat[a:b])
+        hit[a:b] = any_pair = colliding.any(axis=1)
+        pairs_out[a:b] = _pair_names(cm, colliding, any_pair)
         if contacts:
-            contacts_out += _contacts(cm, Tg, colliding)
+            contacts_out[a:b] = _contacts(cm, Tg, colliding)
         if distance:
-            distances[start:stop] = _min_distances(cm, Tg, colliding)
+            distances[a:b] = _min_distances(cm, Tg, colliding)
+
+    _over_threads(cm, n, rows, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
     shape_list = lambda items: items[0] if not batch else np.array(items + [None], object)[:-1].reshape(batch).tolist()  # noqa: E731
     return SelfCollisionResult(hit.reshape(batch), shape_list(pairs_out),
                                distances.reshape(batch) if distance else None,
@@ -478,29 +481,57 @@ def pair_collisions(cm: CollisionModel, q: Sequence | Array) -> np.ndarray:
     q = robot.check_q(q)
     flat = q.reshape(-1, robot.n_q)
     out = np.zeros((len(flat), len(cm.pairs)), bool)
-    for start, colliding, _ in _pair_blocks(cm, flat, poses=False):
-        out[start:start + len(colliding)] = colliding
+    states = _row_states(cm, len(flat), poses=False)
+
+    def rows(a: int, b: int) -> None:
+        out[a:b] = states(flat[a:b])[0]
+
+    _over_threads(cm, len(flat), rows)
     return out.reshape(q.shape[:-1] + (len(cm.pairs),))
 
 
-def _pair_blocks(cm: CollisionModel, flat: Array, poses: bool):
-    """``(start, colliding (b, n_pairs) bool, Tg)`` of consecutive blocks of the configurations
-    ``flat (n, n_q)`` (checked): the compiled check's
-    (:meth:`~robokin_ros.collision.single.SingleCheck.states_batch`,
-    :data:`~robokin_ros.collision.single.BATCH_CHUNK` at a time; ``Tg (b, G, 3, 4)`` with
-    ``poses``, else None) once it is loaded, else numpy's (:data:`CHUNK` at a time; ``Tg (b, G,
-    4, 4)``)."""
+def _row_states(cm: CollisionModel, n: int, poses: bool):
+    """The route of a call on ``n`` configurations, decided once for the whole call: a function
+    of ``qb (b, n_q)`` (checked) returning ``(colliding (b, n_pairs) bool, Tg)``, the compiled
+    check's (:meth:`~robokin_ros.collision.single.SingleCheck.states_rows`; ``Tg (b, G, 3, 4)``
+    with ``poses``, else None) once it is loaded, else numpy's (bounding volumes, then coal;
+    ``Tg (b, G, 4, 4)``). Each configuration's verdicts depend on it alone."""
     check = cm.single_check
-    start = 0
-    while start < len(flat):
-        block = flat[start:start + BATCH_CHUNK]
-        found = None if check is None else check.states_batch(block, poses)
-        if found is None:
-            block = block[:CHUNK]
-            Tg = cm.geometry_poses(block)
-            found = cm.colliding(Tg, cm.pairs), Tg
-        yield (start, *found)
-        start += len(block)
+    if check is not None and check.batch_ready(n):
+        return lambda qb: check.states_rows(qb, poses)
+
+    def numpy_states(qb: Array) -> tuple:
+        Tg = cm.geometry_poses(qb)
+        return cm.colliding(Tg, cm.pairs), Tg
+    return numpy_states
+
+
+def _over_threads(cm: CollisionModel, n: int, rows, threads: int | None = None) -> None:
+    """``rows(a, b)`` over chunks of ``range(n)`` on ``threads`` threads (default: every thread
+    a batched call may use, :func:`robokin_ros.kernels.parallel.run_chunks`): the compiled kernel
+    of one chunk runs without the GIL while another thread's chunk is with coal or builds its
+    lists. Contacts and distances are coal's calls, which hold the GIL: one thread pays best."""
+    chunk = BATCH_CHUNK if cm.single_check is not None else CHUNK
+
+    def chunks(a: int, b: int) -> None:   # (one thread's call on the whole batch too: bounded scratch)
+        for start in range(a, b, chunk):
+            rows(start, min(b, start + chunk))
+    parallel.run_chunks(n, chunks, threads, chunk_rows=chunk, min_rows=2 * BATCH_CHUNK)
+
+
+def _pair_names(cm: CollisionModel, colliding: np.ndarray, any_pair: np.ndarray) -> list:
+    """Per configuration of ``colliding (b, n_pairs)`` (``any_pair (b,)``: its rows' ``any``),
+    the link pairs in collision (each once, in the order of ``cm.pairs``)."""
+    out: list = [[] for _ in range(len(colliding))]
+    names = cm.pair_names
+    in_collision = np.flatnonzero(any_pair)
+    rows, columns = np.nonzero(colliding[in_collision])
+    for row, column in zip(in_collision[rows].tolist(), columns.tolist()):
+        found = out[row]
+        name = names[column]
+        if name not in found:
+            found.append(name)
+    return out
 
 
 def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
@@ -573,5 +604,12 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
         return np.array([cm.single_states(q, stop_at_first=True)[1]])
     q = q.reshape(-1, robot.n_q)
     check = cm.single_check
-    found = None if check is None else check.collides_batch(q)
-    return cm.colliding(cm.geometry_poses(q), cm.pairs, first=True).any(axis=1) if found is None else found
+    out = np.empty(len(q), bool)
+    if check is not None and check.batch_ready(len(q)):
+        def rows(a: int, b: int) -> None:
+            out[a:b] = check.collides_rows(q[a:b])
+    else:
+        def rows(a: int, b: int) -> None:
+            out[a:b] = cm.colliding(cm.geometry_poses(q[a:b]), cm.pairs, first=True).any(axis=1)
+    _over_threads(cm, len(q), rows)
+    return out

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..checks import is_single_vector
-from ..kernels import accel, parallel, selection
+from ..kernels import accel, selection
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
 from ..model import RobotModel
@@ -47,9 +47,10 @@ def _sizes(shape) -> tuple[int, list]:
     return code, [0.0, 0.0, 0.0]
 
 
-#: Configurations per call of the batched kernel (:meth:`SingleCheck.collides_batch`,
-#: :meth:`SingleCheck.states_batch`; its outputs: ``B x (12 G + 2 P)`` numbers).
-BATCH_CHUNK = 4096
+#: Configurations per call of the batched kernel (:meth:`SingleCheck.collides_rows`,
+#: :meth:`SingleCheck.states_rows`; its outputs: ``B x (12 G + 2 P)`` numbers, kept per thread):
+#: the chunks a batch is handed out in over the threads.
+BATCH_CHUNK = 512
 
 #: Random configurations (fixed seed: the generated source stays the same) whose collisions
 #: order the pairs of the stop-at-first check.
@@ -81,7 +82,8 @@ class SingleCheck(LazyAccelerated):
     def __init__(self, cm, model: RobotModel, fk):
         super().__init__()
         self._model = weakref.ref(model)
-        self._batch_kernel = None
+        self._collision_model = weakref.ref(cm)   # (which holds this check)
+        self._batch_kernel = None   # check_batch of the loaded module
         self.shapes = cm.shapes
         self.pairs = cm.pairs
         self.n_q = model.n_q
@@ -133,45 +135,46 @@ class SingleCheck(LazyAccelerated):
     def _installed(self, kernel) -> None:
         self._batch_kernel = kernel.py_func.__globals__["check_batch"]   # (compiled by the warm-up)
 
-    def _chunks(self, qb: Array, mode: int):
-        """Runs the batched kernel on ``qb (B, n_q)`` :data:`BATCH_CHUNK` configurations at a
-        time, yielding ``(start, poses, index, counts)`` of each chunk (views of scratch
-        reused by the next chunk)."""
-        n_g, n_p = len(self.shapes), len(self.pairs)
-        chunk = min(len(qb), BATCH_CHUNK)
-        poses, index, counts = np.empty((chunk, n_g, 3, 4)), np.empty((chunk, 2, n_p), np.int64), \
-            np.empty((chunk, 2), np.int64)
-        for start in range(0, len(qb), chunk):
-            block = qb[start:start + chunk]
-            m = len(block)
-            parallel.run_chunks(m, lambda a, b: self._batch_kernel(block[a:b], mode, poses[a:b], index[a:b],  # noqa: B023
-                                                                   counts[a:b]))
-            yield start, poses[:m], index[:m], counts[:m]
+    def batch_ready(self, rows: int) -> bool:
+        """True when a batch of ``rows`` configurations runs on the compiled kernel (loaded, and
+        the generated kernels on); counts ``rows`` towards loading it otherwise."""
+        return rows > 0 and self._kernel(rows) is not None and selection.use_generated
 
-    def _batch_ready(self, qb: Array) -> bool:
-        return len(qb) > 0 and self._kernel(len(qb)) is not None and selection.use_generated
+    def _batch_scratch(self, rows: int) -> tuple:
+        """This thread's batch outputs for ``rows`` configurations: ``(poses (rows, G, 3, 4),
+        index (rows, 2, P) int64, counts (rows, 2) int64)`` (views of scratch it reuses)."""
+        local = self._local
+        kept = getattr(local, "batch", None)
+        if kept is None or len(kept[2]) < rows:
+            n_g, n_p = len(self.shapes), len(self.pairs)
+            kept = local.batch = (np.empty((rows, n_g, 3, 4)), np.empty((rows, 2, n_p), np.int64),
+                                  np.empty((rows, 2), np.int64))
+        return tuple(x[:rows] for x in kept)
 
-    def collides_batch(self, qb: Array) -> np.ndarray | None:
+    def collides_rows(self, qb: Array) -> np.ndarray:
         """``(B,)`` bool, each configuration of ``qb (B, n_q)`` (checked: float64, finite) in
-        self-collision, stopping at its first collision found; None while the kernel is not
-        loaded (or when some geometry pose is not finite: the batched path decides)."""
-        if not self._batch_ready(qb):
-            return None
+        self-collision, stopping at its first collision found (one kernel call on this thread,
+        then coal for the pairs it leaves). Only once :meth:`batch_ready`.
+
+        Configurations whose geometry poses are not finite (an overflowing mimic joint) are
+        decided by the batched path."""
         qb = np.ascontiguousarray(qb, np.float64)
+        poses, index, counts = self._batch_scratch(len(qb))
+        self._batch_kernel(qb, FIRST, poses, index, counts)
         request, result = self._scratch()[2:]
-        out = np.empty(len(qb), bool)
-        for start, poses, index, counts in self._chunks(qb, FIRST):
-            if (counts[:, 0] < 0).any():   # finite, but poses not (an overflowing mimic joint)
-                return None
-            out[start:start + len(counts)] = counts[:, 0] > 0
-            for b in np.flatnonzero((counts[:, 0] == 0) & (counts[:, 1] > 0)).tolist():   # coal's pairs
-                out[start + b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
+        out = counts[:, 0] > 0
+        hits, todo = counts[:, 0], counts[:, 1]
+        for b in np.flatnonzero((hits < 0) | ((hits == 0) & (todo > 0))).tolist():
+            if hits[b] < 0:
+                out[b] = self._fallback(qb[b:b + 1], True)[0][0].any()
+            elif counts[b, 1] > 0:   # coal's pairs
+                out[b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
         return out
 
-    def states_batch(self, qb: Array, poses: bool = False) -> tuple[np.ndarray, Array | None] | None:
+    def states_rows(self, qb: Array, poses: bool = False) -> tuple[np.ndarray, Array | None]:
         """The pairs in collision in each configuration of ``qb (B, n_q)`` (checked: float64,
-        finite), and with ``poses`` the geometry poses they were decided at; None as
-        :meth:`collides_batch`.
+        finite), and with ``poses`` the geometry poses they were decided at, as
+        :meth:`collides_rows`.
 
         Returns:
             ``(states (B, P) bool, poses (B, G, 3, 4) or None)``: ``states[b, k]``, pair ``k``
@@ -179,21 +182,26 @@ class SingleCheck(LazyAccelerated):
             pose ``[R | p]`` of geometry ``g`` (the kernel's :data:`POSES` mode: every pose
             written; what contacts and distances are computed at).
         """
-        if not self._batch_ready(qb):
-            return None
         qb = np.ascontiguousarray(qb, np.float64)
+        chunk_poses, index, counts = self._batch_scratch(len(qb))
+        self._batch_kernel(qb, POSES if poses else EVERY, chunk_poses, index, counts)
         request, result = self._scratch()[2:]
-        out = np.empty((len(qb), len(self.pairs)), bool)
-        poses_out = np.empty((len(qb), len(self.shapes), 3, 4)) if poses else None
-        for start, chunk_poses, index, counts in self._chunks(qb, POSES if poses else EVERY):
-            if (counts[:, 0] < 0).any():
-                return None
-            for b in np.flatnonzero(counts[:, 1] > 0).tolist():   # coal's pairs
-                self._coal((chunk_poses[b], index[b], request, result), int(counts[b, 1]), False)
-            out[start:start + len(counts)] = index[:, 0] == HIT
+        for b in np.flatnonzero(counts[:, 1] > 0).tolist():   # coal's pairs
+            self._coal((chunk_poses[b], index[b], request, result), int(counts[b, 1]), False)
+        states = index[:, 0] == HIT
+        poses_out = chunk_poses.copy() if poses else None
+        for b in np.flatnonzero(counts[:, 0] < 0).tolist():
+            states[b], Tg = self._fallback(qb[b:b + 1], False)
             if poses:
-                poses_out[start:start + len(counts)] = chunk_poses
-        return out, poses_out
+                poses_out[b] = Tg[0, :, :3]
+        return states, poses_out
+
+    def _fallback(self, q: Array, first: bool) -> tuple[np.ndarray, Array]:
+        """``(states (1, P) bool, Tg (1, G, 4, 4))`` of the batched path (numpy bounds, coal) at
+        one configuration ``q (1, n_q)``."""
+        cm = self._collision_model()
+        Tg = cm.geometry_poses(q)
+        return cm.colliding(Tg, cm.pairs, first), Tg
 
     def _scratch(self) -> tuple:
         """This thread's ``(poses (G, 3, 4), index (2, P) int64, coal request, coal result)``."""

@@ -245,21 +245,33 @@ class CompiledLoop(LazyAccelerated):
         """
         solver, n_q, S, n = self._solver(), self._n_q, self._state, len(seeds)
         X = np.empty((n, S + 7))
-        X[:, :n_q], X[:, n_q:S - n_q], X[:, S - n_q:S] = seeds, target, seeds
-        X[:, S:] = [0.0, 0.0, math.inf, math.inf, 0.0, 0.0, 0.0]
-        X[:, S + RESTART] = solver.restart_base(out.budget, 0) + np.arange(n, dtype=float) * solver.restart_stride
         status = np.full(n, PAUSED, np.int64)
+        first, stride = solver.restart_base(out.budget, 0), solver.restart_stride
         max_iterations, budget = float(solver.tol.max_iterations), out.budget
 
-        def work(start: int, stop: int) -> None:
-            while start < stop and not budget.timed_out():
-                start += run_many(X[start:stop], status[start:stop], max_iterations, float(BATCH_QUOTA))
+        def work(start: int, stop: int) -> None:   # a chunk from its set-up to its results: all on its thread
+            rows = slice(start, stop)
+            x = X[rows]
+            x[:, :n_q], x[:, n_q:S - n_q], x[:, S - n_q:S] = seeds[rows], target[rows], seeds[rows]
+            x[:, S:] = [0.0, 0.0, math.inf, math.inf, 0.0, 0.0, 0.0]
+            x[:, S + RESTART] = first + np.arange(start, stop, dtype=float) * stride
+            at = start
+            while at < stop and not budget.timed_out():
+                at += run_many(X[at:stop], status[at:stop], max_iterations, float(BATCH_QUOTA))
+            _write_results(out, rows, x, status[rows], n_q, S)
 
         parallel.run_chunks(n, work, budget.threads, chunk_rows=BATCH_CHUNK, min_rows=MIN_PARALLEL_PROBLEMS)
-        done, converged = status != PAUSED, status == CONVERGED
-        out.q[done], out.iterations[done] = X[done, :n_q], X[done, S + ITERATIONS]
-        out.status[converged], out.status[status == SPENT] = CONVERGED_STATUS, MAX_ITERATIONS
-        out.status[~done] = TIMEOUT
-        out.position_error[converged] = X[converged, S + POSITION_ERROR]
-        out.rotation_error[converged] = X[converged, S + ROTATION_ERROR]
-        out.success[converged], out.unfinished[converged] = True, False
+
+
+def _write_results(out, rows: slice, x, status, n_q: int, S: int) -> None:
+    """The results of the problems ``rows`` of :meth:`CompiledLoop.solve_batch` into ``out``
+    (an :class:`~robokin_ros.ik.solver.Outcome`): their final states ``x (m, S + 7)`` and
+    loop statuses ``status (m,)`` (not run: ``"timeout"`` at the seed)."""
+    done, converged = status != PAUSED, status == CONVERGED
+    q, iterations, verdicts = out.q[rows], out.iterations[rows], out.status[rows]   # (views)
+    q[done], iterations[done] = x[done, :n_q], x[done, S + ITERATIONS]
+    verdicts[converged], verdicts[status == SPENT] = CONVERGED_STATUS, MAX_ITERATIONS
+    verdicts[~done] = TIMEOUT
+    out.position_error[rows][converged] = x[converged, S + POSITION_ERROR]
+    out.rotation_error[rows][converged] = x[converged, S + ROTATION_ERROR]
+    out.success[rows][converged], out.unfinished[rows][converged] = True, False
