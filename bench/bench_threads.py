@@ -148,13 +148,19 @@ def main() -> None:
         targets = rk.forward_kinematics(model, model.random_configuration(args.ik, rng), frames=[tip])[:, 0]
         rk.prepare(model, frames=[(tip,)], dynamics=("rnea",))
         rk.prepare_ik(model, tip)
-        rk.self_collisions(model, q[:1000])
+        has_pairs = len(collision_model(model).pairs) > 0
+        collision_model(model).prepare()   # (the compiled check: else a batch runs numpy's path while it loads)
         out = np.empty((len(q), model.n_links, 4, 4))
         for label, (fn, n) in calls(model, tip, q, targets, out).items():
+            if label in ("collision", "collides") and not has_pairs:
+                print(f"{name:6s} {label:9s} (no collision geometry)")
+                continue
             fn(1)   # loads what is left (collision kernels start on a first batch)
             reference = fn(1)
             same = {t: all(np.array_equal(a, b) for a, b in zip(reference, fn(t))) for t in counts}
-            timed = (lambda t: rk.forward_kinematics(model, q, threads=t, out=out)) if label == "FK" else fn
+            timed = {"FK": lambda t: rk.forward_kinematics(model, q, threads=t, out=out),   # (no copy)
+                     "collision": lambda t: with_threads(t, lambda: rk.self_collisions(model, q))(),   # (no strings)
+                     }.get(label, fn)
             times = interleaved({t: (lambda: None, lambda t=t: timed(t), n) for t in counts}, args.rounds)
             row = "  ".join(f"{t} thr {times[t] * 1e6:7.3f} µs ({times[1] / times[t]:4.2f}x"
                             f"{', identical' if same[t] else ', DIFFERENT'})" for t in counts)

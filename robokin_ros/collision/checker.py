@@ -1,4 +1,4 @@
-"""Self-collision checking of a model's ``<collision>`` geometry with coal, batched over configurations.
+"""The collision model of a robot: its ``<collision>`` geometry as coal shapes, and the pairs to check.
 
 A :class:`CollisionModel` holds one coal shape per collision geometry (see
 :mod:`robokin_ros.collision.geometry`) and the geometry pairs to check: every pair of geometries
@@ -11,25 +11,22 @@ on two different links, minus
   configuration (``"Default"``), in nearly every random configuration (``"Always"``) or in none
   (``"Never"``), MoveIt Setup Assistant's procedure, cached on disk (:mod:`robokin_ros.collision.pairs`).
 
-:func:`self_collisions` evaluates configurations ``q (..., n_q)``: one forward kinematics call
-for the whole batch, a vectorised bounding-volume test of every pair in every configuration
-(capsules and spheres around each shape, a lower bound of the pair's distance), and coal's
-narrow phase (``coal.collide``) only for the pairs whose bounds overlap. Once the compiled check
-of :class:`~robokin_ros.collision.single.SingleCheck` is loaded (:meth:`CollisionModel.prepare`,
+Its checks of configurations ``q (..., n_q)`` (:mod:`robokin_ros.collision.batch`:
+``self_collisions``, ``in_collision``, ``pair_collisions``) run numpy's path here
+(:meth:`CollisionModel.geometry_poses`, :meth:`CollisionModel.bound_gaps`,
+:meth:`CollisionModel.colliding`: a vectorised bounding-volume test of every pair in every
+configuration, a lower bound of the pair's distance, and coal's narrow phase only for the pairs
+whose bounds overlap) until the compiled check of
+:class:`~robokin_ros.collision.single.SingleCheck` is loaded (:meth:`CollisionModel.prepare`,
 or in the background after :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations checked,
-in batches or one at a time, contacts and distances included), configurations go through it
-instead: one compiled call per configuration, or per
-:data:`~robokin_ros.collision.single.BATCH_CHUNK` of a batch over every core (FK, bounds,
-culling, exact primitive narrow phases; coal for the rest), contacts and distances then
-computed at its geometry poses; the verdicts are the same.
+in batches or one at a time, contacts and distances included), then that: FK, bounds, culling,
+the compiled narrow phases, coal for the rest; the verdicts are the same.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import weakref
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,13 +34,13 @@ from numpy.typing import NDArray
 from .. import model_cache
 from ..checks import is_single_vector
 from ..errors import ArgumentError
-from ..kernels import accel, parallel
+from ..kernels import accel
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..model.srdf import parse_srdf
 from .geometry import bounding_capsule, coal_module, geometry_placement, geometry_shape, segment_distances
 from .pairs import SAMPLES, sample_disabled_pairs
-from .single import BATCH_CHUNK, SingleCheck
+from .single import SingleCheck
 
 Array = NDArray[np.float64]
 
@@ -52,45 +49,6 @@ CHUNK = 1024
 #: [m] Pairs whose bounding capsules are closer than this go to coal's narrow phase (covers
 #: rounding in the bound; it never decides a collision).
 BOUND_MARGIN = 1e-6
-
-
-@dataclasses.dataclass(frozen=True)
-class Contact:
-    """One contact between two links (coal's deepest point of the pair).
-
-    Attributes:
-        link_a, link_b: the two links (``link_a`` first in the model's link order).
-        position: ``(3,)`` [m] contact point in the root (world) frame.
-        normal: ``(3,)`` unit normal in the world frame, from ``link_a`` towards ``link_b``.
-        depth: [m] penetration depth (>= 0).
-    """
-
-    link_a: str
-    link_b: str
-    position: Array
-    normal: Array
-    depth: float
-
-
-@dataclasses.dataclass(frozen=True)
-class SelfCollisionResult:
-    """Outcome of :func:`self_collisions` for configurations of batch shape ``...``.
-
-    Attributes:
-        in_collision: ``(...)`` bool, some checked pair is in collision.
-        pairs: the link pairs ``(link_a, link_b)`` in collision: a list for one configuration,
-            nested lists of batch shape ``...`` for several.
-        min_distance: ``(...)`` [m] smallest distance between checked geometries (coal's signed
-            distance: negative when they penetrate), ``inf`` when nothing is checked; None unless
-            ``distance=True`` was asked.
-        contacts: :class:`Contact` s per configuration (laid out like ``pairs``); None unless
-            ``contacts=True`` was asked.
-    """
-
-    in_collision: np.ndarray
-    pairs: list
-    min_distance: Array | None = None
-    contacts: list | None = None
 
 
 def _adjacent_pairs(model: RobotModel, has_geometry: np.ndarray) -> set:
@@ -406,210 +364,3 @@ def disabled_pairs_by_sampling(model: RobotModel, samples: int = SAMPLES, rng=0,
     disabled pairs, meshes resolved with the defaults)."""
     collision = collision if collision is not None else CollisionModel(model)
     return sample_disabled_pairs(model, collision, samples, rng, cache)
-
-
-def self_collisions(model, q, *, distance: bool = False, contacts: bool = False) -> SelfCollisionResult:
-    """Self-collisions of configurations ``q (..., n_q)``.
-
-    Args:
-        model: a :class:`~robokin_ros.model.RobotModel` (its default :func:`collision_model`:
-            no SRDF, sampled pairs) or a :class:`CollisionModel`.
-        q: ``(..., n_q)`` configurations.
-        distance: also compute ``min_distance`` (costs more: distances of near pairs).
-        contacts: also list the contacts (point, normal, depth) of the colliding pairs.
-
-    Returns:
-        :class:`SelfCollisionResult` of batch shape ``...``.
-
-    Raises:
-        CollisionUnavailableError: coal is not installed.
-        ShapeError, NonFiniteError: ``q`` of the wrong length or not finite.
-    """
-    cm = model if isinstance(model, CollisionModel) else collision_model(model)
-    robot = cm.model
-    named_only = not (distance or contacts)
-    single = named_only and is_single_vector(q, robot.n_q)   # checked by the compiled check itself
-    if not single:
-        q = robot.check_q(q)
-        single = named_only and q.ndim == 1
-    if single:
-        states, any_pair = cm.single_states(q, stop_at_first=False)
-        names = cm.pair_names
-        found = list(dict.fromkeys(names[k] for k in np.flatnonzero(states).tolist())) if any_pair else []
-        return SelfCollisionResult(np.array(any_pair), found)
-    batch = q.shape[:-1]
-    flat = q.reshape(-1, robot.n_q)
-    n = flat.shape[0]
-    hit = np.zeros(n, bool)
-    pairs_out: list = [None] * n
-    contacts_out: list = [None] * n
-    distances = np.full(n, np.inf)
-    states = _row_states(cm, n, poses=contacts or distance)
-
-    def rows(a: int, b: int) -> None:   # everything of configurations a:b (a thread's chunk)
-        colliding, Tg = states(flat[a:b])
-        hit[a:b] = any_pair = colliding.any(axis=1)
-        pairs_out[a:b] = _pair_names(cm, colliding, any_pair)
-        if contacts:
-            contacts_out[a:b] = _contacts(cm, Tg, colliding)
-        if distance:
-            distances[a:b] = _min_distances(cm, Tg, colliding)
-
-    _over_threads(cm, n, rows, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
-    shape_list = lambda items: items[0] if not batch else np.array(items + [None], object)[:-1].reshape(batch).tolist()  # noqa: E731
-    return SelfCollisionResult(hit.reshape(batch), shape_list(pairs_out),
-                               distances.reshape(batch) if distance else None,
-                               shape_list(contacts_out) if contacts else None)
-
-
-def pair_collisions(cm: CollisionModel, q: Sequence | Array) -> np.ndarray:
-    """Which geometry pairs are in self-collision: :func:`self_collisions`' verdicts pair by
-    pair, without naming them (one array for a large batch).
-
-    Args:
-        cm: the collision model.
-        q: ``(..., n_q)`` configurations.
-
-    Returns:
-        ``(..., n_pairs)`` bool: pair ``k`` of ``cm.pairs`` (links ``cm.pair_names[k]``) is in
-        collision.
-
-    Raises:
-        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
-    """
-    robot = cm.model
-    q = robot.check_q(q)
-    flat = q.reshape(-1, robot.n_q)
-    out = np.zeros((len(flat), len(cm.pairs)), bool)
-    states = _row_states(cm, len(flat), poses=False)
-
-    def rows(a: int, b: int) -> None:
-        out[a:b] = states(flat[a:b])[0]
-
-    _over_threads(cm, len(flat), rows)
-    return out.reshape(q.shape[:-1] + (len(cm.pairs),))
-
-
-def _row_states(cm: CollisionModel, n: int, poses: bool):
-    """The route of a call on ``n`` configurations, decided once for the whole call: a function
-    of ``qb (b, n_q)`` (checked) returning ``(colliding (b, n_pairs) bool, Tg)``, the compiled
-    check's (:meth:`~robokin_ros.collision.single.SingleCheck.states_rows`; ``Tg (b, G, 3, 4)``
-    with ``poses``, else None) once it is loaded, else numpy's (bounding volumes, then coal;
-    ``Tg (b, G, 4, 4)``). Each configuration's verdicts depend on it alone."""
-    check = cm.single_check
-    if check is not None and check.batch_ready(n):
-        return lambda qb: check.states_rows(qb, poses)
-
-    def numpy_states(qb: Array) -> tuple:
-        Tg = cm.geometry_poses(qb)
-        return cm.colliding(Tg, cm.pairs), Tg
-    return numpy_states
-
-
-def _over_threads(cm: CollisionModel, n: int, rows, threads: int | None = None) -> None:
-    """``rows(a, b)`` over chunks of ``range(n)`` on ``threads`` threads (default: every thread
-    a batched call may use, :func:`robokin_ros.kernels.parallel.run_chunks`): the compiled kernel
-    of one chunk runs without the GIL while another thread's chunk is with coal or builds its
-    lists. Contacts and distances are coal's calls, which hold the GIL: one thread pays best."""
-    chunk = BATCH_CHUNK if cm.single_check is not None else CHUNK
-
-    def chunks(a: int, b: int) -> None:   # (one thread's call on the whole batch too: bounded scratch)
-        for start in range(a, b, chunk):
-            rows(start, min(b, start + chunk))
-    parallel.run_chunks(n, chunks, threads, chunk_rows=chunk, min_rows=2 * BATCH_CHUNK)
-
-
-def _pair_names(cm: CollisionModel, colliding: np.ndarray, any_pair: np.ndarray) -> list:
-    """Per configuration of ``colliding (b, n_pairs)`` (``any_pair (b,)``: its rows' ``any``),
-    the link pairs in collision (each once, in the order of ``cm.pairs``)."""
-    out: list = [[] for _ in range(len(colliding))]
-    names = cm.pair_names
-    in_collision = np.flatnonzero(any_pair)
-    rows, columns = np.nonzero(colliding[in_collision])
-    for row, column in zip(in_collision[rows].tolist(), columns.tolist()):
-        found = out[row]
-        name = names[column]
-        if name not in found:
-            found.append(name)
-    return out
-
-
-def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:
-    """Per configuration, a :class:`Contact` per colliding geometry pair (``colliding (B, P)``)
-    at the geometry poses ``Tg (B, G, 4, 4)`` or ``(B, G, 3, 4)``."""
-    coal = coal_module()
-    tf, out = cm._transforms(Tg), []
-    request = coal.CollisionRequest(coal.CollisionRequestFlag.CONTACT, 1)
-    for b in range(len(Tg)):
-        found = []
-        for ga, gb in cm.pairs[colliding[b]].tolist():
-            result = coal.CollisionResult()
-            if coal.collide(cm.shapes[ga], tf(b, ga), cm.shapes[gb], tf(b, gb), request, result):
-                c = result.getContact(0)
-                found.append(Contact(cm.link_names[cm.geometry_links[ga]], cm.link_names[cm.geometry_links[gb]],
-                                     np.array(c.pos, float), np.array(c.normal, float),
-                                     abs(float(c.penetration_depth))))
-        out.append(found)
-    return out
-
-
-def _min_distances(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> Array:
-    """``(B,)`` smallest signed distance over the checked pairs at the geometry poses ``Tg`` (as
-    :func:`_contacts`): exact distances in the order of the bounding-sphere lower bounds,
-    stopping once the bound exceeds the best distance."""
-    coal = coal_module()
-    tf, out = cm._transforms(Tg), np.full(len(Tg), np.inf)
-    if not len(cm.pairs):
-        return out
-    gaps = cm.bound_gaps(Tg, cm.pairs)
-    request = coal.DistanceRequest()
-    for b in range(len(Tg)):
-        candidates = np.flatnonzero(colliding[b]) if colliding[b].any() else np.argsort(gaps[b])
-        best = np.inf
-        for p in candidates.tolist():
-            if gaps[b, p] > best:
-                break
-            ga, gb = cm.pairs[p]
-            result = coal.DistanceResult()
-            best = min(best, coal.distance(cm.shapes[ga], tf(b, ga), cm.shapes[gb], tf(b, gb), request, result))
-        out[b] = best
-    return out
-
-
-def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
-    """Whether configurations are in self-collision (the IK acceptance test; no names; each
-    stops at its first colliding pair).
-
-    Args:
-        cm: the collision model.
-        q: ``(B, n_q)`` configurations, or one ``(n_q,)`` (both through the compiled check once
-            it is loaded, see :class:`~robokin_ros.collision.single.SingleCheck`).
-
-    Returns:
-        ``(B,)`` bool; ``(1,)`` for one configuration (:meth:`CollisionModel.in_collision_one`
-        gives a plain bool).
-
-    Raises:
-        ShapeError, NonFiniteError, ArgumentError: ``q`` is not ``(..., n_q)`` real finite numbers.
-    """
-    check = cm.single_check
-    if check is not None and is_single_vector(q, check.n_q):
-        found = check.collides(q)   # checks q itself; None until loaded (the call counts towards it)
-        if found is not None:
-            return np.array([found])
-        return cm.colliding(cm.geometry_poses(cm.model.check_q(q)[None]), cm.pairs, first=True).any(axis=1)
-    robot = cm.model
-    q = robot.check_q(q)
-    if q.ndim == 1:
-        return np.array([cm.single_states(q, stop_at_first=True)[1]])
-    q = q.reshape(-1, robot.n_q)
-    check = cm.single_check
-    out = np.empty(len(q), bool)
-    if check is not None and check.batch_ready(len(q)):
-        def rows(a: int, b: int) -> None:
-            out[a:b] = check.collides_rows(q[a:b])
-    else:
-        def rows(a: int, b: int) -> None:
-            out[a:b] = cm.colliding(cm.geometry_poses(q[a:b]), cm.pairs, first=True).any(axis=1)
-    _over_threads(cm, len(q), rows)
-    return out

@@ -11,13 +11,18 @@ every geometry, and a verdict per checked pair:
 * pairs of primitives with an exact closed form (:data:`NARROW_KINDS`: sphere, capsule,
   sphere-cylinder, sphere-box, box-box by the separating axes) get their signed separation;
   beyond :data:`DEFER_BAND` either side of touching it is the verdict, within it coal decides;
-* a cylinder with a cylinder or a capsule is bracketed: apart when the capsules around the
-  cylinders are apart by more than the band, in collision when the capsules inside them
+* a cylinder with a cylinder or a capsule is bracketed first: apart when the capsules around
+  the cylinders are apart by more than the band, in collision when the capsules inside them
   (radius ``min(r, h)``, segment half length ``h - min(r, h)``) overlap by more than it;
-* every other pair whose bounds overlap (a box with a cylinder or capsule, anything with a
-  mesh, ...) is tested once more, by the separating axes of the shapes' local bounding boxes
-  (coal's, oriented with them): apart by more than the band, it is free; else it goes to coal
-  (as every deferred pair): its index into ``todo``, deepest bound first.
+* what the brackets leave, and a box with a cylinder or a capsule, goes to GJK on the shapes'
+  support functions (``convex_verdict``): apart when a separating plane proves a distance above
+  the band, in collision when the shapes shrunk by the band come within the band of each other
+  (so the shapes share a ball of radius half the band); else (within about the band of
+  touching, or :data:`GJK_ITERATIONS` spent) coal decides;
+* every other pair whose bounds overlap (anything with a mesh, ...) is tested once more, by
+  the separating axes of the shapes' local bounding boxes (coal's, oriented with them): apart
+  by more than the band, it is free; else it goes to coal (as every deferred pair): its index
+  into ``todo``, deepest bound first.
 
 ``check_batch(qb (B, n_q), mode, poses (B, G, 3, 4), index (B, 2, P), counts (B, 2))`` runs it
 on each configuration of a batch (``counts[b]``: its ``(n_hit, n_todo)``).
@@ -40,6 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .convex_source import CONVEX_SOURCE, GJK_ITERATIONS
+
 #: Pair states written by the kernel.
 FREE, HIT, COAL = 0, 1, 2
 #: Modes of the kernel.
@@ -57,7 +64,7 @@ OTHER = 4
 #: Kinds 7 (capsule-cylinder) and 8 (cylinder-cylinder) bracket coal: apart when the
 #: circumscribed capsules are, in collision when the inscribed ones are (else coal decides).
 NARROW_KINDS = {(0, 0): (1, 0), (0, 1): (2, 0), (1, 1): (3, 1), (0, 2): (4, 0), (0, 3): (5, 0), (3, 3): (6, 3),
-                (1, 2): (7, 1), (2, 2): (8, 2)}
+                (1, 2): (7, 1), (2, 2): (8, 2), (1, 3): (9, 1), (2, 3): (9, 2)}
 #: Kind of the pairs left to coal.
 COAL_KIND = 0
 
@@ -193,6 +200,8 @@ def separation(kind, rot, pos, a, b, sa, sb):
         return outside + min(max(dx, max(dy, dz)), 0.0) - sa[0]
     if kind == 6:
         return box_box(rot, a, b, sa, sb, pos[b, 0] - pos[a, 0], pos[b, 1] - pos[a, 1], pos[b, 2] - pos[a, 2])
+    if kind == 9:
+        return convex_verdict(rot, pos, a, b, sa, sb)
     return bracket(rot, pos, a, b, sa, sb, kind == 8)
 
 
@@ -270,7 +279,7 @@ def bracket(rot, pos, a, b, sa, sb, a_cylinder):
         depth = min(depth, cylinder_distance(rot, pos, a, sa, qx, qy, qz), cylinder_distance(rot, pos, a, sa, x, y, z))
     else:
         depth = min(depth, segment_distance(a0, a1, a2, a3, a4, a5, x, y, z, x, y, z) - sa[0])
-    return depth if depth < -BAND else 0.0
+    return depth if depth < -BAND else convex_verdict(rot, pos, a, b, sa, sb)
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
@@ -455,11 +464,12 @@ def check_source(fk_body, fk_values, n_q: int, data: dict) -> str:
              f"N_GEOMETRIES = {len(data['SIZES'])}",
              f"N_PAIRS = {len(data['PAIRS'])}",
              f"MARGIN = {BOUND_MARGIN!r}",
-             f"BAND = {DEFER_BAND!r}"]
+             f"BAND = {DEFER_BAND!r}",
+             f"GJK_ITERATIONS = {GJK_ITERATIONS}"]
     for name, values in data.items():
         integer = values.dtype.kind in "iub"
         lines.append(_array(name, np.asarray(values), "np.int64" if integer else "np.float64"))
     lines += ["", "", "@numba.njit(cache=True, nogil=True, error_model='numpy')", "def link_poses(q, o):"]
     lines += list(fk_body)
     lines += [f"    o[{k}] = {x!r}" if isinstance(x, float) else f"    o[{k}] = {x}" for k, x in enumerate(fk_values)]
-    return "\n".join(lines) + "\n" + _HELPERS
+    return "\n".join(lines) + "\n" + _HELPERS + CONVEX_SOURCE

@@ -3,8 +3,7 @@
 :class:`SingleCheck` holds a collision model's generated kernel
 (:mod:`robokin_ros.collision.compiled_source`): forward kinematics of the links with geometry,
 bounds, culling and the exact primitive narrow phases in one numba call, then ``coal.collide``
-only for the pairs it leaves to coal (meshes, a box with a cylinder or a capsule, cylinder pairs
-its brackets do not decide, separations within
+only for the pairs it leaves to coal (meshes, separations within about
 :data:`~robokin_ros.collision.compiled_source.DEFER_BAND` of touching), deepest bound first as
 in the batched path. Its verdicts are the batched path's (coal's narrow phase on every pair
 whose bounds overlap); the tests check them against it, coal and Pinocchio.
@@ -94,6 +93,7 @@ class SingleCheck(LazyAccelerated):
         self.kinds = kinds
         data = {"GEOMETRY_SLOTS": np.array([slot[g] for g in cm.geometry_links.tolist()], np.int64),
                 "PLACEMENTS": cm.placements[:, :3, :], "SIZES": np.array(sizes, float),
+                "CODES": np.array(codes, np.int64),
                 "SPHERE_CENTRES": cm.sphere_centres, "SPHERE_RADII": cm.sphere_radii,
                 "CAPSULE_ENDS": cm.capsule_ends, "CAPSULE_RADII": cm.capsule_radii,
                 "BOX_CENTRES": cm.box_centres, "BOX_HALVES": cm.box_halves,

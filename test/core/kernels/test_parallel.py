@@ -105,3 +105,19 @@ def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, m
     for threads in (2, 3):
         for a, b in zip(one, results(threads)):
             assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_guided_chunks_shrink_and_cover_every_row_once():
+    rows = 20000
+    starts = parallel._guided_starts(rows, 2, 1024)
+    sizes = np.diff(starts + [rows])
+    assert starts[0] == 0 and (sizes > 0).all()
+    assert sizes[0] == rows // 4 and (np.diff(sizes) <= 0).all()   # 1 / (2 threads) of the rows left
+    assert (sizes[:-1] >= 1024).all()
+    seen = np.zeros(rows, np.int64)
+
+    def work(start, stop):
+        seen[start:stop] += 1
+
+    parallel.run_chunks(rows, work, threads=2, guided=True)
+    assert (seen == 1).all()
