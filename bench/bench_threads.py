@@ -17,7 +17,9 @@ best of ``--rounds`` rounds, each round running every thread count once in turn
 (:func:`timing.interleaved`), so that on a shared machine they get the same chances at its
 quiet moments. Two control rows first show how much parallelism the machine itself gives at the
 time: a GIL-free numba loop of arithmetic, and one that only writes as many bytes as ``FK`` of
-the UR5e (the ceiling of a call bound by writing its output). pytorch_kinematics is not
+the UR5e (the ceiling of a call bound by writing its output); and every row ends with the
+arithmetic loop's own speed-up timed in the same rounds (``[host 1.9x]``: a row timed while
+another tenant held the second core shows it there). pytorch_kinematics is not
 installed here (not timed).
 """
 
@@ -94,7 +96,7 @@ def _control_kernels():
     return spin, fill
 
 
-def control(threads: int, kind: str, out: np.ndarray) -> None:
+def control(threads: int, kind: str, out: np.ndarray, share: float = 1.0) -> None:
     """The machine's own parallelism now, split over ``threads`` threads: ``"compute"``, a
     GIL-free numba loop of arithmetic (1.0x at 2 threads means the other cores are busy with
     other work, whatever robokin does); ``"memory"``, one that only writes ``out`` (the bytes
@@ -103,7 +105,7 @@ def control(threads: int, kind: str, out: np.ndarray) -> None:
 
     spin, fill = _control_kernels()
     if kind == "compute":
-        work = [threading.Thread(target=spin, args=(50_000_000 // threads,)) for _ in range(threads)]
+        work = [threading.Thread(target=spin, args=(int(50_000_000 * share) // threads,)) for _ in range(threads)]
     else:
         step = -(-len(out) // threads)
         work = [threading.Thread(target=fill, args=(out[k * step:(k + 1) * step],)) for k in range(threads)]
@@ -161,10 +163,14 @@ def main() -> None:
             timed = {"FK": lambda t: rk.forward_kinematics(model, q, threads=t, out=out),   # (no copy)
                      "collision": lambda t: with_threads(t, lambda: rk.self_collisions(model, q))(),   # (no strings)
                      }.get(label, fn)
-            times = interleaved({t: (lambda: None, lambda t=t: timed(t), n) for t in counts}, args.rounds)
+            timers = {t: (lambda: None, lambda t=t: timed(t), n) for t in counts}
+            timers.update({("host", t): (lambda: None, lambda t=t: control(t, "compute", written, 0.2), 1)
+                           for t in counts})
+            times = interleaved(timers, args.rounds)
             row = "  ".join(f"{t} thr {times[t] * 1e6:7.3f} µs ({times[1] / times[t]:4.2f}x"
                             f"{', identical' if same[t] else ', DIFFERENT'})" for t in counts)
-            print(f"{name:6s} {label:9s} {row}")
+            host = " ".join(f"{times['host', 1] / times['host', t]:4.2f}x" for t in counts[1:])
+            print(f"{name:6s} {label:9s} {row}  [host {host}]")
 
 
 if __name__ == "__main__":

@@ -142,13 +142,15 @@ class SingleCheck(LazyAccelerated):
 
     def _batch_scratch(self, rows: int) -> tuple:
         """This thread's batch outputs for ``rows`` configurations: ``(poses (rows, G, 3, 4),
-        index (rows, 2, P) int64, counts (rows, 2) int64)`` (views of scratch it reuses)."""
+        index (rows, 2, P) int64, counts (rows, 2) int64, states (rows, P) bool)`` (views of
+        scratch it reuses: a chunk allocates nothing large, and so maps no memory; two threads
+        that map and unmap memory wait for each other in the kernel)."""
         local = self._local
         kept = getattr(local, "batch", None)
         if kept is None or len(kept[2]) < rows:
             n_g, n_p = len(self.shapes), len(self.pairs)
             kept = local.batch = (np.empty((rows, n_g, 3, 4)), np.empty((rows, 2, n_p), np.int64),
-                                  np.empty((rows, 2), np.int64))
+                                  np.empty((rows, 2), np.int64), np.empty((rows, n_p), bool))
         return tuple(x[:rows] for x in kept)
 
     def collides_rows(self, qb: Array) -> np.ndarray:
@@ -159,7 +161,7 @@ class SingleCheck(LazyAccelerated):
         Configurations whose geometry poses are not finite (an overflowing mimic joint) are
         decided by the batched path."""
         qb = np.ascontiguousarray(qb, np.float64)
-        poses, index, counts = self._batch_scratch(len(qb))
+        poses, index, counts, _ = self._batch_scratch(len(qb))
         self._batch_kernel(qb, FIRST, poses, index, counts)
         request, result = self._scratch()[2:]
         out = counts[:, 0] > 0
@@ -178,17 +180,18 @@ class SingleCheck(LazyAccelerated):
 
         Returns:
             ``(states (B, P) bool, poses (B, G, 3, 4) or None)``: ``states[b, k]``, pair ``k``
-            of ``cm.pairs`` is in collision in configuration ``b``; ``poses[b, g]``, the world
+            of ``cm.pairs`` is in collision in configuration ``b`` (this thread's scratch, until
+            its next call); ``poses[b, g]``, the world
             pose ``[R | p]`` of geometry ``g`` (the kernel's :data:`POSES` mode: every pose
             written; what contacts and distances are computed at).
         """
         qb = np.ascontiguousarray(qb, np.float64)
-        chunk_poses, index, counts = self._batch_scratch(len(qb))
+        chunk_poses, index, counts, states = self._batch_scratch(len(qb))
         self._batch_kernel(qb, POSES if poses else EVERY, chunk_poses, index, counts)
         request, result = self._scratch()[2:]
         for b in np.flatnonzero(counts[:, 1] > 0).tolist():   # coal's pairs
             self._coal((chunk_poses[b], index[b], request, result), int(counts[b, 1]), False)
-        states = index[:, 0] == HIT
+        np.equal(index[:, 0], HIT, out=states)
         poses_out = chunk_poses.copy() if poses else None
         for b in np.flatnonzero(counts[:, 0] < 0).tolist():
             states[b], Tg = self._fallback(qb[b:b + 1], False)
