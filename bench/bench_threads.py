@@ -34,6 +34,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))   # this checkout's robokin_ros
 from timing import interleaved  # noqa: E402
 
 import robokin_ros as rk  # noqa: E402

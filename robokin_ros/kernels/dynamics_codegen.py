@@ -426,7 +426,10 @@ class CompiledDynamics(LazyAccelerated):
         kernel = self._kernel(B)
         if kernel is not None:
             out = np.empty((B, self._size))
-            parallel.run_rows(kernel, (np.ascontiguousarray(np.concatenate(inputs, axis=1), np.float64),), out, threads)
+
+            def rows(a: int, b: int) -> None:   # (the inputs joined chunk by chunk, on its thread)
+                kernel(np.concatenate([x[a:b] for x in inputs], axis=1, dtype=np.float64), out[a:b])
+            parallel.run_chunks(B, rows, threads, guided=True)
             return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))
