@@ -112,3 +112,31 @@ def test_a_configuration_the_kernel_refuses_is_decided_by_numpy_alone(monkeypatc
     assert in_collision(cm, q).tolist() == reference.in_collision.tolist()
     assert all(np.array_equal(row, q[k:k + 1]) for row, k in zip(fallback, refused * 4))
     assert len(fallback) == 4 * len(refused)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_batch_builds_its_lists_with_the_collector_off_and_leaves_it_as_it_was(enabled, monkeypatch):
+    """20k configurations make 20k lists: with the collector on, ~30 collections would walk the
+    process's objects under the GIL while the call runs (and stall the other threads)."""
+    import gc
+
+    from robokin_ros.collision import batch
+
+    model, cm = panda()
+    q = model.random_configuration(20000, np.random.default_rng(34))
+    collector_on = []
+    names = batch._pair_names
+
+    def recording(*args):
+        collector_on.append(gc.isenabled())
+        return names(*args)
+
+    monkeypatch.setattr(batch, "_pair_names", recording)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        found = self_collisions(cm, q)
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable()
+    assert len(collector_on) > 1 and not any(collector_on)
+    assert len(found.pairs) == len(q) and any(found.pairs)
