@@ -6,7 +6,7 @@ For each bundled robot, prints the time per configuration of one batched call on
 every core this process may use (``os.sched_getaffinity``), the speed-up against one thread, and
 whether the results are bit-identical to one thread's. ``FK`` writes every link's pose into a
 reused ``out=`` array; ``FK new`` allocates its output each call (its first-touch page faults
-then weigh); ``FK tip`` computes the tip's pose alone. ``collision`` is
+then weigh); ``FK tip`` computes the tip's pose alone (into a reused ``out=`` as well). ``collision`` is
 :func:`robokin_ros.self_collisions` (verdicts and the names of the pairs in collision);
 ``collides`` is :func:`robokin_ros.collision.in_collision` (verdicts only, each configuration
 stopping at its first collision: the IK acceptance test). The thread count is the ``threads=``
@@ -154,6 +154,7 @@ def main() -> None:
         has_pairs = len(collision_model(model).pairs) > 0
         collision_model(model).prepare()   # (the compiled check: else a batch runs numpy's path while it loads)
         out = np.empty((len(q), model.n_links, 4, 4))
+        tip_out = np.empty((len(q), 1, 4, 4))
         for label, (fn, n) in calls(model, tip, q, targets, out).items():
             if label in ("collision", "collides") and not has_pairs:
                 print(f"{name:6s} {label:9s} (no collision geometry)")
@@ -162,6 +163,7 @@ def main() -> None:
             reference = fn(1)
             same = {t: all(np.array_equal(a, b) for a, b in zip(reference, fn(t))) for t in counts}
             timed = {"FK": lambda t: rk.forward_kinematics(model, q, threads=t, out=out),   # (no copy)
+                     "FK tip": lambda t: rk.forward_kinematics(model, q, frames=[tip], threads=t, out=tip_out),
                      "collision": lambda t: with_threads(t, lambda: rk.self_collisions(model, q))(),   # (no strings)
                      }.get(label, fn)
             timers = {t: (lambda: None, lambda t=t: timed(t), n) for t in counts}

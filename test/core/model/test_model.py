@@ -311,6 +311,19 @@ def test_check_q_non_finite_names_the_joints(branched, floating):
         floating.check_q([0, 0, 0, 0, 0, 0, np.nan, 0])
 
 
+@pytest.mark.parametrize("rows", [4, 100])   # (small and large batches: one reduction each, two kinds)
+def test_check_q_finds_one_bad_entry_in_a_batch_and_accepts_huge_finite_values(branched, rows):
+    q = np.full((rows, 3), 1e200)   # finite, though its sum of squares overflows
+    assert branched.check_q(q) is not None
+    for bad in (np.nan, np.inf, -np.inf):
+        q[rows - 1, 2] = bad
+        with pytest.raises(NonFiniteError, match="right_joint"):
+            branched.check_q(q)
+        with pytest.raises(NonFiniteError):
+            branched.check_q(np.asfortranarray(q))   # (not contiguous in C order)
+        q[rows - 1, 2] = 0.0
+
+
 def test_check_q_accepts_lists_and_batches(branched):
     assert branched.check_q([1, 2, 3]).dtype == float
     assert branched.check_q(np.zeros((2, 5, 3), dtype=np.float32)).shape == (2, 5, 3)
