@@ -7,7 +7,8 @@ chunks leave no straggler); the calling thread works too. Every configuration is
 same code whatever the chunk or thread, so results are bit-identical for every thread count.
 
 How many threads (:func:`thread_count`): the call's ``threads=`` keyword, else the environment
-variable ``ROBOKIN_THREADS``, else every core this process may run on
+variable ``ROBOKIN_THREADS``, else the process's default (:func:`set_default_threads`: the node
+keeps a core for its /tf thread), else every core this process may run on
 (``os.sched_getaffinity``); batches smaller than :data:`MIN_PARALLEL_ROWS` run on the calling
 thread alone (starting threads would cost more than it saves).
 """
@@ -32,6 +33,7 @@ ENVIRONMENT = "ROBOKIN_THREADS"
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
+_default_threads: int | None = None
 
 
 def available_cores() -> int:
@@ -42,9 +44,21 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def set_default_threads(threads: int | None) -> None:
+    """Threads of the batched calls of this process that give no ``threads=`` while
+    ``ROBOKIN_THREADS`` is unset (None: every core again). A process whose other threads must
+    keep a core (the node's /tf thread) caps its calls here.
+
+    Raises:
+        ArgumentError: ``threads`` is not None or a whole number >= 1.
+    """
+    global _default_threads
+    _default_threads = None if threads is None else thread_count(threads)
+
+
 def thread_count(threads: int | None = None) -> int:
     """Threads a batched call uses: ``threads`` when given, else ``ROBOKIN_THREADS`` when set,
-    else :func:`available_cores`.
+    else the process's default (:func:`set_default_threads`), else :func:`available_cores`.
 
     Raises:
         ArgumentError: ``threads`` (or ``ROBOKIN_THREADS``) is not a whole number >= 1.
@@ -53,7 +67,7 @@ def thread_count(threads: int | None = None) -> int:
     if value is None:
         name, value = ENVIRONMENT, os.environ.get(ENVIRONMENT, "").strip()
         if not value:
-            return available_cores()
+            return _default_threads or available_cores()
         try:
             value = int(value)
         except ValueError:

@@ -11,10 +11,11 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from ..kernels import parallel
 from ..kernels.lazy_accel import stop_background_loads
 from .executor import OffloadingExecutor
 from .kinematics_node import KinematicsNode
-from .parameters import EVENTS, THREADS, StartupParameterError
+from .parameters import EVENTS, THREADS, StartupParameterError, batch_threads
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: [s] how long shutdown waits for a background numba compile to end (its result is cached on disk
@@ -86,6 +87,7 @@ def main(args=None, early=None):
         except StartupParameterError:   # logged by the node, one line per parameter
             failed = True
             return
+        parallel.set_default_threads(batch_threads(node.param_value('batch_threads')))
         executor, services = _executors(node)
         while rclpy.ok() and not stop.requested:
             executor.spin_once(timeout_sec=0.1)

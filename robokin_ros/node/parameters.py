@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from .. import ik
 from ..errors import RobokinError
+from ..kernels import parallel
 from ..kinematics import Reference
 from ..model.description_limits import DescriptionLimits  # (the core's, shared with web_view)
 from ..model.groups import IKGroup
@@ -126,6 +127,10 @@ PARAMETERS = {
         'Worker threads serving /compute_ik, ~/compute_ik_solutions and the state validity services '
         '(concurrent calls beyond it wait in the queue): the /tf path runs on a thread of its own and '
         'competes with at most this many for the interpreter.'), read_only=True, constraints='1 to 64'),
+    'batch_threads': ParameterSpec(0, (
+        'Threads a batched computation of the services (many states of /check_state_validity_multiple, '
+        'IK batches) may use: the /tf thread keeps a core. 0: every core but one (at least one). '
+        'ROBOKIN_THREADS, when set, takes precedence.'), read_only=True, constraints='0 to 1024'),
     'max_validity_states': ParameterSpec(100_000, (
         'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
         'valid=false at once (logged).'), constraints='> 0'),
@@ -393,6 +398,12 @@ def check_value(name: str, value, state: LiveState) -> str:
     return _check_derived(name, value) or _check_value_in_context(name, value, state)
 
 
+def batch_threads(value: int) -> int:
+    """The thread cap of the services' batched computations for parameter ``batch_threads``
+    (0: every core of the process but one, at least one)."""
+    return value if value > 0 else max(1, parallel.available_cores() - 1)
+
+
 def _check_derived(name: str, value) -> str:
     """Why a value passing its range rule makes a derived quantity overflow ('' if it does not)."""
     if name == 'publish_frequency' and 1e9 / value > MAX_PERIOD_NS:
@@ -412,6 +423,8 @@ def _check_value_in_context(name: str, value, state: LiveState) -> str:
         return f'ik_max_iterations must be >= 0 (0: no budget), got {value!r}'
     if name == 'ik_threads' and not 1 <= value <= 64:
         return f'ik_threads must be 1 to 64, got {value!r}'
+    if name == 'batch_threads' and not 0 <= value <= 1024:
+        return f'batch_threads must be 0 to 1024, got {value!r}'
     if name == 'ik_restarts' and value < 0:
         return f'ik_restarts must be >= 0, got {value!r}'
     if name.startswith('ik_groups.') and name.endswith('.objective') and value and value not in ik.OBJECTIVES:

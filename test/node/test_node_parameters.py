@@ -69,6 +69,7 @@ def test_the_live_robot_needs_messages_but_not_rclpy():
     ('jacobian_frames', ['panda_hand', 'ghost'], "jacobian_frames names links that robot 'panda' does not have: "
                                                  "['ghost']"),
     ('default_ik_group', 'legs', "default_ik_group 'legs' is not one of the IK groups ['all', 'panda_arm']"),
+    ('batch_threads', -1, 'batch_threads must be 0 to 1024, got -1'),
 ])
 def test_bad_values_are_rejected_with_a_reason(name, value, reason):
     assert reason in check_value(name, value, LIVE)
@@ -81,6 +82,16 @@ def test_bad_values_are_rejected_with_a_reason(name, value, reason):
 ])
 def test_good_values_pass(name, value):
     assert check_value(name, value, LIVE) == ''
+
+
+def test_batch_threads_leave_the_tf_thread_a_core_by_default(monkeypatch):
+    from robokin_ros.kernels import parallel
+    from robokin_ros.node.parameters import batch_threads
+
+    monkeypatch.setattr(parallel, 'available_cores', lambda: 16)
+    assert [batch_threads(0), batch_threads(3)] == [15, 3]
+    monkeypatch.setattr(parallel, 'available_cores', lambda: 1)
+    assert batch_threads(0) == 1
 
 
 def test_names_are_checked_only_against_a_live_robot():

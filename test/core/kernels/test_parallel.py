@@ -23,6 +23,22 @@ def test_thread_count_reads_the_keyword_then_the_environment_then_the_cores(monk
     assert parallel.thread_count(5) == 5
 
 
+def test_the_process_default_comes_after_the_keyword_and_the_environment(monkeypatch):
+    monkeypatch.delenv(parallel.ENVIRONMENT, raising=False)
+    try:
+        parallel.set_default_threads(1)
+        assert parallel.thread_count() == 1 and parallel.thread_count(3) == 3
+        monkeypatch.setenv(parallel.ENVIRONMENT, "2")
+        assert parallel.thread_count() == 2
+        monkeypatch.delenv(parallel.ENVIRONMENT)
+        with pytest.raises(ArgumentError, match="threads"):
+            parallel.set_default_threads(0)
+        assert parallel.thread_count() == 1   # (a refused default changes nothing)
+    finally:
+        parallel.set_default_threads(None)
+    assert parallel.thread_count() == parallel.available_cores()
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
 def test_a_bad_thread_cap_is_refused_by_name(bad):
     with pytest.raises(ArgumentError, match="threads"):
