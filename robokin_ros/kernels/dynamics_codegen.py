@@ -426,10 +426,7 @@ class CompiledDynamics(LazyAccelerated):
         kernel = self._kernel(B)
         if kernel is not None:
             out = np.empty((B, self._size))
-
-            def rows(a: int, b: int) -> None:   # (the inputs joined chunk by chunk, on its thread)
-                kernel(np.concatenate([x[a:b] for x in inputs], axis=1, dtype=np.float64), out[a:b])
-            parallel.run_chunks(B, rows, threads, guided=True)
+            parallel.run_rows(kernel, inputs, out, threads, join=True)
             return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))

@@ -21,6 +21,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from ..errors import ArgumentError
 
 #: Configurations per chunk handed to a thread.
@@ -168,8 +170,16 @@ def _wait(finished: threading.Event) -> None:
         time.sleep(0)   # (releases the GIL: the other threads return from their kernels)
 
 
-def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
+def run_rows(kernel, inputs: tuple, out, threads: int | None = None, join: bool = False) -> None:
     """``kernel(*inputs, out)`` of a batch kernel (each row computed alone, the GIL released)
     over slices of the rows of its ``(B, ...)`` ``inputs`` and ``out``, by :func:`run_chunks`
-    with ``guided`` chunks (its rows cost the same: FK, Jacobians, dynamics)."""
-    run_chunks(out.shape[0], lambda a, b: kernel(*[x[a:b] for x in inputs], out[a:b]), threads, guided=True)
+    with ``guided`` chunks (its rows cost the same: FK, Jacobians, dynamics). ``join``: the
+    kernel takes the ``(B, k)`` inputs side by side in one float64 array, joined chunk by chunk
+    on the chunk's thread."""
+    if join:
+        def rows(a: int, b: int) -> None:
+            kernel(np.concatenate([x[a:b] for x in inputs], axis=1, dtype=np.float64), out[a:b])
+    else:
+        def rows(a: int, b: int) -> None:
+            kernel(*[x[a:b] for x in inputs], out[a:b])
+    run_chunks(out.shape[0], rows, threads, guided=True)
