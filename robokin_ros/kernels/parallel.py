@@ -1,10 +1,12 @@
 """Every core in one call: a batched compiled kernel run over chunks of configurations on threads.
 
 The compiled kernels (numba, ``nogil=True``) release the GIL, so threads run them side by side.
-:func:`run_rows` splits a batch into chunks of :data:`CHUNK_ROWS` configurations handed out one
-at a time (dynamic scheduling: a thread that finishes early takes the next chunk, so uneven
-chunks leave no straggler); the calling thread works too. Every configuration is computed by the
-same code whatever the chunk or thread, so results are bit-identical for every thread count.
+:func:`run_chunks` splits a batch into chunks handed out one at a time (dynamic scheduling: a
+thread that finishes early takes the next chunk, so uneven chunks leave no straggler); the
+calling thread works too. Rows of uneven cost (IK problems, collision checks) go in chunks of a
+fixed size; rows that all cost the same (:func:`run_rows`: FK, Jacobians, dynamics) in "guided"
+chunks, large first and small last. Every configuration is computed by the same code whatever
+the chunk or thread, so results are bit-identical for every thread count.
 
 How many threads (:func:`thread_count`): the call's ``threads=`` keyword, else the environment
 variable ``ROBOKIN_THREADS``, else the process's default (:func:`set_default_threads`: the node
@@ -25,7 +27,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 
-#: Configurations per chunk handed to a thread.
+#: Configurations per chunk handed to a thread (the fewest of a guided chunk).
 CHUNK_ROWS = 1024
 #: Smallest batch that is split over threads.
 MIN_PARALLEL_ROWS = 4096

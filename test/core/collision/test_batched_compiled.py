@@ -1,6 +1,6 @@
 """Batches through the compiled batched check (issue 32, "many states per call"): once the compiled
 check of a collision model is loaded, a batch of configurations, with contacts and distances too,
-is decided by it (:data:`~robokin_ros.collision.single.BATCH_CHUNK` configurations per call)
+is decided by it (:data:`~robokin_ros.collision.single.BATCH_CHUNK` configurations per call, over the threads)
 instead of numpy's bounding volumes and coal, with the same verdicts, contacts and distances; and
 calls asking for contacts (what /check_state_validity asks) count towards loading it.
 
