@@ -104,7 +104,7 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
     pairs_out: list = [None] * n
     contacts_out: list = [None] * n
     distances = np.full(n, np.inf)
-    states = _row_states(cm, n, poses=contacts or distance)
+    states, chunk = _row_states(cm, n, poses=contacts or distance)
 
     def rows(a: int, b: int) -> None:   # everything of configurations a:b (a thread's chunk)
         colliding, Tg = states(flat[a:b])
@@ -116,7 +116,7 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
             distances[a:b] = _min_distances(cm, Tg, colliding)
 
     with _collector_paused():
-        _over_threads(cm, n, rows, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
+        _over_threads(n, rows, chunk, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
     return SelfCollisionResult(hit.reshape(batch), _nested(pairs_out, batch),
                                distances.reshape(batch) if distance else None,
                                _nested(contacts_out, batch) if contacts else None)
@@ -164,37 +164,39 @@ def pair_collisions(cm: CollisionModel, q: Sequence | Array) -> np.ndarray:
     q = robot.check_q(q)
     flat = q.reshape(-1, robot.n_q)
     out = np.zeros((len(flat), len(cm.pairs)), bool)
-    states = _row_states(cm, len(flat), poses=False)
+    states, chunk = _row_states(cm, len(flat), poses=False)
 
     def rows(a: int, b: int) -> None:
         out[a:b] = states(flat[a:b])[0]
 
-    _over_threads(cm, len(flat), rows)
+    _over_threads(len(flat), rows, chunk)
     return out.reshape(q.shape[:-1] + (len(cm.pairs),))
 
 
-def _row_states(cm: CollisionModel, n: int, poses: bool):
-    """The route of a call on ``n`` configurations, decided once for the whole call: a function
-    of ``qb (b, n_q)`` (checked) returning ``(colliding (b, n_pairs) bool, Tg)``, the compiled
-    check's (:meth:`~robokin_ros.collision.single.SingleCheck.states_rows`; ``Tg (b, G, 3, 4)``
-    with ``poses``, else None) once it is loaded, else numpy's (bounding volumes, then coal;
-    ``Tg (b, G, 4, 4)``). Each configuration's verdicts depend on it alone."""
+def _row_states(cm: CollisionModel, n: int, poses: bool) -> tuple:
+    """The route of a call on ``n`` configurations, decided once for the whole call, and its
+    chunk size: ``(states, rows)``, ``states`` a function of ``qb (b, n_q)`` (checked) returning
+    ``(colliding (b, n_pairs) bool, Tg)``: the compiled check's
+    (:meth:`~robokin_ros.collision.single.SingleCheck.states_rows`, :data:`BATCH_CHUNK` rows;
+    ``Tg (b, G, 3, 4)`` with ``poses``, else None) once it is loaded, else numpy's (bounding
+    volumes, then coal, :data:`CHUNK` rows; ``Tg (b, G, 4, 4)``). Each configuration's verdicts
+    depend on it alone."""
     check = cm.single_check
     if check is not None and check.batch_ready(n):
-        return lambda qb: check.states_rows(qb, poses)
+        return (lambda qb: check.states_rows(qb, poses)), BATCH_CHUNK
 
     def numpy_states(qb: Array) -> tuple:
         Tg = cm.geometry_poses(qb)
         return cm.colliding(Tg, cm.pairs), Tg
-    return numpy_states
+    return numpy_states, CHUNK
 
 
-def _over_threads(cm: CollisionModel, n: int, rows, threads: int | None = None) -> None:
-    """``rows(a, b)`` over chunks of ``range(n)`` on ``threads`` threads (default: every thread
-    a batched call may use, :func:`robokin_ros.kernels.parallel.run_chunks`): the compiled kernel
-    of one chunk runs without the GIL while another thread's chunk is with coal or builds its
-    lists. Contacts and distances are coal's calls, which hold the GIL: one thread pays best."""
-    chunk = BATCH_CHUNK if cm.single_check is not None else CHUNK
+def _over_threads(n: int, rows, chunk: int, threads: int | None = None) -> None:
+    """``rows(a, b)`` over chunks of ``chunk`` rows of ``range(n)`` on ``threads`` threads
+    (default: every thread a batched call may use, :func:`robokin_ros.kernels.parallel.run_chunks`):
+    the compiled kernel of one chunk runs without the GIL while another thread's chunk is with
+    coal or builds its lists. Contacts and distances are coal's calls, which hold the GIL: one
+    thread pays best."""
 
     def chunks(a: int, b: int) -> None:   # (one thread's call on the whole batch too: bounded scratch)
         for start in range(a, b, chunk):
@@ -291,8 +293,9 @@ def in_collision(cm: CollisionModel, q: Sequence[float] | Array) -> np.ndarray:
     if check is not None and check.batch_ready(len(q)):
         def rows(a: int, b: int) -> None:
             out[a:b] = check.collides_rows(q[a:b])
+        _over_threads(len(q), rows, BATCH_CHUNK)
     else:
         def rows(a: int, b: int) -> None:
             out[a:b] = cm.colliding(cm.geometry_poses(q[a:b]), cm.pairs, first=True).any(axis=1)
-    _over_threads(cm, len(q), rows)
+        _over_threads(len(q), rows, CHUNK)
     return out

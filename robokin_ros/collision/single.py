@@ -164,13 +164,13 @@ class SingleCheck(LazyAccelerated):
         poses, index, counts, _ = self._batch_scratch(len(qb))
         self._batch_kernel(qb, FIRST, poses, index, counts)
         request, result = self._scratch()[2:]
-        out = counts[:, 0] > 0
         hits, todo = counts[:, 0], counts[:, 1]
+        out = hits > 0
         for b in np.flatnonzero((hits < 0) | ((hits == 0) & (todo > 0))).tolist():
             if hits[b] < 0:
                 out[b] = self._fallback(qb[b:b + 1], True)[0][0].any()
-            elif counts[b, 1] > 0:   # coal's pairs
-                out[b] = self._coal((poses[b], index[b], request, result), int(counts[b, 1]), True)
+            else:   # coal's pairs
+                out[b] = self._coal((poses[b], index[b], request, result), int(todo[b]), True)
         return out
 
     def states_rows(self, qb: Array, poses: bool = False) -> tuple[np.ndarray, Array | None]:
@@ -194,7 +194,8 @@ class SingleCheck(LazyAccelerated):
         np.equal(index[:, 0], HIT, out=states)
         poses_out = chunk_poses.copy() if poses else None
         for b in np.flatnonzero(counts[:, 0] < 0).tolist():
-            states[b], Tg = self._fallback(qb[b:b + 1], False)
+            colliding, Tg = self._fallback(qb[b:b + 1], False)
+            states[b] = colliding[0]
             if poses:
                 poses_out[b] = Tg[0, :, :3]
         return states, poses_out
