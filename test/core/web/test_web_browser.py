@@ -47,15 +47,15 @@ def shoot(server, path) -> int:
     return seen[0]
 
 
-def shoot_until_drawn(server, path, attempts: int = 3) -> list[int]:
+def shoot_until_drawn(server, path, enough: float = 2000, attempts: int = 3) -> list[int]:
     """Robot-coloured pixel counts of up to ``attempts`` screenshots, until one shows the robot
-    (> 2000): a loaded machine may shoot before the browser has drawn every mesh. Each shot must
-    see the one client it opens."""
+    (> ``enough`` pixels): a loaded machine may shoot before the browser has drawn every mesh.
+    Each shot must see the one client it opens."""
     counts = []
     for _ in range(attempts):
         assert shoot(server, path) == 1
         counts.append(int(robot_pixels(path).sum()))
-        if counts[-1] > 2000:
+        if counts[-1] > enough:
             break
     return counts
 
@@ -114,7 +114,8 @@ def test_browser_shows_the_robot_with_its_reach_layer_shown(server, tmp_path):
     alone = shoot_until_drawn(server, tmp_path / "robot.png")[-1]   # the layer is off until ticked
     layer.visible.value = True
     assert layer.cloud.visible and len(layer.cloud.points) > 10000
-    shoot(server, tmp_path / "reach.png")
-    shown = robot_pixels(tmp_path / "reach.png").sum()
-    assert alone > 2000 and shown > 0.5 * alone, f"{shown} robot-coloured pixels with the layer, {alone} without"
+    # a loaded machine may shoot before the browser has drawn every mesh (CI: 611 pixels once);
+    # a layer that hides the robot fails every attempt
+    shown = shoot_until_drawn(server, tmp_path / "reach.png", enough=0.5 * alone)
+    assert alone > 2000 and shown[-1] > 0.5 * alone, f"robot-coloured pixels with the layer {shown}, {alone} without"
     view.remove()
