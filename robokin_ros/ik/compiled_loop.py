@@ -36,13 +36,16 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import threading
 import weakref
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from ..kernels import accel, parallel
 from ..kernels.lazy_accel import LazyAccelerated
-from . import generic_loop
+from . import generic_loop, loop_layout
 from .float_source import float_source
 from .lm import DAMPING_COST, STALL_ITERATIONS, STALL_PROGRESS
 from .loop_layout import (
@@ -70,23 +73,40 @@ BATCH_QUOTA = 1024
 #: Problems per chunk of a batch handed to a thread (small: hard problems must not leave one
 #: thread the straggler), and the smallest batch split over threads.
 BATCH_CHUNK, MIN_PARALLEL_PROBLEMS = 64, 256
+#: Most problems set up at once on a thread (its scratch: a batch on one thread runs in pieces).
+SCRATCH_ROWS = 1024
 
 _JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 
 
 
 @functools.cache
-def log_near_pi_source() -> str:
-    """:func:`robokin_ros.ik.generic_loop.log_near_pi`'s own text, compiled into every generated
-    loop (read on first use: the compiling process of the generic loop imports this module while
-    that one is still being made)."""
-    return "\n".join([_JIT] + [line for line in inspect.getsource(generic_loop.log_near_pi).splitlines()
-                                if not line.startswith("@")])
+def shared_source() -> str:
+    """The text both loops compile, for every generated loop (read on first use: the compiling
+    process of the generic loop imports this module while that one is still being made):
+    :func:`robokin_ros.ik.generic_loop.log_near_pi` and
+    :func:`~robokin_ros.ik.loop_layout.start_rows` / :func:`~robokin_ros.ik.loop_layout.finish_rows`
+    with the layout's constants they read."""
+    constants = ", ".join(LAYOUT_CONSTANTS)
+    values = ", ".join(repr(getattr(loop_layout, name)) for name in LAYOUT_CONSTANTS)
+    functions = [generic_loop.log_near_pi, loop_layout.start_rows, loop_layout.finish_rows]
+    return "\n".join([f"{constants} = {values}"] + [
+        "\n".join([_JIT] + [line for line in inspect.getsource(f).splitlines() if not line.startswith("@")]) + "\n"
+        for f in functions])
+
+
+#: The names of :mod:`~robokin_ros.ik.loop_layout` its compiled functions read.
+LAYOUT_CONSTANTS = ("CONVERGED", "PAUSED", "ITERATIONS", "STALL", "BEST_COST", "REFERENCE", "RESTART",
+                    "POSITION_ERROR", "ROTATION_ERROR", "VERDICT_CONVERGED", "VERDICT_SPENT", "VERDICT_TIMEOUT",
+                    "INF")
+#: The verdicts of :func:`~robokin_ros.ik.loop_layout.finish_rows`'s codes.
+VERDICTS = np.array([CONVERGED_STATUS, MAX_ITERATIONS, TIMEOUT], "<U14")
 
 
 def loop_source(s) -> str:
     """Source of the numba module of solver ``s`` (see the module docstring): ``flat(q)``,
-    ``iteration(q, t, mu, qn, err)``, ``log_near_pi`` and ``run(x, chunk, max_iterations)``."""
+    ``iteration(q, t, mu, qn, err)``, ``run(x, chunk, max_iterations)``, ``run_many(X, status,
+    max_iterations, quota)`` and :func:`shared_source`."""
     generated = s.compiled.generated
     n_q, size = s.model.n_q, len(generated.values)
     n_t = 12 * s.n_tips
@@ -149,7 +169,7 @@ def loop_source(s) -> str:
                       "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
                       "import numba",
                       "import numpy as np",
-                      log_near_pi_source(), "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
+                      shared_source(), "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
 
 
 class CompiledLoop(LazyAccelerated):
@@ -164,6 +184,7 @@ class CompiledLoop(LazyAccelerated):
         n_q, n_t = solver.model.n_q, 12 * solver.n_tips
         self._state = 2 * n_q + n_t
         self._n_q = n_q
+        self._local = threading.local()   # per thread: its scratch (_scratch)
 
     def function(self, float_iterations: int = 0):
         """The loaded ``run``, or None; ``float_iterations`` spent on the float path count
@@ -173,17 +194,19 @@ class CompiledLoop(LazyAccelerated):
     def _load(self):
         solver, width = self._solver(), self._state + 7
         calls = [("run", (np.zeros(width), 0, 1.0)),
-                 ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0))]
+                 ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0)),
+                 *generic_loop.row_calls(self._n_q, 12 * solver.n_tips)]
         return accel.load_function(loop_source(solver), "run", calls, lambda run: self._agrees(run, solver),
                                    solver.model.name)
 
     def in_cache(self) -> bool:
         """Whether this machine's kernel cache holds the loop (loading it compiles nothing)."""
-        return accel.in_cache(loop_source(self._solver()), ["run", "run_many"])
+        return accel.in_cache(loop_source(self._solver()), ["run", "run_many", "start_rows", "finish_rows"])
 
     def _installed(self, run) -> None:
-        #: The module's ``run_many`` (loaded with ``run``, from the same module).
-        self.many = run.py_func.__globals__["run_many"]
+        #: The module's batch functions (loaded with ``run``, from the same module).
+        module = run.py_func.__globals__
+        self.batch = BatchKernels(module["run_many"], module["start_rows"], module["finish_rows"])
 
     def check_problem(self, solver) -> tuple[list, list]:
         """The start configuration and target components of the self-check (:meth:`_agrees`):
@@ -231,47 +254,61 @@ class CompiledLoop(LazyAccelerated):
             return q, CONVERGED_STATUS, it, float(x[S + POSITION_ERROR]), float(x[S + ROTATION_ERROR]), True
         return (q, MAX_ITERATIONS if status == SPENT else TIMEOUT, it) + solver.report(q, target)
 
-    def solve_batch(self, run_many, target, seeds, out) -> None:
-        """:meth:`Solver.solve <robokin_ros.ik.solver.Solver.solve>` of a batch on ``run_many``:
+    def solve_batch(self, kernels: BatchKernels, target, seeds, out) -> None:
+        """:meth:`Solver.solve <robokin_ros.ik.solver.Solver.solve>` of a batch on ``kernels``:
         each problem alone from its seed, with its own stretch of the restart sequence, in chunks
         of :data:`BATCH_CHUNK` problems on ``out.budget.threads`` threads
-        (:func:`robokin_ros.kernels.parallel.run_chunks`); the time budget is checked every
-        :data:`BATCH_QUOTA` iterations of a thread. Problems not started when it runs out end
-        ``"timeout"`` at their seeds, with 0 iterations.
+        (:func:`robokin_ros.kernels.parallel.run_chunks`), each chunk from its set-up to its
+        results compiled on its thread (the GIL held only between calls); the time budget is
+        checked every :data:`BATCH_QUOTA` iterations of a thread. Problems not started when it
+        runs out end ``"timeout"`` at their seeds, with 0 iterations.
 
         Args:
             target: ``(n, n_tips * 12)`` target components. seeds: ``(n, n_q)``.
             out: the call's :class:`~robokin_ros.ik.solver.Outcome` (filled).
         """
-        solver, n_q, S, n = self._solver(), self._n_q, self._state, len(seeds)
-        X = np.empty((n, S + 7))
-        status = np.full(n, PAUSED, np.int64)
-        first, stride = solver.restart_base(out.budget, 0), solver.restart_stride
+        solver, n = self._solver(), len(seeds)
+        # (the compiled functions' argument types: C-contiguous, writeable arrays)
+        target, seeds = np.require(target, np.float64, "CW"), np.require(seeds, np.float64, "CW")
+        first, stride = int(solver.restart_base(out.budget, 0)), int(solver.restart_stride)
         max_iterations, budget = float(solver.tol.max_iterations), out.budget
 
-        def work(start: int, stop: int) -> None:   # a chunk from its set-up to its results: all on its thread
-            rows = slice(start, stop)
-            x = X[rows]
-            x[:, :n_q], x[:, n_q:S - n_q], x[:, S - n_q:S] = seeds[rows], target[rows], seeds[rows]
-            x[:, S:] = [0.0, 0.0, math.inf, math.inf, 0.0, 0.0, 0.0]
-            x[:, S + RESTART] = first + np.arange(start, stop, dtype=float) * stride
-            at = start
-            while at < stop and not budget.timed_out():
-                at += run_many(X[at:stop], status[at:stop], max_iterations, float(BATCH_QUOTA))
-            _write_results(out, rows, x, status[rows], n_q, S)
+        def piece(rows: slice) -> None:   # set up, solved and read back on this thread's scratch
+            X, status, verdicts = self._scratch(rows.stop - rows.start)
+            kernels.start_rows(X, seeds[rows], target[rows], first, stride, rows.start)
+            at = 0
+            while at < len(X) and not budget.timed_out():
+                at += kernels.run_many(X[at:], status[at:], max_iterations, float(BATCH_QUOTA))
+            kernels.finish_rows(X, status, out.q[rows], out.iterations[rows], verdicts, out.position_error[rows],
+                                out.rotation_error[rows], out.success[rows], out.unfinished[rows])
+            out.status[rows] = VERDICTS[verdicts]
+
+        def work(start: int, stop: int) -> None:   # a chunk (one thread's whole batch: in pieces)
+            for at in range(start, stop, SCRATCH_ROWS):
+                piece(slice(at, min(at + SCRATCH_ROWS, stop)))
 
         parallel.run_chunks(n, work, budget.threads, chunk_rows=BATCH_CHUNK, min_rows=MIN_PARALLEL_PROBLEMS)
 
 
-def _write_results(out, rows: slice, x, status, n_q: int, S: int) -> None:
-    """The results of the problems ``rows`` of :meth:`CompiledLoop.solve_batch` into ``out``
-    (an :class:`~robokin_ros.ik.solver.Outcome`): their final states ``x (m, S + 7)`` and
-    loop statuses ``status (m,)`` (not run: ``"timeout"`` at the seed)."""
-    done, converged = status != PAUSED, status == CONVERGED
-    q, iterations, verdicts = out.q[rows], out.iterations[rows], out.status[rows]   # (views)
-    q[done], iterations[done] = x[done, :n_q], x[done, S + ITERATIONS]
-    verdicts[converged], verdicts[status == SPENT] = CONVERGED_STATUS, MAX_ITERATIONS
-    verdicts[~done] = TIMEOUT
-    out.position_error[rows][converged] = x[converged, S + POSITION_ERROR]
-    out.rotation_error[rows][converged] = x[converged, S + ROTATION_ERROR]
-    out.success[rows][converged], out.unfinished[rows][converged] = True, False
+    def _scratch(self, rows: int) -> tuple:
+        """This thread's states ``X (rows, S + 7)``, loop statuses ``(rows,)`` (all ``PAUSED``)
+        and verdict codes ``(rows,)`` for ``rows <=`` :data:`SCRATCH_ROWS` problems of
+        :meth:`solve_batch` (views of scratch it reuses: a call allocates no states for its whole
+        batch, whose first touch of fresh pages cost a tenth of a 2-thread batch)."""
+        kept = getattr(self._local, "scratch", None)
+        if kept is None:
+            kept = self._local.scratch = (np.empty((SCRATCH_ROWS, self._state + 7)), np.empty(SCRATCH_ROWS, np.int64),
+                                          np.empty(SCRATCH_ROWS, np.int8))
+        X, status, verdicts = (a[:rows] for a in kept)
+        status[:] = PAUSED
+        return X, status, verdicts
+
+
+class BatchKernels(NamedTuple):
+    """The compiled functions :meth:`CompiledLoop.solve_batch` runs, from one loop's module:
+    ``run_many(X, status, max_iterations, quota)`` and :mod:`~robokin_ros.ik.loop_layout`'s
+    ``start_rows`` and ``finish_rows``."""
+
+    run_many: Callable
+    start_rows: Callable
+    finish_rows: Callable

@@ -38,6 +38,7 @@ from math import atan2, cos, pi, sin, sqrt
 import numpy as np
 
 # (absolute imports: the compiling process runs this file's text as a module of its own)
+from robokin_ros.ik import loop_layout
 from robokin_ros.ik.lm import DAMPING_COST, DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
 from robokin_ros.ik.loop_layout import (
     BEST_COST,
@@ -80,7 +81,7 @@ def log_near_pi(r):
     """:func:`robokin_ros.spatial.log_so3` of one matrix given as the tuple of its 9 entries
     row-major, the axis read from the symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi`
     in numba; the generated loops compile this very text,
-    :func:`robokin_ros.ik.compiled_loop.log_near_pi_source`)."""
+    :func:`robokin_ros.ik.compiled_loop.shared_source`)."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
     theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
@@ -424,6 +425,10 @@ def run_many(X, status, max_iterations, quota, fdata, idata):
     return X.shape[0]
 
 
+#: The set-up and read-back of a batch's rows (:mod:`robokin_ros.ik.loop_layout`), compiled here too.
+start_rows, finish_rows = _jit(loop_layout.start_rows), _jit(loop_layout.finish_rows)
+
+
 def chain_data(solver) -> tuple | None:
     """The chain of ``solver`` (a :class:`~robokin_ros.ik.solver.Solver`) packed as ``(fdata
     (float64), idata (int64))`` for :func:`run` and :func:`run_many` (the arrays of the module
@@ -483,7 +488,18 @@ def _calls() -> list:
                   "restart_step": [0.5], "weights": np.ones(6), "tolerances": [1e-10, 1e-10]})
     width = 2 * 1 + 12 + 7
     return [("run", (np.zeros(width), 1, 1.0, *chain)),
-            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain))]
+            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain)), *row_calls(1, 12)]
+
+
+def row_calls(n_q: int, n_t: int) -> list:
+    """``(function, args)`` compiling :func:`~robokin_ros.ik.loop_layout.start_rows` and
+    :func:`~robokin_ros.ik.loop_layout.finish_rows` (in this module and in every generated loop)
+    with the types of every call: C-contiguous writeable arrays, for ``n_q`` coordinates and
+    ``n_t`` target components."""
+    width, one = 2 * n_q + n_t + 7, np.zeros(1)
+    return [("start_rows", (np.zeros((1, width)), np.zeros((1, n_q)), np.zeros((1, n_t)), 0, 1, 0)),
+            ("finish_rows", (np.zeros((1, width)), np.zeros(1, np.int64), np.zeros((1, n_q)), np.zeros(1, np.int64),
+                             np.zeros(1, np.int8), one, one.copy(), np.zeros(1, bool), np.ones(1, bool)))]
 
 
 #: The environment variable that turns the generic loop off (``0``, ``off``, ``false``, ``no``).
@@ -511,7 +527,7 @@ class GenericKernels:
         self._started = False
 
     def functions(self) -> tuple | None:
-        """``(run, run_many)``, or None (numba off or missing, not loaded yet, or failed). The
+        """``(run, run_many, start_rows, finish_rows)``, or None (numba off or missing, not loaded yet, or failed). The
         first call loads them when numba's cache has them (a fraction of a second, in the
         calling thread: call it before a time budget starts), else starts compiling them in the
         background (a separate process) and loading them once compiled."""
@@ -550,7 +566,7 @@ class GenericKernels:
             warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the float path ({error!r})",
                           RuntimeWarning, stacklevel=2)
             return False
-        self._started, self._loaded = True, (run, run_many)
+        self._started, self._loaded = True, (run, run_many, start_rows, finish_rows)
         return True
 
 
@@ -558,7 +574,7 @@ def _cached() -> bool:
     """numba's cache holds :func:`run` and :func:`run_many` compiled from this very file (an index
     left by an older copy of it does not count: numba would compile again, in this process)."""
     try:
-        return all(function._cache._cache_file._load_index() for function in (run, run_many))
+        return all(function._cache._cache_file._load_index() for function in (run, run_many, start_rows, finish_rows))
     except Exception:  # noqa: BLE001 - another numba's internals: its index files only
         return compile_process.has_compiled(_PATH, _NAME, ["run", "run_many"])
 

@@ -9,3 +9,50 @@ while that module is still being made)."""
 CONVERGED, SPENT, PAUSED, NEEDS_RESTART_INDEX = 0, 1, 2, 3
 #: Offsets of the scalars after the three vectors of the state.
 ITERATIONS, STALL, BEST_COST, REFERENCE, RESTART, POSITION_ERROR, ROTATION_ERROR = range(7)
+#: The verdict codes :func:`finish_rows` writes (the order of
+#: :data:`robokin_ros.ik.compiled_loop.VERDICTS`).
+VERDICT_CONVERGED, VERDICT_SPENT, VERDICT_TIMEOUT = 0, 1, 2
+INF = float("inf")
+
+
+# The two functions below are compiled into both loops (their text into every generated module,
+# :func:`robokin_ros.ik.compiled_loop.loop_source`; jitted by the generic one): a chunk of a batch
+# is set up and read back without the GIL (numpy on a chunk of 64 problems held it 50 µs).
+def start_rows(X, seeds, target, first, stride, start):
+    """The states ``X (m, 2 n_q + n_t + 7)`` of problems ``start ... start + m - 1`` of a batch
+    from their ``seeds (m, n_q)`` and target components ``target (m, n_t)``: ``q`` and the best
+    configuration the seed, no iterations nor stall, costs inf, the restart index ``first +
+    problem * stride``, errors 0."""
+    n_q, n_t = seeds.shape[1], target.shape[1]
+    S = 2 * n_q + n_t
+    for p in range(X.shape[0]):
+        for i in range(n_q):
+            X[p, i] = seeds[p, i]
+            X[p, n_q + n_t + i] = seeds[p, i]
+        for i in range(n_t):
+            X[p, n_q + i] = target[p, i]
+        X[p, S + ITERATIONS], X[p, S + STALL], X[p, S + BEST_COST], X[p, S + REFERENCE] = 0.0, 0.0, INF, INF
+        X[p, S + RESTART] = first + float(start + p) * stride
+        X[p, S + POSITION_ERROR], X[p, S + ROTATION_ERROR] = 0.0, 0.0
+
+
+def finish_rows(X, status, q, iterations, verdicts, position_error, rotation_error, success, unfinished):
+    """The results of the rows of :func:`start_rows`'s states ``X (m, S + 7)`` after ``run_many``
+    gave them ``status (m,)``, written into ``q (m, n_q)``, ``iterations (m,)`` and ``verdicts
+    (m,)`` (a ``VERDICT_*`` code); a converged row's ``position_error, rotation_error (m,)`` too,
+    ``success`` True and ``unfinished`` False. A row never run (``PAUSED``) keeps its ``q`` (the
+    seed) and iterations: ``VERDICT_TIMEOUT``."""
+    n_q, S = q.shape[1], X.shape[1] - 7
+    for p in range(X.shape[0]):
+        if status[p] == PAUSED:
+            verdicts[p] = VERDICT_TIMEOUT
+            continue
+        for i in range(n_q):
+            q[p, i] = X[p, i]
+        iterations[p] = int(X[p, S + ITERATIONS])
+        if status[p] == CONVERGED:
+            verdicts[p] = VERDICT_CONVERGED
+            position_error[p], rotation_error[p] = X[p, S + POSITION_ERROR], X[p, S + ROTATION_ERROR]
+            success[p], unfinished[p] = True, False
+        else:
+            verdicts[p] = VERDICT_SPENT

@@ -122,8 +122,13 @@ def _solve_batch(model: RobotModel, call: IKCall, T: Array, seed, budget) -> IKR
         T = forward_kinematics(call.solver.model, solved)[:, None, problem.base] @ T
     elif problem.base:
         T = problem.T_world_base @ T
-    # Target components (n, n_tips * 12): per tip its rotation row-major, then its position.
-    targets_flat = np.concatenate([T[..., :3, :3].reshape(n, nt, 9), T[..., :3, 3]], axis=-1).reshape(n, nt * 12)
+    # Target components (n, n_tips * 12): per tip its rotation row-major, then its position
+    # (written in place: no temporaries of the batch's size)
+    components = np.empty((n, nt, 12))
+    for row in range(3):
+        components[..., 3 * row:3 * row + 3] = T[..., row, :3]
+    components[..., 9:] = T[..., :3, 3]
+    targets_flat = components.reshape(n, nt * 12)
     out = Outcome(solved, budget(n))
     q, *rest = call.solver.solve(targets_flat, solved, out)
     if not call.whole:

@@ -24,7 +24,7 @@ from ..model.configuration import integrate, wrap_angle
 from . import generic_loop
 from .budget import Budget
 from .collision_gate import rejected_rows
-from .compiled_loop import CompiledLoop
+from .compiled_loop import BatchKernels, CompiledLoop
 from .float_source import float_source
 from .lm import (
     DAMPING_COST,
@@ -213,8 +213,8 @@ class Solver:
             out.unfinished[:] = False
         elif len(self.problem.free_q) == 0:
             out.status[:] = NO_FREE_JOINTS
-        elif (many := self._compiled_batch(out.budget)) is not None:
-            self.loop.solve_batch(many, target, seeds, out)
+        elif (kernels := self._compiled_batch(out.budget)) is not None:
+            self.loop.solve_batch(kernels, target, seeds, out)
             self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated loop)
         else:
             self.vectorised(out, target, seeds)
@@ -230,28 +230,29 @@ class Solver:
             out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
-    def _compiled_batch(self, budget: Budget):
-        """The compiled loop's ``run_many`` when a batch may run on it (one row per problem; no
-        collision test): the generated one once loaded, else the generic one (see
+    def _compiled_batch(self, budget: Budget) -> BatchKernels | None:
+        """The compiled loop's batch functions when a batch may run on them (one row per problem;
+        no collision test): the generated loop's once loaded, else the generic one's (see
         :meth:`_generic_runs`); None: neither is loaded."""
         if self.loop is None or self.tol.restarts or budget.accept is not None:
             return None
         if self.loop.function() is not None:
-            return self.loop.many
+            return self.loop.batch
         runs = self._generic_runs()
         return None if runs is None else runs[1]
 
     def _generic_runs(self) -> tuple | None:
-        """``(run, run_many)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
+        """``(run, batch kernels)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
         the same iterates as the generated one to rounding) bound to this problem's chain, when it
         covers this problem and is loaded; else None. Bound once (single requests ask on every call)."""
         if self.chain is None or not accel.enabled:
             return None
         if self._generic is None and (generic := generic_loop.KERNELS.functions()) is not None:
-            (fdata, idata), run, run_many = self.chain, *generic
+            (fdata, idata), (run, run_many, start_rows, finish_rows) = self.chain, generic
             self._generic = ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata)),
-                             (lambda X, status, max_iterations, quota: run_many(X, status, max_iterations, quota,
-                                                                                 fdata, idata)))
+                             BatchKernels((lambda X, status, max_iterations, quota: run_many(X, status, max_iterations,
+                                                                                            quota, fdata, idata)),
+                                          start_rows, finish_rows))
         return self._generic
 
     def restart_base(self, budget: Budget, problem: int) -> int:

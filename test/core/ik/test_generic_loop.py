@@ -151,7 +151,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
     cache.mkdir(mode=0o700)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(cache))
     monkeypatch.setattr(accel, "MIN_BATCH", 10**9)   # (the robot's own loop does not start compiling)
-    runs, many = generic
+    runs, many, *rows = generic
     counted = {"run": 0, "run_many": 0}
 
     def run_counted(*args):
@@ -162,7 +162,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
         counted["run_many"] += 1
         return many(*args)
 
-    monkeypatch.setattr(generic_loop.KERNELS, "_loaded", (run_counted, many_counted))
+    monkeypatch.setattr(generic_loop.KERNELS, "_loaded", (run_counted, many_counted, *rows))
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "ur5e.urdf"))
     s = ik_call(model, ("tool0",), IKOptions(max_iterations=300)).solver
     assert s.chain is not None and not s.loop.in_cache()

@@ -125,9 +125,9 @@ def count_batches(monkeypatch) -> list:
     sizes = []
     solve_batch = CompiledLoop.solve_batch
 
-    def counted(self, run_many, target, seeds, out):
+    def counted(self, kernels, target, seeds, out):
         sizes.append(len(seeds))
-        return solve_batch(self, run_many, target, seeds, out)
+        return solve_batch(self, kernels, target, seeds, out)
 
     monkeypatch.setattr(CompiledLoop, "solve_batch", counted)
     return sizes
@@ -387,7 +387,7 @@ def test_compiled_log_near_pi_equals_log_so3():
     from robokin_ros.ik import compiled_loop, generic_loop
 
     log_near_pi = generic_loop.log_near_pi
-    assert "def log_near_pi(r):" in compiled_loop.log_near_pi_source()
+    assert "def log_near_pi(r):" in compiled_loop.shared_source()
     rng = np.random.default_rng(6)
     axes = rng.normal(size=(60, 3))
     axes /= np.linalg.norm(axes, axis=1)[:, None]
