@@ -296,9 +296,9 @@ class CompiledLoop(LazyAccelerated):
         :meth:`solve_batch` (views of scratch it reuses: a call allocates no states for its whole
         batch, whose first touch of fresh pages cost a tenth of a 2-thread batch)."""
         kept = getattr(self._local, "scratch", None)
-        if kept is None:
-            kept = self._local.scratch = (np.empty((SCRATCH_ROWS, self._state + 7)), np.empty(SCRATCH_ROWS, np.int64),
-                                          np.empty(SCRATCH_ROWS, np.int8))
+        if kept is None or len(kept[0]) < rows:
+            kept = self._local.scratch = (np.empty((rows, self._state + 7)), np.empty(rows, np.int64),
+                                          np.empty(rows, np.int8))
         X, status, verdicts = (a[:rows] for a in kept)
         status[:] = PAUSED
         return X, status, verdicts

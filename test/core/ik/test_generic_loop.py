@@ -176,6 +176,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
     assert sum(bool(r.success) for r in singles) >= 19
     one, two = (solve_ik(model, T, "tool0", seeds, max_iterations=300, threads=k) for k in (1, 2))
     assert counted["run_many"] >= 2
+    assert all(len(f.signatures) == 1 for f in rows)   # (called with the types compiled for: no compile here)
     for field in ("q", "success", "status", "iterations"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)

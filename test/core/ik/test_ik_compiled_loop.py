@@ -170,13 +170,16 @@ def test_compiled_loop_in_batches(monkeypatch, n, tail):
 
 @needs_numba
 def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(monkeypatch):
-    """CompiledLoop.solve_batch in chunks over 1, 2 and 3 threads: the same bits (each problem
-    alone, restarts from its own stretch of the sequence), in the order of the problems; the
-    chunks ran on several threads (their thread names)."""
+    """CompiledLoop.solve_batch in chunks over 1, 2 and 3 threads, and on one thread in pieces of
+    its scratch's size: the same bits (each problem alone, restarts from its own stretch of the
+    sequence), in the order of the problems; the chunks ran on several threads (their thread
+    names); the compiled functions were called with the types they were compiled for (nothing
+    compiled in this process)."""
+    from robokin_ros.ik import compiled_loop
     from robokin_ros.kernels import parallel
     model = arm("ur5e.urdf")
     seeds, T = problems(model, "tool0", 600, 9)
-    loaded_loop(model, "tool0", 150)
+    loop = loaded_loop(model, "tool0", 150)
     names = set()
     run_chunks = parallel.run_chunks
 
@@ -189,7 +192,10 @@ def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(monkeypat
     monkeypatch.setattr(parallel, "run_chunks", watched)
     batches = count_batches(monkeypatch)
     results = [solve_ik(model, T, "tool0", seeds, max_iterations=150, threads=k) for k in (1, 2, 3)]
-    assert batches == [len(T)] * 3 and len(names) >= 2
+    monkeypatch.setattr(compiled_loop, "SCRATCH_ROWS", 37)
+    results.append(solve_ik(model, T, "tool0", seeds, max_iterations=150, threads=1))
+    assert batches == [len(T)] * 4 and len(names) >= 2
+    assert all(len(f.signatures) == 1 for f in loop.batch[1:]) and len(loop.batch.run_many.signatures) == 1
     for other in results[1:]:
         for field in ("q", "success", "status", "iterations", "position_error", "rotation_error"):
             np.testing.assert_array_equal(getattr(other, field), getattr(results[0], field))
