@@ -158,15 +158,16 @@ def _import_function(path: str, name: str, source: str, entry: str, calls):
     return getattr(module, entry)
 
 
-def load(source: str, n_q: int, size: int, reference=None, robot: str = ""):
+def load(source: str, input_sizes, size: int, reference=None, robot: str = ""):
     """The compiled ``kernel`` of a
     :func:`robokin_ros.kernels.numba_source.wrapper_source` (compiled now, in a separate
     process, unless the disk cache has it), or None when the accelerator is not :func:`active`.
 
     What is loaded is verified: the module on disk must equal ``source`` (else it is rebuilt),
-    and with ``reference`` (the numpy kernel: a list of ``n_q`` floats -> the ``size`` output
-    values) the compiled kernel's output at a fixed configuration must agree with it to 1e-9
-    (else the entry is purged and rebuilt once). ``robot`` names it in the compile notices.
+    and with ``reference`` (the numpy kernel: a list of the inputs' floats side by side -> the
+    ``size`` output values) the compiled kernel's output at a fixed configuration must agree
+    with it to 1e-9 (else the entry is purged and rebuilt once). ``input_sizes``: the kernel's
+    inputs' widths (an int: one input). ``robot`` names it in the compile notices.
 
     Raises:
         OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
@@ -175,8 +176,9 @@ def load(source: str, n_q: int, size: int, reference=None, robot: str = ""):
     """
     import numpy as np
 
-    calls = [("kernel", (np.zeros((1, n_q)), np.empty((1, size))))]
-    check = None if reference is None else (lambda kernel: _agrees(kernel, reference, n_q, size))
+    sizes = (input_sizes,) if isinstance(input_sizes, int) else tuple(input_sizes)
+    calls = [("kernel", (*(np.zeros((1, n)) for n in sizes), np.empty((1, size)), np.ones(3, np.int64)))]
+    check = None if reference is None else (lambda kernel: _agrees(kernel, reference, sizes, size))
     return load_function(source, "kernel", calls, check, robot)
 
 
@@ -274,11 +276,20 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
     return function
 
 
-def _agrees(kernel, reference, n_q: int, size: int) -> bool:
+def _agrees(kernel, reference, sizes: tuple[int, ...], size: int) -> bool:
     import numpy as np
 
-    q = check_configuration(n_q)
+    q = check_configuration(sum(sizes))
     out = np.empty((1, size))
-    kernel(np.array([q], np.float64), out)
+    call_kernel(kernel, np.array([q], np.float64), out, sizes)
     expected = np.asarray(reference(q), np.float64)
     return bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
+
+
+def call_kernel(kernel, x, out, sizes=None) -> None:
+    """A batch ``kernel`` of :func:`load` on this thread alone: rows ``x (B, sum(sizes))`` (the
+    inputs side by side, ``sizes`` their widths; None: one input) into ``out (B, size)``."""
+    import numpy as np
+
+    inputs = [x] if sizes is None or len(sizes) == 1 else np.split(x, np.cumsum(sizes)[:-1], axis=1)
+    kernel(*(np.ascontiguousarray(a, np.float64) for a in inputs), out, np.array([0, max(len(x), 1), 0], np.int64))

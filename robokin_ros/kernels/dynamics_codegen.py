@@ -371,17 +371,16 @@ class CompiledDynamics(LazyAccelerated):
 
     def wrapper_source(self) -> str:
         """The numba module of this kernel: :func:`robokin_ros.kernels.numba_source.wrapper_source`'s batch
-        ``kernel(qb (B, n_in), out (B, size))`` and :func:`robokin_ros.kernels.numba_source.single_source`'s
-        ``single(x_1, ..., x_k, out) -> status`` over 1-D float64 inputs and an output of
-        :attr:`shape` (0: ``out`` filled; 1: a non-finite input or mimic joint value; 2: a wrong
-        length)."""
+        ``kernel(x_1 (B, k_1), ..., out (B, size), claims)`` and
+        :func:`robokin_ros.kernels.numba_source.single_source`'s ``single(x_1, ..., x_k, out) -> status``
+        over 1-D float64 inputs and an output of :attr:`shape` (0: ``out`` filled; 1: a non-finite
+        input or mimic joint value; 2: a wrong length)."""
         body = [_RECIPROCAL.sub(r"(1.0 / (\1))", line) for line in self.generated.body]   # numpy error model: ±inf
-        n_in = sum(self.input_sizes)
-        return numba_source.wrapper_source(body, self.generated.values, n_in) + \
+        return numba_source.wrapper_source(body, self.generated.values, self.input_sizes) + \
             numba_source.single_source(body, self.generated.values, self.input_sizes, self.shape, self._mimic_terms)
 
     def _load(self):
-        kernel = accel.load(self.wrapper_source(), sum(self.input_sizes), self._size,
+        kernel = accel.load(self.wrapper_source(), self.input_sizes, self._size,
                             reference=lambda x: self._single(x, math.cos, math.sin), robot=self._robot)
         self._check_single(kernel.py_func.__globals__["single"])
         return kernel
@@ -407,7 +406,7 @@ class CompiledDynamics(LazyAccelerated):
         kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
-            kernel(np.concatenate(inputs).reshape(1, -1), out)
+            accel.call_kernel(kernel, np.concatenate(inputs).reshape(1, -1), out, self.input_sizes)
             return out.reshape(self.shape)
         return self.single_flat([x for a in inputs for x in a.tolist()])
 
@@ -416,7 +415,7 @@ class CompiledDynamics(LazyAccelerated):
         kernel = self._accelerated if accel.enabled else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
-            kernel(np.array([inputs], np.float64), out)
+            accel.call_kernel(kernel, np.array([inputs], np.float64), out, self.input_sizes)
             return out.reshape(self.shape)
         return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
 
@@ -426,7 +425,7 @@ class CompiledDynamics(LazyAccelerated):
         kernel = self._kernel(B)
         if kernel is not None:
             out = np.empty((B, self._size))
-            parallel.run_rows(kernel, inputs, out, threads, join=True)
+            parallel.run_rows(kernel, inputs, out, threads)
             return out.reshape((B,) + self.shape)
         out = np.empty((B, self._size)) if self._dense else np.zeros((B, self._size))
         scratch = np.empty((self._n_nonzero, min(B, CHUNK)))

@@ -282,7 +282,7 @@ class CompiledFK(LazyAccelerated):
             # another type is slow); for others, or a status of NaN, the batch kernel copies q
             if not (q.flags.c_contiguous and q.flags.writeable and q.dtype == np.float64
                     and self.accelerated_single(q, result) == 0):
-                kernel(np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
+                accel.call_kernel(kernel, np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:

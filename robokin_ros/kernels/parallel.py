@@ -3,10 +3,12 @@
 The compiled kernels (numba, ``nogil=True``) release the GIL, so threads run them side by side.
 :func:`run_chunks` splits a batch into chunks handed out one at a time (dynamic scheduling: a
 thread that finishes early takes the next chunk, so uneven chunks leave no straggler); the
-calling thread works too. Rows of uneven cost (IK problems, collision checks) go in chunks of a
-fixed size; rows that all cost the same (:func:`run_rows`: FK, Jacobians, dynamics) in "guided"
-chunks, large first and small last. Every configuration is computed by the same code whatever
-the chunk or thread, so results are bit-identical for every thread count.
+calling thread works too: rows of uneven cost (IK problems, collision checks), whose chunks run
+Python too. A batch kernel of rows that all cost the same (FK, Jacobians, dynamics) runs on every
+thread at once instead (:func:`run_rows`), the threads taking rows inside the compiled kernel
+(:mod:`robokin_ros.kernels.claims`), meeting neither in Python nor at the GIL between chunks.
+Every configuration is computed by the same code whatever the chunk or thread, so results are
+bit-identical for every thread count.
 
 How many threads (:func:`thread_count`): the call's ``threads=`` keyword, else the environment
 variable ``ROBOKIN_THREADS``, else the process's default (:func:`set_default_threads`: the node
@@ -27,8 +29,11 @@ import numpy as np
 
 from ..errors import ArgumentError
 
-#: Configurations per chunk handed to a thread (the fewest of a guided chunk).
+#: Configurations per chunk handed to a thread by :func:`run_chunks`.
 CHUNK_ROWS = 1024
+#: Rows a thread takes at a time inside a batch kernel (:func:`run_rows`; a multiple of the
+#: vectorised sines' block, :data:`robokin_ros.kernels.numba_source.BLOCK`).
+CLAIM_ROWS = 128
 #: Smallest batch that is split over threads.
 MIN_PARALLEL_ROWS = 4096
 #: The environment variable capping the threads of a call without ``threads=``.
@@ -92,18 +97,8 @@ def _executor(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def _guided_starts(rows: int, workers: int, chunk_rows: int) -> list[int]:
-    """Chunk starts of ``range(rows)``, each chunk ``1 / (2 workers)`` of the rows left (at least
-    ``chunk_rows``; OpenMP's "guided" schedule): few large chunks first, small ones last."""
-    starts, start = [], 0
-    while start < rows:
-        starts.append(start)
-        start += max(chunk_rows, (rows - start) // (2 * workers))
-    return starts
-
-
 def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int = CHUNK_ROWS,
-               min_rows: int = MIN_PARALLEL_ROWS, guided: bool = False) -> None:
+               min_rows: int = MIN_PARALLEL_ROWS) -> None:
     """``work(start, stop)`` over consecutive chunks of ``range(rows)``, on :func:`thread_count`
     threads (the caller's among them) when there are at least ``min_rows`` rows, else as one
     ``work(0, rows)``. Chunks of ``chunk_rows`` rows are handed out one at a time (a thread that
@@ -116,11 +111,9 @@ def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int =
         threads: the cap (see :func:`thread_count`).
         chunk_rows, min_rows: :data:`CHUNK_ROWS` and :data:`MIN_PARALLEL_ROWS` unless the
             rows cost more (IK problems: smaller chunks, fewer rows to pay for the threads).
-        guided: for rows that all cost the same: chunks of ``1 / (2 threads)`` of the rows left,
-            at least ``chunk_rows`` (:func:`_guided_starts`). Every chunk is a trip through the
-            GIL, and a thread waiting for it waits for the operating system to wake it (15-50 µs
-            measured on a 2-core virtual machine): fewer, larger chunks pay less; the small last
-            ones keep a thread that started late from being the straggler.
+            Every chunk is a trip through the GIL (a thread waiting for it waits for the
+            operating system to wake it: 15-50 µs measured on a 2-core virtual machine), so
+            rows that cost the same take :func:`run_rows` instead.
 
     Raises:
         ArgumentError: a bad ``threads``. Whatever ``work`` raises (the first, after every
@@ -131,7 +124,7 @@ def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int =
     if workers <= 1 or rows < min_rows:
         work(0, rows)
         return
-    bounds = _guided_starts(rows, workers, chunk_rows) if guided else list(range(0, rows, chunk_rows))
+    bounds = list(range(0, rows, chunk_rows))
     chunks, ends = len(bounds), dict(zip(bounds, bounds[1:] + [rows]))
     starts = iter(bounds)   # next() on it is atomic under the GIL
     done = itertools.count(1)
@@ -172,16 +165,19 @@ def _wait(finished: threading.Event) -> None:
         time.sleep(0)   # (releases the GIL: the other threads return from their kernels)
 
 
-def run_rows(kernel, inputs: tuple, out, threads: int | None = None, join: bool = False) -> None:
-    """``kernel(*inputs, out)`` of a batch kernel (each row computed alone, the GIL released)
-    over slices of the rows of its ``(B, ...)`` ``inputs`` and ``out``, by :func:`run_chunks`
-    with ``guided`` chunks (its rows cost the same: FK, Jacobians, dynamics). ``join``: the
-    kernel takes the ``(B, k)`` inputs side by side in one float64 array, joined chunk by chunk
-    on the chunk's thread."""
-    if join:
-        def rows(a: int, b: int) -> None:
-            kernel(np.concatenate([x[a:b] for x in inputs], axis=1, dtype=np.float64), out[a:b])
-    else:
-        def rows(a: int, b: int) -> None:
-            kernel(*[x[a:b] for x in inputs], out[a:b])
-    run_chunks(out.shape[0], rows, threads, guided=True)
+def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
+    """``kernel(*inputs, out, claims)`` of a batch kernel (:mod:`robokin_ros.kernels.numba_source`:
+    each row computed alone, the GIL released) on :func:`thread_count` threads at once when the
+    batch has at least :data:`MIN_PARALLEL_ROWS` rows (else on the calling thread alone): the
+    threads take :data:`CLAIM_ROWS` rows at a time inside the kernel
+    (:mod:`robokin_ros.kernels.claims`), and the call returns once every row of ``out`` is
+    written. ``inputs``: ``(B, k)`` arrays (made C-contiguous float64)."""
+    rows = out.shape[0]
+    inputs = tuple(np.ascontiguousarray(x, np.float64) for x in inputs)
+    claims = np.array([0, CLAIM_ROWS, 0], np.int64)
+    workers = min(thread_count(threads), -(-rows // CLAIM_ROWS)) if rows >= MIN_PARALLEL_ROWS else 1
+    if workers > 1:
+        pool = _executor(workers - 1)
+        for _ in range(workers - 1):   # (one that starts late finds fewer rows, or none, left)
+            pool.submit(kernel, *inputs, out, claims)
+    kernel(*inputs, out, claims)

@@ -133,7 +133,7 @@ def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(accelerated
     assert kernel.accelerate()
     calls = []
     original = kernel._accelerated
-    kernel._accelerated = lambda qb, out: calls.append(qb.shape) or original(qb, out)
+    kernel._accelerated = lambda qb, out, claims: calls.append(qb.shape) or original(qb, out, claims)
     q = model.random_configuration(5, rng=4)
     kernel.batch(q)
     assert calls == [(5, model.n_q)]

@@ -29,11 +29,23 @@ class _PlainNumba:
         return lambda fn: fn
 
 
+def _fetch_add(array, index, value):
+    """:func:`robokin_ros.kernels.claims.fetch_add` in Python (one thread)."""
+    old = int(array[index])
+    array[index] += value
+    return old
+
+
 def _exec_plain(source: str) -> dict:
-    namespace = {"numba": _PlainNumba}
+    namespace = {"numba": _PlainNumba, "fetch_add": _fetch_add}
+    source = source.replace("import numba\n", "").replace("from robokin_ros.kernels.claims import fetch_add\n", "")
     with np.errstate(invalid="ignore", over="ignore"):
-        exec(compile(source.replace("import numba\n", ""), "<generated>", "exec"), namespace)  # noqa: S102
+        exec(compile(source, "<generated>", "exec"), namespace)  # noqa: S102
     return namespace
+
+
+def claims(rows_per_claim: int) -> np.ndarray:
+    return np.array([0, rows_per_claim, 0], np.int64)
 
 
 def _sincos_of(source_namespace, x):
@@ -76,10 +88,25 @@ def test_the_vector_trig_kernel_computes_what_the_generated_code_does(path):
     q = model.random_configuration(numba_source.BLOCK + 5, rng=3)   # more than one block
     q[0] *= 1e6                                              # angles where libm takes over
     out = np.empty((len(q), kernel.generated.template.size))
-    _exec_plain(source)["kernel"](q, out)
+    taken = claims(7)   # claims across the blocks' bounds
+    _exec_plain(source)["kernel"](q, out, taken)
     expected = np.array([kernel.flat(qi.tolist()) for qi in q])
     np.testing.assert_allclose(out, expected, atol=1e-13, rtol=0)
     np.testing.assert_array_equal(out[0], expected[0])       # libm's values exactly
+    assert taken[2] == len(q) and taken[0] >= len(q)         # every row written, counted once
+
+
+def test_the_plain_kernel_reads_each_input_of_a_multi_input_kernel():
+    # q[i] of the inputs side by side: q[0], q[1] from the first (width 2), q[2] from the second
+    body = ["    r0 = q[0] * 2.0 + q[2]", "    r1 = q[1] - q[2]"]
+    source = numba_source.wrapper_source(body, ["r0", "r1", 5.0], (2, 1))
+    a, b = np.random.default_rng(1).normal(size=(9, 2)), np.random.default_rng(2).normal(size=(9, 1))
+    out, taken = np.empty((9, 3)), claims(4)
+    _exec_plain(source)["kernel"](a, b, out, taken)
+    np.testing.assert_array_equal(out, np.column_stack([a[:, 0] * 2.0 + b[:, 0], a[:, 1] - b[:, 0], np.full(9, 5.0)]))
+    assert taken[2] == 9
+    with pytest.raises(ValueError, match="bad shapes"):
+        _exec_plain(source)["kernel"](a, b[:8], out, claims(4))
 
 
 def test_the_fk_kernels_use_vector_trig_and_the_frame_kernels_do_not():

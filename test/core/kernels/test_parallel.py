@@ -123,17 +123,60 @@ def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, m
             assert a.dtype == b.dtype and np.array_equal(a, b)
 
 
-def test_guided_chunks_shrink_and_cover_every_row_once():
-    rows = 20000
-    starts = parallel._guided_starts(rows, 2, 1024)
-    sizes = np.diff(starts + [rows])
-    assert starts[0] == 0 and (sizes > 0).all()
-    assert sizes[0] == rows // 4 and (np.diff(sizes) <= 0).all()   # 1 / (2 threads) of the rows left
-    assert (sizes[:-1] >= 1024).all()
-    seen = np.zeros(rows, np.int64)
+def test_run_rows_runs_the_kernel_on_every_thread_at_once_and_each_row_once():
+    """run_rows hands the same kernel call to the pool and runs it on the caller; both are in it
+    at once (a barrier) and take rows off the shared claims (here a Python kernel with a lock:
+    the compiled ones take them atomically)."""
+    rows = parallel.MIN_PARALLEL_ROWS + 77
+    x = np.arange(rows, dtype=float)[:, None]
+    out = np.zeros((rows, 1))
+    seen, names, lock = np.zeros(rows, np.int64), set(), threading.Lock()
+    barrier = threading.Barrier(2, timeout=60.0)
 
-    def work(start, stop):
-        seen[start:stop] += 1
+    def kernel(xb, o, claims):
+        barrier.wait()
+        names.add(threading.current_thread().name)
+        while True:
+            with lock:
+                start = int(claims[0])
+                claims[0] += claims[1]
+            if start >= rows:
+                return
+            stop = min(start + int(claims[1]), rows)
+            o[start:stop] = 2.0 * xb[start:stop]
+            seen[start:stop] += 1
 
-    parallel.run_chunks(rows, work, threads=2, guided=True)
-    assert (seen == 1).all()
+    parallel.run_rows(kernel, (x,), out, threads=2)
+    assert (seen == 1).all() and np.array_equal(out, 2.0 * x) and len(names) == 2
+
+
+@pytest.mark.skipif(not accel.available(), reason="numba is not installed")
+def test_a_compiled_kernel_shares_its_rows_between_threads_and_returns_when_all_are_written():
+    """A generated batch kernel compiled by numba: on 1 and 3 threads (more threads than claims
+    at the end) the same bits, every row written once (the rows-written count), and a caller
+    whose rows are done waits for the others' (its return means the output is complete)."""
+    import numba
+
+    from robokin_ros.kernels import numba_source
+
+    body = ["    r0 = cos(q[0]) * q[1] + q[2]", "    r1 = sin(q[1]) - q[0] * q[2]"]
+    source = numba_source.wrapper_source(body, ["r0", "r1", 1.5], (2, 1)).replace("cache=True", "cache=False")
+    namespace: dict = {}
+    exec(compile(source, "<generated>", "exec"), namespace)  # noqa: S102
+    kernel = namespace["kernel"]
+    rng = np.random.default_rng(5)
+    rows = parallel.MIN_PARALLEL_ROWS * 3 + 5
+    a, b = rng.normal(size=(rows, 2)), rng.normal(size=(rows, 1))
+    results = []
+    for threads in (1, 3):
+        out = np.full((rows, 3), np.nan)
+        parallel.run_rows(kernel, (a, b), out, threads=threads)
+        results.append(out)
+    expected = np.column_stack([np.cos(a[:, 0]) * a[:, 1] + b[:, 0], np.sin(a[:, 1]) - a[:, 0] * b[:, 0],
+                                np.full(rows, 1.5)])
+    np.testing.assert_allclose(results[0], expected, rtol=0, atol=1e-15)
+    assert np.array_equal(results[0], results[1])
+    taken = np.array([0, 64, 0], np.int64)
+    kernel(a, b, np.empty((rows, 3)), taken)
+    assert taken[2] == rows and taken[0] >= rows
+    assert isinstance(kernel, numba.core.registry.CPUDispatcher)
