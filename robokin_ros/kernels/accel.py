@@ -176,8 +176,10 @@ def load(source: str, input_sizes, size: int, reference=None, robot: str = ""):
     """
     import numpy as np
 
+    from .parallel import kernel_input
+
     sizes = (input_sizes,) if isinstance(input_sizes, int) else tuple(input_sizes)
-    calls = [("kernel", (*(np.zeros((1, n)) for n in sizes), np.empty((1, size)), np.ones(3, np.int64)))]
+    calls = [("kernel", (*(kernel_input(np.zeros((1, n))) for n in sizes), np.empty((1, size)), np.ones(3, np.int64)))]
     check = None if reference is None else (lambda kernel: _agrees(kernel, reference, sizes, size))
     return load_function(source, "kernel", calls, check, robot)
 
@@ -291,5 +293,7 @@ def call_kernel(kernel, x, out, sizes=None) -> None:
     inputs side by side, ``sizes`` their widths; None: one input) into ``out (B, size)``."""
     import numpy as np
 
+    from .parallel import kernel_input
+
     inputs = [x] if sizes is None or len(sizes) == 1 else np.split(x, np.cumsum(sizes)[:-1], axis=1)
-    kernel(*(np.ascontiguousarray(a, np.float64) for a in inputs), out, np.array([0, max(len(x), 1), 0], np.int64))
+    kernel(*(kernel_input(a) for a in inputs), out, np.array([0, max(len(x), 1), 0], np.int64))

@@ -171,9 +171,9 @@ def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
     batch has at least :data:`MIN_PARALLEL_ROWS` rows (else on the calling thread alone): the
     threads take :data:`CLAIM_ROWS` rows at a time inside the kernel
     (:mod:`robokin_ros.kernels.claims`), and the call returns once every row of ``out`` is
-    written. ``inputs``: ``(B, k)`` arrays (made C-contiguous float64)."""
+    written. ``inputs``: ``(B, k)`` arrays (as :func:`kernel_input` gives them)."""
     rows = out.shape[0]
-    inputs = tuple(np.ascontiguousarray(x, np.float64) for x in inputs)
+    inputs = tuple(kernel_input(x) for x in inputs)
     claims = np.array([0, CLAIM_ROWS, 0], np.int64)
     workers = min(thread_count(threads), -(-rows // CLAIM_ROWS)) if rows >= MIN_PARALLEL_ROWS else 1
     if workers > 1:
@@ -181,3 +181,14 @@ def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
         for _ in range(workers - 1):   # (one that starts late finds fewer rows, or none, left)
             pool.submit(kernel, *inputs, out, claims)
     kernel(*inputs, out, claims)
+
+
+def kernel_input(x) -> np.ndarray:
+    """``x`` as a batch kernel's input: C-contiguous float64, read-only (a view: the kernels are
+    compiled for read-only inputs, so a read-only array from the caller, e.g. a broadcast, and
+    a writeable one take the same compiled code; any other type would compile anew)."""
+    x = np.ascontiguousarray(x, np.float64)
+    if x.flags.writeable:
+        x = x.view()
+        x.flags.writeable = False
+    return x

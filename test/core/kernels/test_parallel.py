@@ -118,9 +118,18 @@ def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, m
                 rk.rnea(model, q, v, v), rk.self_collisions(checker, q).in_collision]
 
     one = results(1)
+    import numba
+    compiled = []   # (a kernel called with types it was not compiled for would compile here)
+    compile_now = numba.core.dispatcher.Dispatcher.compile
+    monkeypatch.setattr(numba.core.dispatcher.Dispatcher, "compile",
+                        lambda self, sig: compiled.append(self.py_func.__name__) or compile_now(self, sig))
     for threads in (2, 3):
         for a, b in zip(one, results(threads)):
             assert a.dtype == b.dtype and np.array_equal(a, b)
+    q.flags.writeable = False   # read-only inputs take the same compiled code
+    assert np.array_equal(rk.forward_kinematics(model, q, threads=2), one[0])
+    assert np.array_equal(rk.rnea(model, q, np.broadcast_to(v[0], v.shape), v), rk.rnea(model, q, v[[0] * len(v)], v))
+    assert compiled == []
 
 
 def test_run_rows_runs_the_kernel_on_every_thread_at_once_and_each_row_once():
