@@ -279,8 +279,9 @@ class CompiledLoop(LazyAccelerated):
             at = 0
             while at < len(X) and not budget.timed_out():
                 at += kernels.run_many(X[at:], status[at:], max_iterations, float(BATCH_QUOTA))
-            kernels.finish_rows(X, status, out.q[rows], out.iterations[rows], verdicts, out.position_error[rows],
-                                out.rotation_error[rows], out.success[rows], out.unfinished[rows])
+            results = (out.q[rows], out.iterations[rows], out.position_error[rows], out.rotation_error[rows],
+                       out.success[rows], out.unfinished[rows])
+            kernels.finish_rows(X, status, verdicts, results)
             out.status[rows] = VERDICTS[verdicts]
 
         def work(start: int, stop: int) -> None:   # a chunk (one thread's whole batch: in pieces)

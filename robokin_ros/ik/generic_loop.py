@@ -498,8 +498,9 @@ def row_calls(n_q: int, n_t: int) -> list:
     ``n_t`` target components."""
     width, one = 2 * n_q + n_t + 7, np.zeros(1)
     return [("start_rows", (np.zeros((1, width)), np.zeros((1, n_q)), np.zeros((1, n_t)), 0, 1, 0)),
-            ("finish_rows", (np.zeros((1, width)), np.zeros(1, np.int64), np.zeros((1, n_q)), np.zeros(1, np.int64),
-                             np.zeros(1, np.int8), one, one.copy(), np.zeros(1, bool), np.ones(1, bool)))]
+            ("finish_rows", (np.zeros((1, width)), np.zeros(1, np.int64), np.zeros(1, np.int8),
+                             (np.zeros((1, n_q)), np.zeros(1, np.int64), one, one.copy(), np.zeros(1, bool),
+                              np.ones(1, bool))))]
 
 
 #: The environment variable that turns the generic loop off (``0``, ``off``, ``false``, ``no``).
@@ -527,10 +528,10 @@ class GenericKernels:
         self._started = False
 
     def functions(self) -> tuple | None:
-        """``(run, run_many, start_rows, finish_rows)``, or None (numba off or missing, not loaded yet, or failed). The
-        first call loads them when numba's cache has them (a fraction of a second, in the
-        calling thread: call it before a time budget starts), else starts compiling them in the
-        background (a separate process) and loading them once compiled."""
+        """``(run, run_many, start_rows, finish_rows)``, or None (numba off or missing, not loaded
+        yet, or failed). The first call loads them when numba's cache has them (a fraction of a
+        second, in the calling thread: call it before a time budget starts), else starts
+        compiling them in the background (a separate process) and loading them once compiled."""
         if not enabled():
             return None
         if self._loaded is not None or self._started:

@@ -36,12 +36,14 @@ def start_rows(X, seeds, target, first, stride, start):
         X[p, S + POSITION_ERROR], X[p, S + ROTATION_ERROR] = 0.0, 0.0
 
 
-def finish_rows(X, status, q, iterations, verdicts, position_error, rotation_error, success, unfinished):
+def finish_rows(X, status, verdicts, results):
     """The results of the rows of :func:`start_rows`'s states ``X (m, S + 7)`` after ``run_many``
-    gave them ``status (m,)``, written into ``q (m, n_q)``, ``iterations (m,)`` and ``verdicts
-    (m,)`` (a ``VERDICT_*`` code); a converged row's ``position_error, rotation_error (m,)`` too,
-    ``success`` True and ``unfinished`` False. A row never run (``PAUSED``) keeps its ``q`` (the
-    seed) and iterations: ``VERDICT_TIMEOUT``."""
+    gave them ``status (m,)``: ``verdicts (m,)`` (a ``VERDICT_*`` code) and, in ``results = (q
+    (m, n_q), iterations (m,), position_error (m,), rotation_error (m,), success (m,), unfinished
+    (m,))``, each row's ``q`` and iterations; a converged row's errors too, ``success`` True and
+    ``unfinished`` False. A row never run (``PAUSED``) keeps its ``q`` (the seed) and iterations:
+    ``VERDICT_TIMEOUT``."""
+    q, iterations, position_error, rotation_error, success, unfinished = results
     n_q, S = q.shape[1], X.shape[1] - 7
     for p in range(X.shape[0]):
         if status[p] == PAUSED:
