@@ -3,6 +3,7 @@ WebGL (SwiftShader) and the screenshot shows the robot. Skipped where no Chromiu
 
 from __future__ import annotations
 
+import subprocess
 import threading
 
 import numpy as np
@@ -49,11 +50,15 @@ def shoot(server, path) -> int:
 
 def shoot_until_drawn(server, path, enough: float = 2000, attempts: int = 3) -> list[int]:
     """Robot-coloured pixel counts of up to ``attempts`` screenshots, until one shows the robot
-    (> ``enough`` pixels): a loaded machine may shoot before the browser has drawn every mesh.
-    Each shot must see the one client it opens."""
+    (> ``enough`` pixels): a loaded machine may shoot before the browser has drawn every mesh,
+    or keep Chromium past its timeout (0 pixels). Each shot must see the one client it opens."""
     counts = []
     for _ in range(attempts):
-        assert shoot(server, path) == 1
+        try:
+            assert shoot(server, path) == 1
+        except subprocess.TimeoutExpired:   # Chromium still busy after its timeout: a loaded machine (CI once)
+            counts.append(0)
+            continue
         counts.append(int(robot_pixels(path).sum()))
         if counts[-1] > enough:
             break
