@@ -38,19 +38,16 @@ from timing import best_of
 
 from robokin_ros import Kinematics, RobotModel, dynamics
 from robokin_ros.dynamics import aba, center_of_mass, crba, gravity_torques, rnea
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, use
 
 ALGOS = {"rnea": "rnea", "crba": "crba", "aba": "aba", "gravity": "gravity_torques", "com": "center_of_mass"}
 
 
 def batch_us(fn, model, inputs, batch: int, repeats: int, generated: bool, numba: bool) -> float:
     """µs per configuration of ``fn`` on the whole batch."""
-    selection.use_generated, accel.enabled = generated, numba
-    try:
+    with use("generated" if generated else "generic", accelerated=numba):
         fn(model, *inputs)
         return best_of(lambda: fn(model, *inputs), repeats) / batch * 1e6
-    finally:
-        selection.use_generated, accel.enabled = True, True
 
 
 def single_us(call, n: int, repeats: int) -> float:
@@ -118,11 +115,8 @@ def bench_robot(name, path, pin, batch, repeats, singles, rng) -> None:
         def one(fn=fn, first=first):
             return fn(model, *first)
 
-        accel.enabled = False
-        try:
+        with use(accelerated=False):
             gen_1 = single_us(one, max(1, singles // 10), repeats)
-        finally:
-            accel.enabled = True
         h_1 = h_out = pin_1 = np.inf
         if algo in handles:
             out = np.empty(fn(model, *first).shape)

@@ -29,6 +29,7 @@ chances at its quiet moments (ratios still vary by ~2x between runs here under l
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -51,7 +52,8 @@ from timing import interleaved
 
 from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, forward_kinematics, jacobian
 from robokin_ros import prepare as prepare_kernels
-from robokin_ros.kernels import accel, selection
+from robokin_ros import runtime as rk_runtime
+from robokin_ros.kernels import accel
 from robokin_ros.model import SCALAR_TYPES, JointType
 
 #: label -> (ERD_ROBOTS key, Jacobian tip, IK tip, IK joints or None for every non-finger joint)
@@ -73,9 +75,13 @@ def loop(fn, args_list):
     return run
 
 
+KERNELS = contextlib.ExitStack()
+
+
 def set_kernel(kind: str) -> None:
-    selection.use_generated = kind != "numpy generic"
-    accel.enabled = kind == "numba"
+    """Run what follows with ``kind``'s kernels (this benchmark's own runtime, process default)."""
+    KERNELS.enter_context(rk_runtime.current_runtime().use(kind="generated" if kind != "numpy generic" else "generic",
+                                                            accelerated=kind == "numba"))
 
 
 def joint_values(model: RobotModel, q: np.ndarray) -> dict[str, np.ndarray]:

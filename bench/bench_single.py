@@ -41,7 +41,7 @@ from peers import ERD_ROBOTS, example_robot_data_dir, pin_configuration  # noqa:
 from timing import wait_for_kernels  # noqa: E402
 
 import robokin_ros as rk  # noqa: E402
-from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel, accel  # noqa: E402
+from robokin_ros import LOCAL_WORLD_ALIGNED, RobotModel  # noqa: E402
 from robokin_ros.collision import in_collision  # noqa: E402
 
 #: (label, example-robot-data key, tip frame) of the FK, Jacobian and dynamics rows.
@@ -260,15 +260,11 @@ def batched_fk_rows(label, path, batch, rounds, rng) -> list[Row]:
     pin.framesForwardKinematics(pm, pd, pq[-1])
     row.error = max(np.abs(out[-1, i] - pd.oMf[f].homogeneous).max() for i, f in frames)
     rows.append(row)
-    enabled = accel.enabled
-    accel.enabled = False
-    try:
+    with rk.kernels.use(accelerated=False):
         row = Row("FK every link, batch, numpy (no numba)", label, "µs/config").time(
             lambda: rk.forward_kinematics(model, q, out=out), pin_loop, batch, rounds)
         row.error = max(np.abs(out[-1, i] - pd.oMf[f].homogeneous).max() for i, f in frames)
         rows.append(row)
-    finally:
-        accel.enabled = enabled
     return rows
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import pathlib
 import sys
 
@@ -45,18 +44,14 @@ ROBOTS = pathlib.Path(rk.__file__).resolve().parent / "robots"
 TIPS = {"ur5e": "tool0", "panda": "panda_hand"}
 
 
-def with_threads(threads: int, fn):
-    """``fn`` run with ``ROBOKIN_THREADS=threads``."""
+def with_threads(threads: int | None, fn):
+    """``fn`` run with a runtime of at most ``threads`` threads (None: the default runtime's
+    policy: every core, fewer when other processes hold them)."""
+    runtime = rk.Runtime(threads=threads)
+
     def run():
-        old = os.environ.get(parallel.ENVIRONMENT)
-        os.environ[parallel.ENVIRONMENT] = str(threads)
-        try:
+        with rk.using(runtime):
             return fn()
-        finally:
-            if old is None:
-                del os.environ[parallel.ENVIRONMENT]
-            else:
-                os.environ[parallel.ENVIRONMENT] = old
     return run
 
 

@@ -61,8 +61,10 @@ from .kinematics import (
                         pose_second_derivatives,
 )
 from .model import CollisionGeometry, JointLimits, JointType, ModelFields, RobotModel
+from .runtime import Runtime, current_runtime, using
 
 __all__ = [
+    "Runtime", "current_runtime", "using",
     "ArgumentError", "JointLimitError", "JointType", "KernelCheckError", "LoadWarning", "ModelError", "NonFiniteError",
     "RobokinError", "RobotModel", "SRDFError", "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError",
     "UnknownNameError", "UnknownStateError", "JointLimits", "ModelFields",

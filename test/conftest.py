@@ -4,11 +4,14 @@ Kept free of ROS imports: test/core/ must run where rclpy is not installed. ROS 
 in test/node/conftest.py.
 """
 
+import contextlib
 import importlib.util
 import os
 import pathlib
 import sys
 import tempfile
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -52,3 +55,20 @@ def pytest_report_header(config):
         lines.append('ros: rclpy is not importable, test/node is NOT collected '
                      '(run "make test" for the full suite)')
     return lines
+
+
+@pytest.fixture
+def run_with():
+    """``run_with(**settings)``: the rest of the test runs with the current robokin_ros runtime
+    changed by ``settings`` (``Runtime.use``: kind, accelerated, threads, compile_after,
+    background_compiles), restored afterwards. Tests pass a runtime; they never set the
+    library's switches."""
+    stack = contextlib.ExitStack()
+
+    def enter(**settings):
+        from robokin_ros.runtime import current_runtime
+
+        return stack.enter_context(current_runtime().use(**settings))
+
+    yield enter
+    stack.close()

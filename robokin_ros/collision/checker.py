@@ -38,6 +38,7 @@ from ..kernels import accel
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from ..model.srdf import parse_srdf
+from ..runtime import current_runtime
 from .geometry import bounding_capsule, coal_module, geometry_placement, geometry_shape, segment_distances
 from .pairs import SAMPLES, sample_disabled_pairs
 from .single import SingleCheck
@@ -179,7 +180,7 @@ class CollisionModel:
         """The compiled one-configuration check (built on first use), or None when the model
         has no generated FK of its geometry links (a floating or planar joint moves them), no
         pair to check, or the accelerator is not active (:func:`robokin_ros.kernels.accel.active`)."""
-        if not accel.enabled:   # (nothing kept: the accelerator may be switched on later)
+        if not current_runtime().accelerated:   # (nothing kept: the accelerator may be switched on later)
             return None
         try:
             return self._memo["single check"]

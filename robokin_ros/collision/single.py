@@ -24,10 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..checks import is_single_vector
-from ..kernels import accel, selection
+from ..kernels import accel
 from ..kernels.fk_codegen import compiled_link_poses
 from ..kernels.lazy_accel import LazyAccelerated
 from ..model import RobotModel
+from ..runtime import current_runtime
 from .compiled_source import BOUND_MARGIN, EVERY, FIRST, FREE, HIT, OTHER, POSES, SHAPE_CODES, check_source, pair_kinds
 from .geometry import coal_module
 
@@ -138,7 +139,7 @@ class SingleCheck(LazyAccelerated):
     def batch_ready(self, rows: int) -> bool:
         """True when a batch of ``rows`` configurations runs on the compiled kernel (loaded, and
         the generated kernels on); counts ``rows`` towards loading it otherwise."""
-        return rows > 0 and self._kernel(rows) is not None and selection.use_generated
+        return rows > 0 and self._kernel(rows) is not None and current_runtime().generated
 
     def _batch_scratch(self, rows: int) -> tuple:
         """This thread's batch outputs for ``rows`` configurations: ``(poses (rows, G, 3, 4),
@@ -229,7 +230,7 @@ class SingleCheck(LazyAccelerated):
             kernel = self._kernel(1)
             if kernel is None:
                 return None
-        if not (accel.enabled and selection.use_generated and self.takes(q)):
+        if not (current_runtime().accelerated and current_runtime().generated and self.takes(q)):
             return None
         scratch = self._scratch()
         n_hit, n_todo = kernel(q, mode, scratch[0], scratch[1])

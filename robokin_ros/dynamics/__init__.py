@@ -45,7 +45,6 @@ from numpy.typing import NDArray
 
 from ..checks import finite_mimics, is_single_vector
 from ..errors import ModelError
-from ..kernels import selection
 from ..kernels.dynamics_codegen import (
     built_single,
     compiled_center_of_mass,
@@ -59,6 +58,7 @@ from ..kernels.preparation import prepare as _prepare_kernels
 from ..kernels.single_lane import single_result
 from ..kernels.spatial_algebra import apply_inertia, cross, rotate
 from ..model import RobotModel
+from ..runtime import current_runtime
 from .recursions import (
     GRAVITY,
     aba_articulated,
@@ -87,7 +87,7 @@ def _generated(model: RobotModel, factory, q, vectors: dict, g: Array | None) ->
     on checked inputs, shaped ``batch + output``; None when generated kernels are switched off
     (:mod:`robokin_ros.kernels.selection`) or the model has none (the caller runs the generic
     kernel)."""
-    if not selection.use_generated:
+    if not current_runtime().generated:
         return None
     kernel = factory()
     if kernel is None:

@@ -20,9 +20,9 @@ from numpy.typing import NDArray
 
 from .. import model_cache
 from ..errors import ShapeError
-from ..kernels import selection
 from ..kernels.fk_codegen import compiled_frames
 from ..model import RobotModel
+from ..runtime import current_runtime
 from .chain import Chain, chain_of
 from .options import IKOptions, clamped_seeds, effective_bounds, tolerances
 from .problem import IKProblem
@@ -92,7 +92,7 @@ def ik_call(model: RobotModel, tips: tuple[str, ...], options: IKOptions) -> IKC
         ShapeError, NonFiniteError, JointLimitError: bad bound overrides (see
             :func:`~robokin_ros.ik.options.effective_bounds`).
     """
-    key = (tips, options.call_key(), selection.use_generated)
+    key = (tips, options.call_key(), current_runtime().generated)
     return model_cache.cached(model, IK_CALLS, key, _build, (model, tips, options))
 
 
@@ -119,7 +119,7 @@ def _build(model: RobotModel, tips: tuple[str, ...], options: IKOptions) -> IKCa
     else:
         active_idx = tuple(sorted({solved.joint_index(name) for name in active}))
     tol = tolerances(options, len(tips))
-    compiled = compiled_frames(solved, tips) if selection.use_generated else None
+    compiled = compiled_frames(solved, tips) if current_runtime().generated else None
     solver = Solver(solved, IKProblem(solved, tip_idx, base_idx, active_idx), solved_lo, solved_hi, tol, compiled)
     return IKCall(solver=solver, chain=chain, index=index, lower=lo, upper=hi, lower_list=lo.tolist(),
                   upper_list=hi.tolist(), home=model.home_configuration().tolist(), n_tips=len(tips),

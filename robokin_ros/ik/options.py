@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from ..checks import check_rng, is_real, is_whole, numbers, sequence
 from ..collision import CollisionModel
 from ..errors import IKOptionError, JointLimitError, NonFiniteError, ShapeError
-from ..kernels.parallel import thread_count
+from ..kernels.parallel import check_threads
 from ..model import RobotModel
 
 Array = NDArray[np.float64]
@@ -137,7 +137,7 @@ class IKOptions:
     def _choices(self) -> None:
         """Check the collision, objective, solutions and threads options."""
         if self.threads is not None:
-            thread_count(self.threads)
+            check_threads(self.threads)
         if not (self.avoid_collisions is None or isinstance(self.avoid_collisions, (bool, CollisionModel))):
             raise IKOptionError("avoid_collisions must be a bool or a CollisionModel, got "
                                 f"{type(self.avoid_collisions).__name__}", "avoid_collisions")

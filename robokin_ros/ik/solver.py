@@ -17,10 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..kernels import accel
 from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
+from ..runtime import current_runtime
 from . import generic_loop
 from .budget import Budget
 from .collision_gate import rejected_rows
@@ -245,7 +245,7 @@ class Solver:
         """``(run, batch kernels)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
         the same iterates as the generated one to rounding) bound to this problem's chain, when it
         covers this problem and is loaded; else None. Bound once (single requests ask on every call)."""
-        if self.chain is None or not accel.enabled:
+        if self.chain is None or not current_runtime().accelerated:
             return None
         if self._generic is None and (generic := generic_loop.KERNELS.functions()) is not None:
             (fdata, idata), (run, run_many, start_rows, finish_rows) = self.chain, generic

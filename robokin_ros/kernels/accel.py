@@ -10,18 +10,21 @@ what they load against the Python kernel (:func:`check_single`, a reference at
 Compiling takes seconds (2-4 s for a 6-7-DOF arm, 15-20 s for the 60-link Talos) and runs in a
 separate process (:mod:`robokin_ros.kernels.compile_process`), never in the caller's; later
 processes load it from the disk cache in well under a second. The first batch of at least
-:data:`MIN_BATCH` configurations starts compiling (or loading) a kernel in a background thread
-(:mod:`robokin_ros.kernels.lazy_accel`) and runs on numpy meanwhile; :func:`robokin_ros.prepare`
-does it at once (e.g. at start-up). Once loaded, every call of that kernel (smaller batches,
+:data:`MIN_BATCH` configurations (the runtime's ``compile_after``) starts compiling (or loading) a
+kernel in a background thread (:mod:`robokin_ros.kernels.lazy_accel`) and runs on numpy meanwhile;
+:func:`robokin_ros.prepare` does it at once (e.g. at start-up). Once loaded, every call of that kernel (smaller batches,
 single configurations) uses it.
 
-numba is optional: without it, with ``ROBOKIN_ACCEL=0`` in the environment, or inside
-``robokin_ros.kernels.use(accelerated=False)``, the numpy kernels run. Results agree with them to
+numba is optional: without it, or with the current runtime's accelerator off
+(:class:`robokin_ros.Runtime` ``(accelerated=False)``, ``ROBOKIN_ACCEL=0`` in the environment for
+the default runtime, ``robokin_ros.kernels.use(accelerated=False)`` for a block), the numpy
+kernels run. Results agree with them to
 1e-12 (the same operations in the same order; only ``cos``/``sin`` may differ, by at most 2.3e-16).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -33,16 +36,12 @@ import warnings
 import weakref
 
 from ..errors import KernelCheckError
+from ..runtime import COMPILE_AFTER, current_runtime, process_state
 from . import compile_process, disk_cache
 
-#: The accelerator switch, read at call time by every entry point: True uses numba where it is
-#: importable. Initially False when the environment variable ``ROBOKIN_ACCEL`` is ``0``, ``off``,
-#: ``false`` or ``no``, else True. Set it for a block with ``robokin_ros.kernels.use(accelerated=...)``
-#: (read it with ``robokin_ros.kernels.selected()``); process-wide, not per thread.
-enabled = os.environ.get("ROBOKIN_ACCEL", "1").strip().lower() not in ("0", "off", "false", "no")
-
-#: Smallest batch that starts compiling (or loading from the disk cache) a kernel not loaded yet.
-MIN_BATCH = 256
+#: Configurations after which a kernel not loaded yet starts compiling: the default of the
+#: runtime's ``compile_after`` (:data:`robokin_ros.runtime.COMPILE_AFTER`).
+MIN_BATCH = COMPILE_AFTER
 
 #: Most distinct generated modules a process loads (``ROBOKIN_MAX_KERNELS`` overrides it). numba
 #: never frees loaded code (it keeps every module in LLVM's JIT engine: measured, a robot's FK
@@ -53,25 +52,32 @@ MIN_BATCH = 256
 #: module: 0.5-1.5 MB). Reloading a robot already seen loads nothing new (one module per source).
 MAX_MODULES = 192
 
-#: Most loaded functions shared through :data:`_KERNELS`; past it a loaded function is not
+#: Most loaded functions shared through :attr:`LoadedModules.functions`; past it a loaded function is not
 #: shared (a later load of the same source reads the disk cache again).
 MAX_LOADED = 256
 
-_available: bool | None = None
-_lock = threading.Lock()
 
-#: Loaded functions by module name (the hash of their generated source), so that every model
-#: with the same generated source shares one compiled function. Keyed by source, not by model:
-#: two models of the same robot (or one reloaded) share the entry, so it does not belong to
-#: :mod:`robokin_ros.model_cache`'s per-model registry. Weak: an entry lives while a kernel
-#: holding it does (those are bounded per model by the model cache), and it holds at most
-#: :data:`MAX_LOADED` entries.
-_KERNELS: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
-#: The locks of the modules being loaded now, by module name (see :func:`load_function`).
-_loading: dict[str, threading.Lock] = {}
-#: Names of the generated modules this process has loaded (never freed; at most the cap of
-#: :func:`module_cap`).
-_loaded_modules: set[str] = set()
+
+class LoadedModules:
+    """The compiled modules this process has loaded (one per process, :func:`loaded`: numba keeps
+    every module it loads until the process ends)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        #: Loaded functions by module name (the hash of their generated source), so that every
+        #: model with the same generated source shares one compiled function. Keyed by source, not
+        #: by model: two models of the same robot (or one reloaded) share the entry. Weak: an entry
+        #: lives while a kernel holding it does, and it holds at most :data:`MAX_LOADED` entries.
+        self.functions: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
+        #: The locks of the modules being loaded now, by module name (see :func:`load_function`).
+        self.loading: dict[str, threading.Lock] = {}
+        #: Names of the generated modules loaded (never freed; at most :func:`module_cap`).
+        self.modules: set[str] = set()
+
+
+def loaded() -> LoadedModules:
+    """This process's :class:`LoadedModules` (held by :func:`robokin_ros.runtime.process_state`)."""
+    return process_state("loaded kernel modules", LoadedModules)
 
 
 def module_cap() -> int:
@@ -85,25 +91,31 @@ def module_cap() -> int:
 
 def loaded_modules() -> int:
     """Distinct generated modules this process has loaded (their code stays; see :data:`MAX_MODULES`)."""
-    with _lock:
-        return len(_loaded_modules)
+    state = loaded()
+    with state.lock:
+        return len(state.modules)
 
 
+@functools.cache
 def available() -> bool:
-    """True when numba imports (tried once per process)."""
-    global _available
-    if _available is None:
-        _available = importlib.util.find_spec("numba") is not None
-        if not _available and enabled:
-            logging.getLogger("robokin_ros").warning(
-                "numba is not installed: the generated kernels run on numpy (slower batches; "
-                "pip install numba, or rosdep key python3-numba)")
-    return _available
+    """True when numba imports (tried once per process; a warning when it does not)."""
+    found = importlib.util.find_spec("numba") is not None
+    if not found:
+        logging.getLogger("robokin_ros").warning(
+            "numba is not installed: the generated kernels run on numpy (slower batches; "
+            "pip install numba, or rosdep key python3-numba)")
+    return found
 
 
 def active() -> bool:
-    """True when accelerated kernels are used: :data:`enabled` and numba importable."""
-    return enabled and available()
+    """True when compiled kernels run: the current runtime's accelerator setting and numba importable."""
+    return current_runtime().accelerated and available()
+
+
+def __getattr__(name: str):
+    if name == "enabled":   # the former switch, read-only: the current runtime's setting
+        return current_runtime().accelerated
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_configuration(n_q: int) -> list[float]:
@@ -194,8 +206,9 @@ def in_cache(source: str, functions) -> bool:
 
 def _gate(name: str) -> threading.Lock:
     """The lock of one module's load (two threads never compile the same module at once)."""
-    with _lock:
-        return _loading.setdefault(name, threading.Lock())
+    state = loaded()
+    with state.lock:
+        return state.loading.setdefault(name, threading.Lock())
 
 
 def load_function(source: str, entry: str, calls, check=None, robot: str = ""):
@@ -224,18 +237,20 @@ def load_function(source: str, entry: str, calls, check=None, robot: str = ""):
     if not active():
         return None
     name = disk_cache.MODULE_PREFIX + hashlib.sha256(source.encode()).hexdigest()[:24]
-    with _lock:
-        function = _KERNELS.get(name)
+    state = loaded()
+    with state.lock:
+        function = state.functions.get(name)
     if function is not None:
         return function
     folder = disk_cache.cache_dir()
     disk_cache.check_numba_cache_dir()
     with _gate(name):
         try:
-            function = _KERNELS.get(name) or _build(folder, name, source, entry, calls, check=check, robot=robot)
+            function = state.functions.get(name) or _build(folder, name, source, entry, calls, check=check,
+                                                           robot=robot)
         finally:
-            with _lock:
-                _loading.pop(name, None)
+            with state.lock:
+                state.loading.pop(name, None)
     return function
 
 
@@ -243,17 +258,18 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
     """:func:`load_function` past its lookups: compile (in a separate process) unless cached,
     load, check; on a failure purge and do it once more."""
     functions = sorted({function for function, _ in calls} | {entry})
-    with _lock:
-        if name not in _loaded_modules and len(_loaded_modules) >= module_cap():
-            raise KernelCheckError(f"this process has loaded {len(_loaded_modules)} compiled kernel modules, its "
+    state = loaded()
+    with state.lock:
+        if name not in state.modules and len(state.modules) >= module_cap():
+            raise KernelCheckError(f"this process has loaded {len(state.modules)} compiled kernel modules, its "
                                    "limit (ROBOKIN_MAX_KERNELS; numba never frees them): not loading another")
     for attempt in range(2):
         path = disk_cache.store_module(folder, name, source)
         if not compile_process.has_compiled(path, name, functions):   # a failed compile is not retried
             compile_process.compile_module(path, name, source, calls, robot or "a robot")
         try:
-            with _lock:   # loading runs LLVM's linker in this process: one at a time
-                _loaded_modules.add(name)
+            with state.lock:   # loading runs LLVM's linker in this process: one at a time
+                state.modules.add(name)
                 function = _import_function(path, name, source, entry, calls)
         except OSError:
             raise
@@ -271,9 +287,9 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
             raise KernelCheckError(f"the compiled function {name} disagrees with its reference after a rebuild")
         warnings.warn(f"robokin_ros.accel: compiled function {name} disagreed with its reference; rebuilt",
                       RuntimeWarning, stacklevel=3)
-    with _lock:
-        if len(_KERNELS) < MAX_LOADED:
-            _KERNELS[name] = function
+    with state.lock:
+        if len(state.functions) < MAX_LOADED:
+            state.functions[name] = function
     disk_cache.prune(folder, keep=name)
     return function
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import model_cache
 from ..model import JointType, RobotModel
+from ..runtime import current_runtime
 from . import accel, numba_source, parallel
 from .emitter import (
     Emitter,
@@ -403,7 +404,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def single(self, *inputs: np.ndarray) -> np.ndarray:
         """Kernel output for one configuration (1-D inputs)."""
-        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
+        kernel = self._accelerated if current_runtime().accelerated else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             accel.call_kernel(kernel, np.concatenate(inputs).reshape(1, -1), out, self.input_sizes)
@@ -412,7 +413,7 @@ class CompiledDynamics(LazyAccelerated):
 
     def single_flat(self, inputs: list) -> np.ndarray:
         """Kernel output for one configuration given as one list of floats (inputs concatenated)."""
-        kernel = self._accelerated if accel.enabled else None   # (counts nothing)
+        kernel = self._accelerated if current_runtime().accelerated else None   # (counts nothing)
         if kernel is not None:
             out = np.empty((1, self._size))
             accel.call_kernel(kernel, np.array([inputs], np.float64), out, self.input_sizes)

@@ -8,58 +8,36 @@ background thread (which waits, without the GIL, for the compile in a separate p
 callers go on with numpy meanwhile) → loaded, or failed (one warning, numpy kept for good).
 Subclasses say how to load (:meth:`_load`) and when to start (:attr:`counts_calls`).
 
-A process that exits while a background compile runs can die in LLVM (SIGSEGV, SIGABRT) as the
-interpreter finalises: :func:`stop_background_loads` lets none start any more and waits, with a
-bound, for those running (the node calls it on shutdown); :func:`resume_background_loads` lets
-them start again (kernels asked meanwhile start loading on their next call).
+The background threads are the current runtime's (:meth:`robokin_ros.runtime.Runtime.start_background`):
+a process that exits while a background compile runs can die in LLVM (SIGSEGV, SIGABRT) as the
+interpreter finalises, so :meth:`~robokin_ros.runtime.Runtime.close` (the node's, on shutdown)
+lets none start any more and waits, with a bound, for those running; a runtime made with
+``background_compiles=False`` starts none (``prepare`` still loads at once).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 import warnings
-import weakref
 
+from ..runtime import Runtime, current_runtime
 from . import accel
-
-_lock = threading.Lock()
-#: Background loads started and maybe still running.
-_loads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-#: True between :func:`stop_background_loads` and :func:`resume_background_loads`.
-_stopped = False
 
 
 def stop_background_loads(timeout: float) -> bool:
-    """Start no more background loads (until :func:`resume_background_loads`) and wait up to
-    ``timeout`` [s] for the running ones to end.
-
-    Returns:
-        True when none is running any more (the process may exit normally); False when one still
-        is after ``timeout`` (exiting through interpreter finalisation could then crash in numba:
-        leave with ``os._exit``).
-    """
-    global _stopped
-    with _lock:
-        _stopped = True
-        running = list(_loads)
-    deadline = time.monotonic() + timeout
-    for thread in running:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    return not running_background_loads()
+    """The current runtime's :meth:`~robokin_ros.runtime.Runtime.stop_background` (for callers
+    that did not make a runtime of their own)."""
+    return current_runtime().stop_background(timeout)
 
 
 def resume_background_loads() -> None:
-    """Let background loads start again after :func:`stop_background_loads` (a no-op otherwise)."""
-    global _stopped
-    with _lock:
-        _stopped = False
+    """The current runtime's :meth:`~robokin_ros.runtime.Runtime.resume_background`."""
+    current_runtime().resume_background()
 
 
 def running_background_loads() -> list[threading.Thread]:
-    """The background loads running now (threads named ``"robokin_ros accel"``)."""
-    with _lock:
-        return [thread for thread in _loads if thread.is_alive()]
+    """The current runtime's background loads running now (threads named ``"robokin_ros accel"``)."""
+    return current_runtime().running_background()
 
 
 class LazyAccelerated:
@@ -70,6 +48,8 @@ class LazyAccelerated:
     counts_calls = False
     #: What the warning of a failed load calls the kernel.
     kind = "numba kernel"
+    #: Held while a load starts (two threads asking at once start one).
+    _starting = threading.Lock()
 
     def __init__(self):
         self._accelerated = None   # the numba kernel once loaded
@@ -108,22 +88,19 @@ class LazyAccelerated:
     def _kernel(self, batch: int):
         """The accelerated kernel to use for ``batch`` configurations, or None (numpy); starts
         loading it in a background thread when :attr:`counts_calls` says it is time."""
-        if not accel.enabled:
+        runtime = current_runtime()
+        if not runtime.accelerated:
             return None
-        if self._accelerated is None and self._compiling is None and not _stopped:
+        if self._accelerated is None and self._compiling is None:
             if self.counts_calls:
                 self._uses += batch
-            if (self._uses if self.counts_calls else batch) >= accel.MIN_BATCH and accel.available():
-                self._start_loading()
+            if (self._uses if self.counts_calls else batch) >= runtime.settings.compile_after and accel.available():
+                self._start_loading(runtime)
         return self._accelerated
 
-    def _start_loading(self) -> None:
-        """Start :meth:`accelerate` in a background thread, unless one is started already or
-        :func:`stop_background_loads` holds them."""
-        with _lock:
-            if _stopped or self._compiling is not None:
-                return
-            thread = threading.Thread(target=self.accelerate, name="robokin_ros accel", daemon=True)
-            _loads.add(thread)
-            thread.start()
-            self._compiling = thread
+    def _start_loading(self, runtime: Runtime) -> None:
+        """Start :meth:`accelerate` in one of ``runtime``'s background threads, unless one is
+        started already or the runtime starts none (stopped, or ``background_compiles=False``)."""
+        with self._starting:
+            if self._compiling is None:
+                self._compiling = runtime.start_background(self.accelerate)

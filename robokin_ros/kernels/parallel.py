@@ -10,24 +10,25 @@ thread at once instead (:func:`run_rows`), the threads taking rows inside the co
 Every configuration is computed by the same code whatever the chunk or thread, so results are
 bit-identical for every thread count.
 
-How many threads (:func:`thread_count`): the call's ``threads=`` keyword, else the environment
-variable ``ROBOKIN_THREADS``, else the process's default (:func:`set_default_threads`: the node
-keeps a core for its /tf thread), else every core this process may run on
-(``os.sched_getaffinity``); batches smaller than :data:`MIN_PARALLEL_ROWS` run on the calling
-thread alone (starting threads would cost more than it saves).
+How many threads: the current runtime's :meth:`~robokin_ros.runtime.Runtime.thread_count` (its
+cap, else every core this process may use, never more than the cores other processes leave free
+now); batches smaller than :data:`MIN_PARALLEL_ROWS` run on the calling thread alone (starting
+threads would cost more than it saves). The worker threads are the runtime's.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..errors import ArgumentError
+from ..free_cores import available_cores
+from ..runtime import current_runtime, whole_number
+
+__all__ = ["CHUNK_ROWS", "CLAIM_ROWS", "MIN_PARALLEL_ROWS", "available_cores", "check_threads", "kernel_input",
+           "run_chunks", "run_rows", "thread_count"]
 
 #: Configurations per chunk handed to a thread by :func:`run_chunks`.
 CHUNK_ROWS = 1024
@@ -36,65 +37,27 @@ CHUNK_ROWS = 1024
 CLAIM_ROWS = 128
 #: Smallest batch that is split over threads.
 MIN_PARALLEL_ROWS = 4096
-#: The environment variable capping the threads of a call without ``threads=``.
-ENVIRONMENT = "ROBOKIN_THREADS"
-
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-_default_threads: int | None = None
 
 
-def available_cores() -> int:
-    """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:   # not on Linux
-        return max(1, os.cpu_count() or 1)
+def check_threads(threads: int | None) -> None:
+    """Refuse a per-call ``threads`` cap that is not None or a whole number >= 1 (whatever path
+    the call then takes).
+
+    Raises:
+        ArgumentError: naming ``threads``.
+    """
+    if threads is not None:
+        whole_number("threads", threads)
 
 
-def set_default_threads(threads: int | None) -> None:
-    """Threads of the batched calls of this process that give no ``threads=`` while
-    ``ROBOKIN_THREADS`` is unset (None: every core again). A process whose other threads must
-    keep a core (the node's /tf thread) caps its calls here.
+def thread_count(threads: int | None = None) -> int:
+    """Threads a batched call uses now: the current runtime's
+    :meth:`~robokin_ros.runtime.Runtime.thread_count` (``threads``: a per-call cap).
 
     Raises:
         ArgumentError: ``threads`` is not None or a whole number >= 1.
     """
-    global _default_threads
-    _default_threads = None if threads is None else thread_count(threads)
-
-
-def thread_count(threads: int | None = None) -> int:
-    """Threads a batched call uses: ``threads`` when given, else ``ROBOKIN_THREADS`` when set,
-    else the process's default (:func:`set_default_threads`), else :func:`available_cores`.
-
-    Raises:
-        ArgumentError: ``threads`` (or ``ROBOKIN_THREADS``) is not a whole number >= 1.
-    """
-    name, value = "threads", threads
-    if value is None:
-        name, value = ENVIRONMENT, os.environ.get(ENVIRONMENT, "").strip()
-        if not value:
-            return _default_threads or available_cores()
-        try:
-            value = int(value)
-        except ValueError:
-            raise ArgumentError(name, f"must be a whole number >= 1, got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ArgumentError(name, f"must be a whole number >= 1, got {value!r}")
-    return value
-
-
-def _executor(workers: int) -> ThreadPoolExecutor:
-    """The shared pool, grown to at least ``workers`` threads."""
-    global _pool, _pool_size
-    with _lock:
-        if _pool is None or _pool_size < workers:
-            old, _pool, _pool_size = _pool, ThreadPoolExecutor(workers, thread_name_prefix="robokin_ros"), workers
-            if old is not None:
-                old.shutdown(wait=False)
-        return _pool
+    return current_runtime().thread_count(threads)
 
 
 def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int = CHUNK_ROWS,
@@ -119,9 +82,10 @@ def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int =
         ArgumentError: a bad ``threads``. Whatever ``work`` raises (the first, after every
             chunk has run).
     """
+    runtime = current_runtime()
     chunks = -(-rows // chunk_rows)
-    workers = min(thread_count(threads), chunks)
-    if workers <= 1 or rows < min_rows:
+    workers = 1 if rows < min_rows else min(runtime.thread_count(threads), chunks)
+    if workers <= 1:
         work(0, rows)
         return
     bounds = list(range(0, rows, chunk_rows))
@@ -140,9 +104,7 @@ def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int =
             if next(done) == chunks:
                 finished.set()
 
-    pool = _executor(workers - 1)
-    for _ in range(workers - 1):
-        pool.submit(take)   # a task that starts late finds no chunk left and returns at once
+    runtime.submit(workers - 1, take)   # a task that starts late finds no chunk left and returns at once
     take()
     _wait(finished)
     if errors:
@@ -175,11 +137,11 @@ def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
     rows = out.shape[0]
     inputs = tuple(kernel_input(x) for x in inputs)
     claims = np.array([0, CLAIM_ROWS, 0], np.int64)
-    workers = min(thread_count(threads), -(-rows // CLAIM_ROWS)) if rows >= MIN_PARALLEL_ROWS else 1
-    if workers > 1:
-        pool = _executor(workers - 1)
-        for _ in range(workers - 1):   # (one that starts late finds fewer rows, or none, left)
-            pool.submit(kernel, *inputs, out, claims)
+    if rows >= MIN_PARALLEL_ROWS:
+        runtime = current_runtime()
+        workers = min(runtime.thread_count(threads), -(-rows // CLAIM_ROWS))
+        if workers > 1:   # (one that starts late finds fewer rows, or none, left)
+            runtime.submit(workers - 1, kernel, *inputs, out, claims)
     kernel(*inputs, out, claims)
 
 

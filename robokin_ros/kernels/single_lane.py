@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import accel, selection
+from ..runtime import current_runtime
 
 
 def single_result(kernel, out, *inputs) -> np.ndarray | None:
@@ -39,11 +39,13 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
 
     Returns:
         The result (``out`` when given), or None: no kernel, not loaded, switched off
-        (:data:`robokin_ros.kernels.accel.enabled`, :mod:`robokin_ros.kernels.selection`), or the
+        (the current runtime's ``accelerated`` and ``kind``: :mod:`robokin_ros.runtime`), or the
         entry refused the inputs. The caller then takes its general path.
     """
     entry = None if kernel is None else kernel.accelerated_single
-    if entry is not None and accel.enabled and selection.use_generated:
+    settings = current_runtime().settings
+    generated = settings.kind == "generated"
+    if entry is not None and settings.accelerated and generated:
         if out is None:
             result = np.empty(kernel.shape)
             if len(inputs) == 1:   # q, guarded by the caller: no dispatch needed
@@ -56,6 +58,6 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
         except TypeError:   # an argument numba's dispatch has no signature for
             pass
         return None
-    if kernel is not None and selection.use_generated:
+    if kernel is not None and generated:
         kernel.single_entry()   # counts the call towards loading the entry (in the background)
     return None

@@ -4,15 +4,14 @@
 (geometric Jacobians in the three reference frames), :mod:`.derivatives` (first and second pose
 derivatives, the kinematic Hessian) and :mod:`.prepared` (:class:`Kinematics`, a model's
 single-configuration calls prepared once). ``robokin_ros.kinematics.use_generated_kernels`` reads
-:data:`robokin_ros.kernels.selection.use_generated` (the one switch every entry point honours);
-assigning it is deprecated: ``with robokin_ros.kernels.use("generic"):`` selects for a block.
+the current runtime's kernel kind (:mod:`robokin_ros.runtime`); it cannot be assigned:
+``with robokin_ros.kernels.use("generic"):`` selects for a block.
 """
 
 import sys
 import types
-import warnings
 
-from ..kernels import selection as _selection
+from ..runtime import current_runtime
 from .derivatives import kinematic_hessian, pose_derivatives, pose_second_derivatives
 from .fk import (
     forward_kinematics,
@@ -40,18 +39,17 @@ __all__ = ["LOCAL", "LOCAL_WORLD_ALIGNED", "WORLD", "Kinematics", "Reference", "
 
 
 class _KinematicsModule(types.ModuleType):
-    """This package, with the deprecated ``use_generated_kernels`` kept in :mod:`robokin_ros.kernels.selection`."""
+    """This package; ``use_generated_kernels`` reads the current runtime's kernel kind."""
 
     @property
     def use_generated_kernels(self) -> bool:
-        return _selection.use_generated
+        return current_runtime().generated
 
     @use_generated_kernels.setter
     def use_generated_kernels(self, value: bool) -> None:
-        warnings.warn("assigning robokin_ros.kinematics.use_generated_kernels is deprecated: use "
-                      "`with robokin_ros.kernels.use('generic'):` (or 'generated'), and "
-                      "robokin_ros.kernels.selected() to read it", DeprecationWarning, stacklevel=2)
-        _selection.use_generated = bool(value)
+        raise AttributeError("robokin_ros.kinematics.use_generated_kernels can no longer be assigned: run the "
+                             "block inside `with robokin_ros.kernels.use('generic'):` (or 'generated'), or with "
+                             "robokin_ros.using(robokin_ros.Runtime(kind='generic'))")
 
 
 sys.modules[__name__].__class__ = _KinematicsModule

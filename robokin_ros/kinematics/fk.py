@@ -16,11 +16,12 @@ from numpy.typing import NDArray
 
 from ..checks import check_out, finite_configuration, is_single_vector, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
-from ..kernels import parallel, selection
+from ..kernels import parallel
 from ..kernels.fk_codegen import LAYOUTS, built_fk, compiled_joint_poses, compiled_link_poses
 from ..kernels.plan import compose, fk_plan, other_joint_motion, plane_frame
 from ..kernels.single_lane import single_result
 from ..model import JointType, RobotModel
+from ..runtime import current_runtime
 from ..spatial import matrix_to_quat_xyzw, rotation_about_axis
 
 Array = NDArray[np.float64]
@@ -135,8 +136,8 @@ def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str
     the general, checked path (one finite configuration as Python floats runs the generated
     kernel without a numpy call until its numba kernel is loaded)."""
     if threads is not None:
-        parallel.thread_count(threads)   # a bad cap is refused on every path
-    compiled = compiled_link_poses(model, links, layout) if selection.use_generated else None
+        parallel.check_threads(threads)   # a bad cap is refused on every path
+    compiled = compiled_link_poses(model, links, layout) if current_runtime().generated else None
     values = None if compiled is None else finite_configuration(model, q)
     if values is None:
         q = model.check_q(q)
@@ -175,7 +176,7 @@ def joint_poses(model: RobotModel, q) -> Array:
         prismatic joints (mimic joints included, computed from their source). Quaternion signs
         are not normalised.
     """
-    if not selection.use_generated:
+    if not current_runtime().generated:
         return _joint_poses_generic(model, model.check_q(q))
     compiled = compiled_joint_poses(model)
     values = finite_configuration(model, q)

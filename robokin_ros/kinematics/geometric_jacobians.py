@@ -15,10 +15,11 @@ from numpy.typing import NDArray
 from .. import model_cache
 from ..checks import finite_configuration, is_single_vector, real_array
 from ..errors import ArgumentError
-from ..kernels import parallel, selection
+from ..kernels import parallel
 from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
 from ..kernels.single_lane import single_result
 from ..model import JointType, RobotModel
+from ..runtime import current_runtime
 from .fk import forward_kinematics, joint_motion_subspaces, resolve_poses
 
 Array = NDArray[np.float64]
@@ -222,7 +223,7 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
     k = model.link_index(frame)
     if point is not None:
         point = real_array(point, "point", (3,), batch=False)
-    compiled = compiled_frames(model, (frame,)) if poses is None and selection.use_generated else None
+    compiled = compiled_frames(model, (frame,)) if poses is None and current_runtime().generated else None
     values = None if compiled is None else finite_configuration(model, q)
     if values is None:
         q = model.check_q(q)

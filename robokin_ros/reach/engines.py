@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from ..errors import ArgumentError
-from ..kernels import parallel
+from ..runtime import Runtime, using
 from .chunks import ChunkResult, ReachJob, run_chunk
 from .failures import ReachWorkerError
 
@@ -40,15 +40,19 @@ _WORKER_JOB: ReachJob | None = None
 def _install(job: ReachJob) -> None:
     global _WORKER_JOB
     _WORKER_JOB = job
-    # One core per worker: the pool is the parallelism (a chunk's IK batch would use every core).
-    os.environ[parallel.ENVIRONMENT] = "1"
     # Ctrl-C in a terminal reaches the whole process group: the parent stops the run and says
     # what it kept; the workers finish their chunk quietly (no traceback each).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+#: A worker process's runtime: one core per worker (the pool is the parallelism; a chunk's IK
+#: batch would otherwise use every core).
+ONE_THREAD = Runtime(threads=1, background_compiles=False)
+
+
 def _worker_chunk(index: int) -> tuple[int, ChunkResult]:
-    return run_chunk(_WORKER_JOB, index)
+    with using(ONE_THREAD):
+        return run_chunk(_WORKER_JOB, index)
 
 
 def run_processes(job: ReachJob, chunks: Sequence[int], workers: int) -> Iterator[tuple[int, ChunkResult]]:

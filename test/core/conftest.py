@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 
 from robokin_ros import RobotModel
-from robokin_ros.kernels import selection
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
@@ -20,7 +19,7 @@ def model(request):
 
 
 @pytest.fixture(params=["generated", "generic"])
-def kernel(request, monkeypatch):
+def kernel(run_with, request, monkeypatch):
     """Run a test with the per-robot generated kernels and again with the generic kernel."""
-    monkeypatch.setattr(selection, "use_generated", request.param == "generated")
+    run_with(kind="generated" if request.param == "generated" else "generic")
     return request.param

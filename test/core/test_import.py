@@ -51,9 +51,9 @@ def test_core_does_not_import_rclpy(tmp_path):
 
 
 def test_documented_module_paths_reach_the_modules_that_run():
-    """The paths the README documents keep working after the subpackage layout, and assigning
-    through them (deprecated: a DeprecationWarning naming the replacement) changes what runs
-    (not a copy)."""
+    """The paths the README documents keep working after the subpackage layout, , reading the
+    switches through them follows the runtime that runs, and assigning them raises naming the
+    replacement."""
     import robokin_ros
     import robokin_ros.accel
     import robokin_ros.dynamics
@@ -66,24 +66,14 @@ def test_documented_module_paths_reach_the_modules_that_run():
     assert robokin_ros.accel.prepare is robokin_ros.prepare and robokin_ros.dynamics.prepare is not None
     assert robokin_ros.accel.MIN_BATCH == accel.MIN_BATCH and robokin_ros.accel.cache_dir is disk_cache.cache_dir
     assert robokin_ros.accel.active is accel.active
-    before = accel.enabled
-    try:
-        with pytest.warns(DeprecationWarning, match=r"robokin_ros\.accel\.enabled .*kernels\.use\(accelerated="):
-            robokin_ros.accel.enabled = not before
-        assert accel.enabled is (not before) and robokin_ros.accel.enabled is (not before)
-    finally:
-        with pytest.warns(DeprecationWarning):
-            robokin_ros.accel.enabled = before
-    assert accel.enabled is before
-    try:
-        with pytest.warns(DeprecationWarning, match=r"use_generated_kernels .*kernels\.use\('generic'\)"):
-            robokin_ros.kinematics.use_generated_kernels = False
-        assert selection.use_generated is False and robokin_ros.kinematics.use_generated_kernels is False
-        with selection.use("generated"):
-            assert robokin_ros.kinematics.use_generated_kernels is True
-        assert selection.use_generated is False
-    finally:
-        with pytest.warns(DeprecationWarning):
-            robokin_ros.kinematics.use_generated_kernels = True
-    assert selection.use_generated is True
+    before = selection.selected()
+    with pytest.raises(AttributeError, match=r"robokin_ros\.accel\.enabled .*kernels\.use\(accelerated="):
+        robokin_ros.accel.enabled = not before.accelerated
+    with pytest.raises(AttributeError, match=r"use_generated_kernels .*kernels\.use\('generic'\)"):
+        robokin_ros.kinematics.use_generated_kernels = False
+    assert selection.selected() == before
+    with selection.use("generic", accelerated=not before.accelerated):   # reads follow the runtime that runs
+        assert robokin_ros.accel.enabled is accel.enabled is (not before.accelerated)
+        assert robokin_ros.kinematics.use_generated_kernels is False
+    assert robokin_ros.kinematics.use_generated_kernels is True
     from robokin_ros.node import launch_arguments  # noqa: F401  (plain Python: no rclpy needed)

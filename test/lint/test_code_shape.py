@@ -33,7 +33,8 @@ FLOORS: dict[str, int] = {
     "kernels": 4, "srdf": 4,
     "model": 3,
     "checks": 2,
-    "errors": 1, "spatial": 1, "model_cache": 1,
+    "errors": 1, "spatial": 1, "model_cache": 1, "free_cores": 1,
+    "runtime": 2,
     "robots": 0,
 }
 

@@ -44,9 +44,9 @@ def chain_urdf(length: float) -> str:
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
+def cache(run_with, tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     accel._KERNELS.clear()
     return tmp_path
 
@@ -240,9 +240,7 @@ def test_a_fifo_module_entry_does_not_hang_the_load(cache):
     code = textwrap.dedent(f"""
         import warnings
         from robokin_ros import RobotModel
-        from robokin_ros.kernels import accel
         from robokin_ros.kernels.fk_codegen import compiled_fk
-        accel.enabled = True
         model = RobotModel.from_urdf({chain_urdf(3.5)!r})
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")

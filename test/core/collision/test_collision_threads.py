@@ -19,8 +19,8 @@ from robokin_ros import CollisionModel, RobotModel, self_collisions
 from robokin_ros.collision import in_collision, pair_collisions
 from robokin_ros.collision.single import BATCH_CHUNK, SingleCheck
 from robokin_ros.kernels import accel as rk_accel
-from robokin_ros.kernels import parallel
 from robokin_ros.kernels.selection import use
+from robokin_ros.runtime import current_runtime
 
 pytest.importorskip("coal")
 
@@ -36,10 +36,10 @@ def panda() -> tuple[RobotModel, CollisionModel]:
 
 def every_result(cm: CollisionModel, q: np.ndarray, threads: int, monkeypatch) -> list:
     """Every batched result of ``q`` on ``threads`` threads, as arrays and lists."""
-    monkeypatch.setenv(parallel.ENVIRONMENT, str(threads))
-    named = self_collisions(cm, q)
-    near = self_collisions(cm, q[:200], distance=True)
-    return [named.in_collision, named.pairs, in_collision(cm, q), pair_collisions(cm, q), near.min_distance]
+    with current_runtime().use(threads=threads, share_cores=False):
+        named = self_collisions(cm, q)
+        near = self_collisions(cm, q[:200], distance=True)
+        return [named.in_collision, named.pairs, in_collision(cm, q), pair_collisions(cm, q), near.min_distance]
 
 
 def same(a, b) -> bool:
@@ -61,9 +61,10 @@ def test_batched_results_are_the_same_bits_on_every_thread_count(compiled, monke
             assert all(same(a, b) for a, b in zip(one, every_result(cm, q, threads, monkeypatch))), threads
 
 
-def test_chunks_run_from_kernel_to_names_on_two_threads_at_once(monkeypatch):
+def test_chunks_run_from_kernel_to_names_on_two_threads_at_once(run_with, monkeypatch):
     """Two chunks of one call wait for each other (a barrier) inside the compiled check: they pass
     only when two threads check at once."""
+    run_with(share_cores=False)   # (the threads asked, even when other processes hold the cores)
     if not rk_accel.active():
         pytest.skip("numba is not installed or the accelerator is off")
     model, cm = panda()
@@ -80,7 +81,7 @@ def test_chunks_run_from_kernel_to_names_on_two_threads_at_once(monkeypatch):
         return states_rows(self, qb, poses)
 
     monkeypatch.setattr(SingleCheck, "states_rows", meeting)
-    monkeypatch.setenv(parallel.ENVIRONMENT, "2")
+    run_with(threads=2)
     found = self_collisions(cm, q)
     assert len(names) == 2
     assert found.pairs == expected.pairs

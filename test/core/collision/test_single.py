@@ -181,11 +181,11 @@ def test_compiled_narrow_phases_equal_coal_near_contact(shape_a, shape_b):
 
 
 # ---------------------------------------------------------------------------------- paths and inputs
-def test_without_numba_single_configurations_take_the_batched_path(monkeypatch):
+def test_without_numba_single_configurations_take_the_batched_path(run_with, monkeypatch):
     cm = CollisionModel.build(PANDA, srdf=PANDA_SRDF)
     q = PANDA.random_configuration(300, np.random.default_rng(14))
     expected = self_collisions(cm, q)
-    monkeypatch.setattr(rk_accel, "enabled", False)
+    run_with(accelerated=False)
     fresh = CollisionModel.build(PANDA, srdf=PANDA_SRDF).with_disabled(cm.disabled)   # no kernel loaded
     assert fresh.single_check is None or fresh.single_check.states(q[0]) is None
     for k in range(len(q)):
@@ -210,12 +210,12 @@ def test_one_configuration_in_any_layout_gives_the_same_verdicts():
 
 
 @pytest.mark.parametrize("use_kernel", [True, False])
-def test_bad_configurations_raise_typed_errors(use_kernel, monkeypatch):
+def test_bad_configurations_raise_typed_errors(use_kernel, run_with, monkeypatch):
     cm = CollisionModel.build(PANDA, srdf=PANDA_SRDF)
     if use_kernel:
         prepared(cm)
     else:
-        monkeypatch.setattr(rk_accel, "enabled", False)
+        run_with(accelerated=False)
     q = PANDA.home_configuration()
     for bad, error in [(np.r_[q[:-1], np.nan], NonFiniteError), (np.r_[q[:-1], np.inf], NonFiniteError),
                        (np.r_[np.nan, q[1:]].tolist(), NonFiniteError),

@@ -29,6 +29,7 @@ from robokin_ros.kernels import accel, selection
 from robokin_ros.kernels import dynamics_codegen as codegen_dynamics
 from robokin_ros.kernels.emitter import Emitter
 from robokin_ros.kernels.plan import dynamics_tree
+from robokin_ros.kernels.selection import use
 from robokin_ros.kinematics import jacobians
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -552,8 +553,8 @@ def single_calls(model, q, v, a):
 
 
 @pytest.fixture
-def numba_on(monkeypatch):
-    monkeypatch.setattr(accel, "enabled", True)
+def numba_on(run_with, monkeypatch):
+    run_with(accelerated=True)
 
 
 def no_full_path(monkeypatch):
@@ -575,8 +576,7 @@ def test_compiled_single_calls_equal_generic_and_numpy_kernels(name, numba_on, m
     for _ in range(3):
         q, v, a = random_state(model, rng)
         expected_generic = {call: generic(f) for call, f in single_calls(model, q, v, a).items()}
-        with monkeypatch.context() as m:
-            m.setattr(accel, "enabled", False)
+        with use(accelerated=False):
             expected_numpy = {call: f() for call, f in single_calls(model, q, v, a).items()}
         with monkeypatch.context() as m:
             no_full_path(m)
@@ -653,7 +653,7 @@ def test_compiled_single_calls_keep_every_check(numba_on):
 
 
 @needs_numba
-def test_disabling_generated_kernels_or_numba_bypasses_the_compiled_entry(numba_on, monkeypatch):
+def test_disabling_generated_kernels_or_numba_bypasses_the_compiled_entry(run_with, numba_on, monkeypatch):
     model = fixture("branched")
     assert dynamics.prepare(model, ["rnea"])
     q, v, a = random_state(model, np.random.default_rng(32))
@@ -669,18 +669,18 @@ def test_disabling_generated_kernels_or_numba_bypasses_the_compiled_entry(numba_
     monkeypatch.setattr(dynamics, "_generated", spy)
     rnea(model, q, v, a)
     assert used == []
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     rnea(model, q, v, a)
     assert used == [1]
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     generic(rnea, model, q, v, a)   # the generic kernel: no generated kernel at all
     assert used == [1]
 
 
 @needs_numba
-def test_many_single_calls_load_the_compiled_kernel_in_the_background(numba_on, monkeypatch):
+def test_many_single_calls_load_the_compiled_kernel_in_the_background(run_with, numba_on, monkeypatch):
     model = fixture("planar_2link")
-    monkeypatch.setattr(accel, "MIN_BATCH", 5)
+    run_with(compile_after=5)
     q = np.array([0.2, -0.7])
     kernel = codegen_dynamics.compiled_crba(model)
     for _ in range(5):
@@ -718,7 +718,7 @@ def test_a_compiled_single_entry_that_disagrees_is_not_used(numba_on, monkeypatc
 
 
 def test_without_numba_single_calls_run_on_numpy(monkeypatch):
-    monkeypatch.setattr(accel, "_available", False)
+    monkeypatch.setattr(accel, "available", lambda: False)   # numba not installed
     model = fixture("double_pendulum")
     assert dynamics.prepare(model) is False
     assert all(codegen_dynamics.PREPARABLE[call](model).accelerated_single is None for call in ALL_CALLS)

@@ -22,6 +22,7 @@ from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.compiled_loop import CompiledLoop
 from robokin_ros.ik.lm import RowState
 from robokin_ros.kernels import accel
+from robokin_ros.kernels.selection import use
 from robokin_ros.model import ModelFields
 from robokin_ros.spatial import exp_so3
 
@@ -121,8 +122,7 @@ def test_the_generic_loop_walks_the_float_paths_iterates(generic, monkeypatch, c
     for i in range(len(T)):
         target = np.concatenate([T[i, :3, :3].reshape(9), T[i, :3, 3]]).tolist()
         q0 = s.model.clamp(seeds[i]).tolist()
-        with monkeypatch.context() as m:
-            m.setattr(accel, "enabled", False)
+        with use(accelerated=False):
             floats = s.scalar(q0[:], target, Budget(None, 1, i))
         ours = s.loop.solve(generic_run, q0[:], target, Budget(None, 1, i), RowState(), 0)
         assert ours[1:3] == floats[1:3] and ours[5] == floats[5], (i, ours[1:3], floats[1:3])   # status, iterations
@@ -143,14 +143,14 @@ def test_what_the_generic_loop_does_not_cover_takes_the_float_path(generic):
     assert generic_loop.chain_data(two) is None
 
 
-def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_request(generic, tmp_path, monkeypatch):
+def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_request(run_with, generic, tmp_path, monkeypatch):
     """An empty kernel cache: the robot's own loop is not compiled, so single requests and a batch
     run on the generic loop (counted), answers checked by FK; the batch is bit-identical on 1 and
     2 threads and walks the iterates of the same batch solved one by one in floats."""
     cache = tmp_path / "kernels"
     cache.mkdir(mode=0o700)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(cache))
-    monkeypatch.setattr(accel, "MIN_BATCH", 10**9)   # (the robot's own loop does not start compiling)
+    run_with(compile_after=10**9)   # (the robot's own loop does not start compiling)
     runs, many, *rows = generic
     counted = {"run": 0, "run_many": 0}
 
@@ -180,7 +180,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
     for field in ("q", "success", "status", "iterations"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     floats = solve_ik(model, T, "tool0", seeds, max_iterations=300)
     np.testing.assert_array_equal(one.iterations, floats.iterations)
     np.testing.assert_array_equal(one.status, floats.status)

@@ -248,11 +248,11 @@ def test_float_path_equals_vectorised_path(monkeypatch, options):
         np.testing.assert_allclose(other.rotation_error, vectorised.rotation_error, atol=1e-12)
 
 
-def test_generated_and_generic_kernels_give_the_same_solutions(monkeypatch):
+def test_generated_and_generic_kernels_give_the_same_solutions(run_with, monkeypatch):
     model = robot("ur5e")
     seeds, T = near_seed_problems(model, "tool0", 6, 6)
     generated = solve_ik(model, T, "tool0", seeds, rng=0)
-    monkeypatch.setattr(selection, "use_generated", False)
+    run_with(kind="generic")
     generic = solve_ik(model, T, "tool0", seeds, rng=0)
     assert generated.success.all() and generic.success.all()
     np.testing.assert_allclose(generic.q, generated.q, atol=1e-9)

@@ -29,6 +29,7 @@ from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.compiled_loop import CompiledLoop
 from robokin_ros.ik.lm import RowState
 from robokin_ros.kernels import accel
+from robokin_ros.kernels.selection import use
 from robokin_ros.spatial import exp_so3, log_so3
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -92,15 +93,15 @@ def count_compiled_solves(monkeypatch) -> list:
     ("panda.urdf", "panda_hand_tcp", DEAD_BAND),   # target axes, a free axis: the general single path
     ("erd:xarm7", "link_eef", {}),
 ])
-def test_compiled_loop_gives_the_float_paths_answers(monkeypatch, source, tip, options):
+def test_compiled_loop_gives_the_float_paths_answers(run_with, monkeypatch, source, tip, options):
     """Same success, status, iteration count and configuration (bit for bit: the same arithmetic
     on the same libm) on random FK-made targets, unreachable ones and near-π rotations."""
     model = arm(source)
     seeds, T = problems(model, tip, 40, 11)
     kw = dict(max_iterations=120, timeout=None, **options)
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     floats = [solve_ik(model, T[i], tip, seeds[i], rng=i, **kw) for i in range(len(T))]
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     loaded_loop(model, tip, 120, **options)
     calls = count_compiled_solves(monkeypatch)
     compiled = [solve_ik(model, T[i], tip, seeds[i], rng=i, **kw) for i in range(len(T))]
@@ -135,7 +136,7 @@ def count_batches(monkeypatch) -> list:
 
 @needs_numba
 @pytest.mark.parametrize("n, tail", [(30, None), (150, 40)])
-def test_compiled_loop_in_batches(monkeypatch, n, tail):
+def test_compiled_loop_in_batches(run_with, monkeypatch, n, tail):
     """A small batch solves its problems one by one, a large one iterates vectorised and
     finishes its last problems one by one (Solver.finish_in_floats, continuing each row's
     iterations, stall count, restarts drawn and best iterate; ``tail``: how many, raised from
@@ -148,12 +149,12 @@ def test_compiled_loop_in_batches(monkeypatch, n, tail):
     kw = dict(max_iterations=100, timeout=None, rng=3)
     if tail is not None:
         monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", tail)
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     floats = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
     one_by_one = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 64)
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     loaded_loop(model, "panda_hand_tcp", 100)
     calls, batches = count_compiled_solves(monkeypatch), count_batches(monkeypatch)
     compiled = solve_ik(model, T, "panda_hand_tcp", seeds, **kw)
@@ -169,12 +170,13 @@ def test_compiled_loop_in_batches(monkeypatch, n, tail):
 
 
 @needs_numba
-def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(monkeypatch):
+def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(run_with, monkeypatch):
     """CompiledLoop.solve_batch in chunks over 1, 2 and 3 threads, and on one thread in pieces of
     its scratch's size: the same bits (each problem alone, restarts from its own stretch of the
     sequence), in the order of the problems; the chunks ran on several threads (their thread
     names); the compiled functions were called with the types they were compiled for (nothing
     compiled in this process)."""
+    run_with(share_cores=False)   # (the threads asked, even when other processes hold the cores)
     from robokin_ros.ik import compiled_loop
     from robokin_ros.kernels import parallel
     model = arm("ur5e.urdf")
@@ -230,7 +232,7 @@ def test_a_batch_on_the_compiled_loop_keeps_its_time_budget_and_cancel_token():
 
 
 @needs_numba
-def test_compiled_loop_continues_a_rows_state(monkeypatch):
+def test_compiled_loop_continues_a_rows_state(run_with, monkeypatch):
     """Solver.scalar continuing a row of a vectorised pass (iterations, stall count, best and
     reference costs, best iterate; what Solver.finish_in_floats passes): the same on both paths."""
     robot = arm("panda.urdf")   # (holds the solver: solvers are kept per model)
@@ -247,7 +249,7 @@ def test_compiled_loop_continues_a_rows_state(monkeypatch):
                          best_q=model.random_configuration(1, rng)[0].tolist())
         results = []
         for enabled in (False, True):
-            monkeypatch.setattr(accel, "enabled", enabled)
+            run_with(accelerated=enabled)
             results.append(s.scalar(q[:], target, Budget(None, 1, i), state))
         (qf, *rest_f), (qc, *rest_c) = results
         assert rest_c[:2] == rest_f[:2] and rest_c[4] == rest_f[4]   # status, iterations, success
@@ -289,9 +291,10 @@ def test_without_numba_single_requests_run_the_float_path(monkeypatch):
     are solved in floats, answers checked by FK."""
     model = arm("panda.urdf")
     seeds, T = problems(model, "panda_hand_tcp", 10, 2)
-    for setting, value in (("enabled", False), ("_available", False)):
-        with monkeypatch.context() as m:
-            m.setattr(accel, setting, value)
+    for setting, value in (("accelerated", False), ("available", False)):
+        with monkeypatch.context() as m, use(accelerated=value if setting == "accelerated" else None):
+            if setting == "available":   # numba not installed
+                m.setattr(accel, "available", lambda: value)
             assert not prepare_ik(model, "panda_hand_tcp", max_iterations=300)
             calls = count_compiled_solves(m)
             results = [solve_ik(model, T[i], "panda_hand_tcp", seeds[i], max_iterations=300) for i in range(10)]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from robokin_ros.kernels import accel
-
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
@@ -14,8 +12,8 @@ def cache(tmp_path_factory):
 
 
 @pytest.fixture
-def accelerated(cache, monkeypatch):
+def accelerated(run_with, cache, monkeypatch):
     """Accelerator on, compiled code in the module's temporary cache directory."""
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", cache)
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     return cache

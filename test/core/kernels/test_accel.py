@@ -4,8 +4,8 @@ The numba tests are skipped when numba is not installed; the fallback tests run 
 Compiled code goes to a temporary cache directory, never to the user's.
 """
 
+import functools
 import glob
-import importlib
 import logging
 import os
 import subprocess
@@ -16,8 +16,9 @@ import pytest
 
 import robokin_ros
 from robokin_ros import RobotModel, forward_kinematics, jacobian
-from robokin_ros.kernels import accel, disk_cache, selection
+from robokin_ros.kernels import accel, disk_cache
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames
+from robokin_ros.kernels.selection import use
 from robokin_ros.kinematics import forward_kinematics_generic
 from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 
@@ -30,8 +31,7 @@ needs_numba = pytest.mark.skipif(not accel.available(), reason="numba is not ins
 
 
 def _numpy_fk(model, q, monkeypatch):
-    with monkeypatch.context() as m:
-        m.setattr(accel, "enabled", False)
+    with use(accelerated=False):
         return forward_kinematics(model, q)
 
 
@@ -61,14 +61,12 @@ def test_accelerated_jacobian_kernel_equals_numpy(accelerated, monkeypatch):
     frames = ("left_tool0", "camera_optical_frame")
     kernel = compiled_frames(model, frames)
     q = model.random_configuration(9, rng=3)
-    with monkeypatch.context() as m:
-        m.setattr(accel, "enabled", False)
+    with use(accelerated=False):
         expected = kernel.batch(q)
         T_ref, J_ref = frame_pose_and_jacobian(model, q, frames[0])
     assert kernel.accelerate()
     np.testing.assert_allclose(kernel.batch(q), expected, atol=1e-12, rtol=0)
-    with monkeypatch.context() as m:
-        m.setattr(selection, "use_generated", False)
+    with use("generic"):
         J_generic = jacobian(model, q, frames[0])
     np.testing.assert_allclose(J_ref, J_generic, atol=1e-12, rtol=0)
     assert compiled_frames(model, (frames[0],)).accelerate()
@@ -78,10 +76,10 @@ def test_accelerated_jacobian_kernel_equals_numpy(accelerated, monkeypatch):
 
 
 @needs_numba
-def test_a_large_batch_compiles_in_the_background_and_caches_on_disk(accelerated, monkeypatch):
+def test_a_large_batch_compiles_in_the_background_and_caches_on_disk(run_with, accelerated, monkeypatch):
     model = RobotModel.from_urdf_file(SMALL[0])
     kernel = compiled_fk(model)
-    monkeypatch.setattr(accel, "MIN_BATCH", 8)
+    run_with(compile_after=8)
     kernel.batch(model.random_configuration(7, rng=0))
     assert kernel._compiling is None and kernel._accelerated is None  # below MIN_BATCH: numpy only
     q = model.random_configuration(8, rng=0)
@@ -127,7 +125,7 @@ def test_a_new_process_loads_the_compiled_kernel_from_the_disk_cache(accelerated
 
 
 @needs_numba
-def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(accelerated, monkeypatch):
+def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(run_with, accelerated, monkeypatch):
     model = RobotModel.from_urdf_file(SMALL[1])
     kernel = compiled_fk(model)
     assert kernel.accelerate()
@@ -137,17 +135,17 @@ def test_disabling_the_accelerator_returns_to_numpy_even_once_loaded(accelerated
     q = model.random_configuration(5, rng=4)
     kernel.batch(q)
     assert calls == [(5, model.n_q)]
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     np.testing.assert_allclose(kernel.batch(q), forward_kinematics_generic(model, q), atol=1e-12, rtol=0)
     kernel.single(q[0])
     assert calls == [(5, model.n_q)] and not kernel.accelerate()
 
 
 @needs_numba
-def test_a_failing_compilation_warns_once_and_keeps_numpy(tmp_path, monkeypatch):
+def test_a_failing_compilation_warns_once_and_keeps_numpy(run_with, tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(accel, "enabled", True)
-    monkeypatch.setattr(accel._KERNELS, "get", lambda name: None)
+    run_with(accelerated=True)
+    monkeypatch.setattr(accel.loaded().functions, "get", lambda name: None)
 
     def disk_full(path, data):
         raise OSError(28, "No space left on device")
@@ -163,7 +161,7 @@ def test_a_failing_compilation_warns_once_and_keeps_numpy(tmp_path, monkeypatch)
 
 
 def test_without_numba_the_numpy_kernels_run(monkeypatch):
-    monkeypatch.setattr(accel, "_available", False)
+    monkeypatch.setattr(accel, "available", lambda: False)   # numba not installed
     model = RobotModel.from_urdf_file(SMALL[2])
     kernel = compiled_fk(model)
     assert not accel.active() and not kernel.accelerate() and not robokin_ros.prepare(model)
@@ -175,12 +173,10 @@ def test_without_numba_the_numpy_kernels_run(monkeypatch):
 @pytest.mark.parametrize("value, expected", [("0", False), ("off", False), ("False", False), ("no", False),
                                              ("1", True), ("", True)])
 def test_the_environment_variable_sets_the_default(value, expected, monkeypatch):
+    from robokin_ros.runtime import settings_from_environment
+
     monkeypatch.setenv("ROBOKIN_ACCEL", value)
-    try:
-        assert importlib.reload(accel).enabled is expected
-    finally:
-        monkeypatch.delenv("ROBOKIN_ACCEL")
-        importlib.reload(accel)
+    assert settings_from_environment().accelerated is expected
 
 
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
@@ -224,12 +220,12 @@ def test_the_generated_source_is_the_same_in_every_process():
     assert len(digests) == 1
 
 
-def test_missing_numba_is_said_once(monkeypatch, caplog):
+def test_missing_numba_is_said_once(run_with, monkeypatch, caplog):
     import importlib.util as util
     real = util.find_spec
     monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
-    monkeypatch.setattr(accel, "_available", None)
-    monkeypatch.setattr(accel, "enabled", True)
+    accel.available.cache_clear()
+    monkeypatch.setattr(accel, "available", functools.cache(accel.available.__wrapped__))   # (asked anew)
     # ROS's launch (imported by launch tests in the same session) makes new loggers LaunchLoggers
     # that do not propagate to the root logger caplog listens on
     monkeypatch.setattr(logging.getLogger("robokin_ros"), "propagate", True)

@@ -8,8 +8,8 @@ import pytest
 from peers import ERD_ROBOTS, erd_urdf
 
 from robokin_ros import Reference, RobotModel, forward_kinematics
-from robokin_ros.kernels import selection
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames, generate_link_poses_source
+from robokin_ros.kernels.selection import use
 from robokin_ros.kinematics import forward_kinematics_generic
 from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian
 
@@ -51,8 +51,7 @@ def test_generated_frame_kernel_equals_generic_jacobian(which, monkeypatch):
     for frame in frames:
         for reference in Reference:
             T_gen, J_gen = frame_pose_and_jacobian(model, q, frame, reference, point=[0.05, -0.1, 0.2])
-            with monkeypatch.context() as m:
-                m.setattr(selection, "use_generated", False)
+            with use("generic"):
                 T_ref, J_ref = frame_pose_and_jacobian(model, q, frame, reference, point=[0.05, -0.1, 0.2])
             np.testing.assert_allclose(T_gen, T_ref, atol=1e-12, rtol=0)
             np.testing.assert_allclose(J_gen, J_ref, atol=1e-12, rtol=0)

@@ -6,6 +6,7 @@ A stand-in kernel whose load blocks until the test releases it makes every step 
 
 from __future__ import annotations
 
+import contextvars
 import threading
 
 import pytest
@@ -34,11 +35,11 @@ class BlockingKernel(LazyAccelerated):
 
 
 @pytest.fixture
-def loads(monkeypatch):
+def loads(run_with, monkeypatch):
     """Background loads possible (numba or not), from a batch of 4; resumed and drained afterwards."""
-    monkeypatch.setattr(accel, "_available", True)
-    monkeypatch.setattr(accel, "enabled", True)
-    monkeypatch.setattr(accel, "MIN_BATCH", 4)
+    monkeypatch.setattr(accel, "available", lambda: True)
+    run_with(accelerated=True)
+    run_with(compile_after=4)
     kernels: list[BlockingKernel] = []
     yield kernels
     for kernel in kernels:
@@ -85,7 +86,8 @@ def test_no_load_starts_while_stopped_and_loads_start_again_after_resume(loads):
 
 def test_a_kernel_starts_one_load_however_many_threads_ask(loads):
     kernel = _kernel(loads)
-    threads = [threading.Thread(target=kernel._kernel, args=(4,)) for _ in range(8)]
+    # (each thread in a copy of this test's context: the runtime that loads after 4 configurations)
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(kernel._kernel, 4)) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -15,28 +15,19 @@ from robokin_ros.kernels import accel, parallel
 UR5E = pathlib.Path(rk.__file__).resolve().parent / "robots" / "ur5e.urdf"
 
 
-def test_thread_count_reads_the_keyword_then_the_environment_then_the_cores(monkeypatch):
-    monkeypatch.delenv(parallel.ENVIRONMENT, raising=False)
-    assert parallel.thread_count() == parallel.available_cores()
-    monkeypatch.setenv(parallel.ENVIRONMENT, "3")
-    assert parallel.thread_count() == 3
-    assert parallel.thread_count(5) == 5
+@pytest.fixture(autouse=True)
+def every_thread_asked(run_with):
+    """The threads asked run even when other processes hold the cores (this machine's tests
+    share it): what is tested here is how rows are shared, not how many threads are chosen."""
+    run_with(share_cores=False)
 
 
-def test_the_process_default_comes_after_the_keyword_and_the_environment(monkeypatch):
-    monkeypatch.delenv(parallel.ENVIRONMENT, raising=False)
-    try:
-        parallel.set_default_threads(1)
-        assert parallel.thread_count() == 1 and parallel.thread_count(3) == 3
-        monkeypatch.setenv(parallel.ENVIRONMENT, "2")
-        assert parallel.thread_count() == 2
-        monkeypatch.delenv(parallel.ENVIRONMENT)
-        with pytest.raises(ArgumentError, match="threads"):
-            parallel.set_default_threads(0)
-        assert parallel.thread_count() == 1   # (a refused default changes nothing)
-    finally:
-        parallel.set_default_threads(None)
-    assert parallel.thread_count() == parallel.available_cores()
+def test_thread_count_reads_the_keyword_then_the_runtime(run_with):
+    run_with(threads=1)
+    assert parallel.thread_count() == 1
+    assert parallel.thread_count(5) <= 5
+    run_with(threads=None)
+    assert 1 <= parallel.thread_count() <= parallel.available_cores()
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
@@ -47,9 +38,11 @@ def test_a_bad_thread_cap_is_refused_by_name(bad):
 
 @pytest.mark.parametrize("bad", ["0", "two", "-3"])
 def test_a_bad_environment_cap_is_refused_by_name(bad, monkeypatch):
-    monkeypatch.setenv(parallel.ENVIRONMENT, bad)
-    with pytest.raises(ArgumentError, match=parallel.ENVIRONMENT):
-        parallel.thread_count()
+    from robokin_ros.runtime import THREADS_ENVIRONMENT, settings_from_environment
+
+    monkeypatch.setenv(THREADS_ENVIRONMENT, bad)
+    with pytest.raises(ArgumentError, match=THREADS_ENVIRONMENT):
+        settings_from_environment()
 
 
 def test_forward_kinematics_refuses_a_bad_thread_cap():
@@ -58,7 +51,7 @@ def test_forward_kinematics_refuses_a_bad_thread_cap():
         rk.forward_kinematics(model, np.zeros((3, model.n_q)), threads=0)
 
 
-def test_chunks_cover_every_row_once_on_two_threads_at_once():
+def test_chunks_cover_every_row_once_on_two_threads_at_once(run_with):
     """Two chunks wait for each other (a barrier): they can only pass on two threads at once."""
     rows = parallel.MIN_PARALLEL_ROWS + 123
     seen = np.zeros(rows, np.int64)
@@ -99,7 +92,7 @@ def test_an_error_in_a_chunk_reaches_the_caller_after_every_chunk():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not accel.available(), reason="numba is not installed")
-def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, monkeypatch):
+def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, run_with, monkeypatch):
     """FK, a tip Jacobian, RNEA and self-collision of a batch (odd size: a short last chunk)
     give the same bits on 1, 2 and 3 threads."""
     model = rk.RobotModel.from_urdf_file(UR5E)
@@ -113,7 +106,7 @@ def test_batched_kernels_are_bit_identical_for_every_thread_count(accelerated, m
             thread.join(600.0)
 
     def results(threads):
-        monkeypatch.setenv(parallel.ENVIRONMENT, str(threads))
+        run_with(threads=threads)
         return [rk.forward_kinematics(model, q, threads=threads), rk.jacobian(model, q, "tool0", threads=threads),
                 rk.rnea(model, q, v, v), rk.self_collisions(checker, q).in_collision]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import ArgumentError, RobotModel, forward_kinematics
-from robokin_ros.kernels import Selection, accel, selected, selection, use
+from robokin_ros.kernels import Selection, accel, selected, use
 from robokin_ros.kinematics import forward_kinematics_generic
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
@@ -20,7 +20,7 @@ def test_use_sets_the_kind_for_the_block_and_restores_it():
     before = selected()
     with use("generic") as inside:
         assert inside == selected() == Selection("generic", before.accelerated)
-        assert selection.use_generated is False
+        assert selected().kind == "generic"
         with use("generated"):
             assert selected().kind == "generated"
         assert selected().kind == "generic"
@@ -28,7 +28,7 @@ def test_use_sets_the_kind_for_the_block_and_restores_it():
 
 
 def test_use_sets_the_accelerator_for_the_block_and_restores_it():
-    before = accel.enabled
+    before = accel.active() and selected().accelerated
     with use(accelerated=not before) as inside:
         assert inside.accelerated is (not before) and accel.enabled is (not before)
         with use("generic", accelerated=before):
@@ -37,10 +37,16 @@ def test_use_sets_the_accelerator_for_the_block_and_restores_it():
     assert accel.enabled is before
 
 
-def test_a_block_restores_only_what_it_set(monkeypatch):
-    with use("generic"):
-        monkeypatch.setattr(accel, "enabled", False)   # changed inside the block by someone else
-    assert accel.enabled is False and selection.use_generated is True
+def test_a_block_changes_this_thread_only():
+    import threading
+
+    seen = []
+    with use("generic", accelerated=False):
+        thread = threading.Thread(target=lambda: seen.append(selected()))
+        thread.start()
+        thread.join()
+        assert selected() == Selection("generic", False)
+    assert seen == [Selection("generated", selected().accelerated)]
 
 
 def test_an_exception_in_the_block_restores_the_setting():
@@ -71,24 +77,18 @@ def test_every_setting_computes_the_generic_kernels_numbers(kind, accelerated):
     np.testing.assert_allclose(single, got[2], atol=1e-12, rtol=0)
 
 
-def test_the_legacy_assignments_warn_name_the_replacement_and_still_work():
+def test_the_legacy_assignments_raise_naming_the_replacement():
     import robokin_ros.accel
     import robokin_ros.kernels
     import robokin_ros.kinematics
 
-    with pytest.warns(DeprecationWarning, match=r"kernels\.use\('generic'\)"):
+    before = selected()
+    with pytest.raises(AttributeError, match=r"kernels\.use\('generic'\)"):
         robokin_ros.kinematics.use_generated_kernels = False
-    try:
-        assert selected().kind == "generic" and robokin_ros.kinematics.use_generated_kernels is False
-    finally:
-        with pytest.warns(DeprecationWarning):
-            robokin_ros.kinematics.use_generated_kernels = True
-    before = accel.enabled
-    with pytest.warns(DeprecationWarning, match=r"kernels\.use\(accelerated=\.\.\.\)"):
-        robokin_ros.accel.enabled = not before
-    try:
-        assert selected().accelerated is (not before)
-    finally:
-        with pytest.warns(DeprecationWarning):
-            robokin_ros.accel.enabled = before
+    with pytest.raises(AttributeError, match=r"kernels\.use\(accelerated=\.\.\.\)"):
+        robokin_ros.accel.enabled = not before.accelerated
+    assert selected() == before
+    with use("generic", accelerated=not before.accelerated):   # reading them follows the runtime
+        assert robokin_ros.kinematics.use_generated_kernels is False
+        assert robokin_ros.accel.enabled is (not before.accelerated)
     assert robokin_ros.kernels.use is use and robokin_ros.kernels.selected is selected

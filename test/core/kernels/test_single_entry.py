@@ -16,6 +16,7 @@ from robokin_ros import KernelCheckError, RobotModel, forward_kinematics, jacobi
 from robokin_ros.kernels import accel
 from robokin_ros.kernels.dynamics_codegen import compiled_crba, compiled_rnea
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_jacobian
+from robokin_ros.kernels.selection import use
 
 HERE = os.path.dirname(__file__)
 MIMIC = os.path.join(HERE, "..", "..", "fixtures", "prismatic_continuous_mimic.urdf")
@@ -120,8 +121,8 @@ def test_prepare_loads_the_jacobian_entry_of_a_single_frame(accelerated):
     assert compiled_jacobian(model, "panda_hand_tcp").accelerated_single is not None
 
 
-def test_single_jacobian_calls_add_up_to_loading_the_entry(accelerated, monkeypatch):
-    monkeypatch.setattr(accel, "MIN_BATCH", 5)
+def test_single_jacobian_calls_add_up_to_loading_the_entry(run_with, accelerated, monkeypatch):
+    run_with(compile_after=5)
     model = RobotModel.from_urdf_file(PANDA)
     q = model.random_configuration(1, np.random.default_rng(2))[0]
     expected = jacobian(model, q, "panda_link7")
@@ -140,6 +141,5 @@ def test_public_single_fk_writes_out_through_the_entry(accelerated, monkeypatch)
     q = model.random_configuration(1, np.random.default_rng(3))[0]
     out = np.empty((model.n_links, 4, 4))
     assert forward_kinematics(model, q, out=out) is out
-    with monkeypatch.context() as m:
-        m.setattr(accel, "enabled", False)
+    with use(accelerated=False):
         np.testing.assert_allclose(out, forward_kinematics(model, q), rtol=0, atol=1e-12)

@@ -77,15 +77,15 @@ def assert_single_equals_batched(model: RobotModel, seed: int) -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_public_single_calls_equal_the_batched_path_before_the_kernels_load(case, monkeypatch):
-    monkeypatch.setattr(accel, "enabled", False)   # the Python-float and numpy kernels
+def test_public_single_calls_equal_the_batched_path_before_the_kernels_load(run_with, case, monkeypatch):
+    run_with(accelerated=False)   # the Python-float and numpy kernels
     assert_single_equals_batched(load(case), 40)
 
 
 @needs_numba
 @pytest.mark.parametrize("case", CASES)
-def test_public_single_calls_equal_the_batched_path_through_the_compiled_entries(case, monkeypatch):
-    monkeypatch.setattr(accel, "enabled", True)
+def test_public_single_calls_equal_the_batched_path_through_the_compiled_entries(run_with, case, monkeypatch):
+    run_with(accelerated=True)
     model = load(case)
     tip = model.link_names[-1]
     dynamics = ("rnea", "gravity_torques", "crba", "aba") if has_dynamics(model) else ()
@@ -95,8 +95,8 @@ def test_public_single_calls_equal_the_batched_path_through_the_compiled_entries
 
 
 @needs_numba
-def test_public_single_calls_refuse_bad_input_with_the_typed_error(monkeypatch):
-    monkeypatch.setattr(accel, "enabled", True)
+def test_public_single_calls_refuse_bad_input_with_the_typed_error(run_with, monkeypatch):
+    run_with(accelerated=True)
     model = RobotModel.from_urdf_file(FIXTURES / "double_pendulum.urdf")
     assert prepare(model, [("link2",)], dynamics=("rnea", "gravity_torques", "crba", "aba"))
     assert built_fk(model).accelerated_single is not None   # the entries are loaded: they refuse, not numpy
@@ -120,8 +120,8 @@ def test_public_single_calls_refuse_bad_input_with_the_typed_error(monkeypatch):
 
 
 @needs_numba
-def test_the_registry_holds_one_kernel_per_model_and_call(monkeypatch):
-    monkeypatch.setattr(accel, "enabled", True)
+def test_the_registry_holds_one_kernel_per_model_and_call(run_with, monkeypatch):
+    run_with(accelerated=True)
     model = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
     assert prepare(model, [("panda_hand_tcp",)], dynamics=("rnea", "crba"))
     rng = np.random.default_rng(42)

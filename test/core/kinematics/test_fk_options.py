@@ -17,7 +17,7 @@ from robokin_ros import (
     link_positions,
     prepare,
 )
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_link_poses, generate_link_poses_source
 from robokin_ros.kinematics import forward_kinematics_generic
 
@@ -66,10 +66,10 @@ def _call(model, q, frames, layout, out=None):
 
 
 @pytest.fixture(params=["generic", "numpy generated", pytest.param("numba", marks=pytest.mark.slow)])
-def path(request, monkeypatch, tmp_path_factory):
+def path(run_with, request, monkeypatch, tmp_path_factory):
     """Each of our three FK kernels (the numba one skipped without numba)."""
-    monkeypatch.setattr(selection, "use_generated", request.param != "generic")
-    monkeypatch.setattr(accel, "enabled", request.param == "numba")
+    run_with(kind="generated" if request.param != "generic" else "generic")
+    run_with(accelerated=request.param == "numba")
     if request.param == "numba":
         if not accel.available():
             pytest.skip("numba is not installed (optional accelerator)")
@@ -101,15 +101,15 @@ def test_every_option_equals_the_default_result_cut_to_it(which, layout, path):
 @pytest.mark.slow   # compiles a numba kernel per variant
 @pytest.mark.parametrize("layout", ["4x4", "3x4", "position"])
 @pytest.mark.parametrize("which", list(_models()))
-def test_numpy_and_numba_give_the_same_numbers(which, layout, monkeypatch, tmp_path):
+def test_numpy_and_numba_give_the_same_numbers(run_with, which, layout, monkeypatch, tmp_path):
     model = _load(which)
     q = model.random_configuration(accel.MIN_BATCH + 3, rng=8)
     frames = _frames(model)
-    monkeypatch.setattr(accel, "enabled", False)
+    run_with(accelerated=False)
     numpy_result = _call(model, q, frames, layout)
     if not accel.available():
         pytest.skip("numba is not installed (optional accelerator)")
-    monkeypatch.setattr(accel, "enabled", True)
+    run_with(accelerated=True)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
     kernel = compiled_link_poses(model, model.link_indices(frames), layout)
     if kernel is not None:
@@ -118,7 +118,7 @@ def test_numpy_and_numba_give_the_same_numbers(which, layout, monkeypatch, tmp_p
 
 
 def test_without_numba_every_option_runs_on_numpy(monkeypatch):
-    monkeypatch.setattr(accel, "_available", False)
+    monkeypatch.setattr(accel, "available", lambda: False)   # numba not installed
     model = RobotModel.from_urdf_file(LOCAL[1])
     q = model.random_configuration(accel.MIN_BATCH, rng=9)
     for layout in ("4x4", "3x4", "position"):

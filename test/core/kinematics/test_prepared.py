@@ -210,8 +210,8 @@ def test_mimic_values_that_overflow_raise():
             call(q)
 
 
-def test_without_numba_the_methods_are_the_public_functions(monkeypatch):
-    monkeypatch.setattr(accel, "enabled", False)
+def test_without_numba_the_methods_are_the_public_functions(run_with, monkeypatch):
+    run_with(accelerated=False)
     model = RobotModel.from_urdf_file(ROBOTS / "panda.urdf")
     handle = Kinematics(model, frames=["panda_hand_tcp"])
     assert not handle.accelerated
