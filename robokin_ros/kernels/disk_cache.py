@@ -11,7 +11,9 @@ What :mod:`robokin_ros.kernels.accel` loads from it goes through :func:`store_mo
 generated module on disk is read with a size cap (no FIFOs, devices or symbolic links) and must
 equal its source byte for byte, else it and its compiled code are deleted and it is rewritten;
 numba's files of it that are not regular files of the current user are deleted, never unpickled.
-:func:`prune` keeps the directory bounded (:data:`MAX_CACHE_ENTRIES` modules).
+:func:`prune` keeps the directory bounded (:data:`MAX_CACHE_ENTRIES` modules), deleting the least
+recently used first: every process's first load of a module marks it used (a ``.used`` file
+beside it; the module's own stamp is numba's cache key and stays as written).
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ from ..model.description import read_capped
 #: Largest cache entry read (a generated module of a 60-link humanoid is ~1 MB).
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
 
-#: Most generated modules kept in :func:`cache_dir` (the oldest are deleted first with their
-#: compiled code); ``ROBOKIN_CACHE_MAX_ENTRIES`` overrides it.
-MAX_CACHE_ENTRIES = 128
+#: Most generated modules kept in :func:`cache_dir` (the least recently used are deleted first
+#: with their compiled code; ~1 MB each on disk, an arm's kernels 5-10 modules: a day of trying
+#: thirty robots fits); ``ROBOKIN_CACHE_MAX_ENTRIES`` overrides it.
+MAX_CACHE_ENTRIES = 512
+
+#: Suffix of the marker a module's use touches (:func:`mark_used`).
+USED_SUFFIX = ".used"
 
 #: File name prefix of the generated modules (``robokin_kernel_<hash>.py``).
 MODULE_PREFIX = "robokin_kernel_"
@@ -170,8 +176,25 @@ def _compiled_files(folder: str, name: str) -> list[str]:
 
 def purge(folder: str, name: str) -> None:
     """Delete the generated module ``name`` in ``folder`` and numba's compiled code of it."""
-    for path in [os.path.join(folder, name + ".py")] + _compiled_files(folder, name):
+    for path in [os.path.join(folder, name + ".py"), os.path.join(folder, name + USED_SUFFIX)] + \
+            _compiled_files(folder, name):
         remove_entry(path)
+
+
+def mark_used(folder: str, name: str) -> None:
+    """Mark the module ``name`` used now (its ``.used`` marker's stamp; :func:`prune` deletes the
+    least recently used first). A marker that cannot be written is left alone."""
+    path = os.path.join(folder, name + USED_SUFFIX)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return
+    try:
+        os.utime(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def _foreign(path: str, kind=stat.S_ISREG) -> bool:
@@ -218,12 +241,14 @@ def store_module(folder: str, name: str, source: str) -> str:
             purge(folder, name)
         write_entry(path, data)
     _check_compiled_files(folder, name)
+    mark_used(folder, name)
     return path
 
 
 def prune(folder: str, keep: str) -> None:
     """Keep at most ``ROBOKIN_CACHE_MAX_ENTRIES`` (default :data:`MAX_CACHE_ENTRIES`) generated
-    modules in ``folder``, deleting the oldest (by modification time) but ``keep``."""
+    modules in ``folder``, deleting the least recently used (:func:`mark_used`; a module never
+    marked by its write) but ``keep``."""
     try:
         limit = int(os.environ.get("ROBOKIN_CACHE_MAX_ENTRIES", MAX_CACHE_ENTRIES))
     except ValueError:
@@ -233,10 +258,13 @@ def prune(folder: str, keep: str) -> None:
         return
 
     def age(path):
-        try:
-            return os.path.getmtime(path)
-        except OSError:
-            return 0.0
+        stamps = []
+        for used in (path, path[:-3] + USED_SUFFIX):
+            try:
+                stamps.append(os.path.getmtime(used))
+            except OSError:
+                pass
+        return max(stamps, default=0.0)
 
     for path in sorted(modules, key=age)[:len(modules) - max(limit, 1)]:
         name = os.path.basename(path)[:-3]
