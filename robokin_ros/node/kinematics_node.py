@@ -5,9 +5,8 @@ Robot description and joint states in; TF, Jacobians, gravity torques and the /c
 services out. The rest lives in plain modules without rclpy: parameters in
 :mod:`~robokin_ros.node.parameters` (declared by :mod:`~robokin_ros.node.parameter_declarations`),
 descriptions in :mod:`~robokin_ros.node.descriptions`, the live robot in
-:mod:`~robokin_ros.node.live_robot`, the handlers in :mod:`~robokin_ros.node.ik_service`,
-:mod:`~robokin_ros.node.ik_solutions_service`, :mod:`~robokin_ros.node.services` and
-:mod:`~robokin_ros.node.multi_state_validity`, conversions in :mod:`~robokin_ros.node.conversions`.
+:mod:`~robokin_ros.node.live_robot`, the handlers in one module per service over
+:mod:`~robokin_ros.node.requests`, conversions in :mod:`~robokin_ros.node.conversions`.
 
 Threading: the joint-state -> /tf path has the spinning thread (the node's default, mutually
 exclusive group; /compute_fk too: it is quick); the IK and validity services have their own
@@ -44,7 +43,7 @@ from .. import ik
 from ..dynamics import gravity_torques
 from ..errors import RobokinError, ShapeError
 from ..kinematics import forward_kinematics, jacobian, joint_poses
-from . import ik_service, ik_solutions_service, multi_state_validity, services
+from . import fk_service, ik_service, ik_solutions_service, multi_validity_service, validity_service
 from .background import LatestJobWorker
 from .conversions import (
     duration_to_seconds,
@@ -81,6 +80,7 @@ from .parameters import (
     read_settings,
     startup_problems,
 )
+from .requests import RobotSnapshot
 
 NODE_NAME = 'robokin'
 
@@ -194,7 +194,7 @@ class KinematicsNode(Node):
                             callback_group=group)
         host.create_service(GetStateValidity, 'check_state_validity', self._check_state_validity,
                             qos_profile=SERVICE_QOS, callback_group=group)
-        host.create_service(GetMultiStateValidity, multi_state_validity.SERVICE_NAME,
+        host.create_service(GetMultiStateValidity, multi_validity_service.SERVICE_NAME,
                             self._check_multi_state_validity, qos_profile=SERVICE_QOS, callback_group=group)
         host.create_service(GetPositionFK, 'compute_fk', self._compute_fk, qos_profile=SERVICE_QOS)
         try:
@@ -542,7 +542,7 @@ class KinematicsNode(Node):
         self.get_logger().error(cap_message('service handler failed:\n' + ''.join(
             traceback.format_exception(type(error), error, error.__traceback__)), max_lines=60))
 
-    def _snapshot(self) -> services.RobotSnapshot | None:
+    def _snapshot(self) -> RobotSnapshot | None:
         robot = self._robot
         return None if robot is None else robot.snapshot()
 
@@ -579,17 +579,18 @@ class KinematicsNode(Node):
 
     def _check_state_validity(self, request, response):
         policy, caps = self.settings.ik.avoid_collisions_policy, self.settings.validity_caps
-        return services.check_state_validity(request, response, self._snapshot(), self.get_clock().now().to_msg(),
-                                             self._problem, self._crash, policy=policy, caps=caps)
+        return validity_service.check_state_validity(request, response, self._snapshot(),
+                                                     self.get_clock().now().to_msg(), self._problem, self._crash,
+                                                     policy=policy, caps=caps)
 
     def _check_multi_state_validity(self, request, response):
-        return multi_state_validity.check_multi_state_validity(
+        return multi_validity_service.check_multi_state_validity(
             request, response, self._snapshot(), self.get_clock().now().to_msg(), self._problem, self._crash,
             policy=self.settings.ik.avoid_collisions_policy, max_states=self.settings.max_validity_states,
             caps=self.settings.validity_caps)
 
     def _compute_fk(self, request, response):
-        return _capped_reply(services.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),
+        return _capped_reply(fk_service.compute_fk(request, response, self._snapshot(), self.get_clock().now().to_msg(),
                                                  self._crash))
 
 
