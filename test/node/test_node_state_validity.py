@@ -278,12 +278,12 @@ def test_a_cap_parameter_must_be_positive(name):
 def test_the_node_passes_its_cap_parameters_to_both_services(make_node):
     node = make_node(robot_description=PANDA_XML, validity_max_constraints=1)
     problems = []
-    node._problem = problems.append
+    node.service_calls.problem = problems.append
     req = GetStateValidity.Request()
     req.constraints.joint_constraints = PANDA_CONSTRAINTS
-    assert not node._check_state_validity(req, GetStateValidity.Response()).valid
+    assert not node.service_calls.check_state_validity(req, GetStateValidity.Response()).valid
     multi = multi_request(PANDA.home_configuration(), PANDA.random_configuration(2, rng=1), PANDA.q_names,
                           PANDA_CONSTRAINTS)
-    assert not node._check_multi_state_validity(multi, GetMultiStateValidity.Response()).valid
+    assert not node.service_calls.check_multi_state_validity(multi, GetMultiStateValidity.Response()).valid
     assert [p.split(': ', 1)[1] for p in problems] == \
         ['2 constraints in one request: at most 1 (parameter validity_max_constraints)'] * 2
