@@ -87,12 +87,12 @@ class KinematicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self.settings = declare_parameters(self)
-        settings = self.settings
+        publish_stats = self.settings.publish_stats
         self.service_calls = ServiceCalls(self)
         self.state_publisher = StatePublisher(
             self, tf=self.create_publisher(TFMessage, '/tf', TF_QOS),
             gravity=self.create_publisher(JointState, '~/gravity_torques', 10),
-            stats=self.create_publisher(String, '~/stats', 10) if settings.publish_stats else None)
+            stats=self.create_publisher(String, '~/stats', 10) if publish_stats else None)
         from_topic = self.param_value('description_from_topic')
         self.robot_swap = RobotSwap(
             self, tf_static=self.create_publisher(TFMessage, '/tf_static', LATCHED_QOS),
@@ -107,7 +107,7 @@ class KinematicsNode(Node):
         self.services_group = ReentrantCallbackGroup()
         if self.param_value('executor') != EVENTS:
             self.attach_services(self)
-        if settings.publish_stats:
+        if publish_stats:
             self.create_timer(1.0, self.state_publisher.publish_stats)
 
         self.robot_swap.start()
