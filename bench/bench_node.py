@@ -333,7 +333,7 @@ def callback_cost(urdf, repeats):
     rclpy.init(context=context, args=['--ros-args', '-p', 'ignore_timestamp:=true', '-r', '__node:=bench_cost'])
     node = KinematicsNode(context=context)
     try:
-        node._load(urdf.read_text(), 'bench')
+        node.robot_swap.load(urdf.read_text(), 'bench')
         rng = np.random.default_rng(2)
         messages = [JointState(name=list(model.joint_names), position=model.random_configuration(rng=rng).tolist())
                     for _ in range(64)]
@@ -342,7 +342,7 @@ def callback_cost(urdf, repeats):
             msg = messages[k % 64]
             msg.header.stamp.sec = k + 1
             t0 = time.perf_counter_ns()
-            node._on_joint_state(msg)
+            node.state_publisher.on_joint_state(msg)
             times.append((time.perf_counter_ns() - t0) * 1e-3)
         return np.percentile(times, 50), np.percentile(times, 99)
     finally:

@@ -2,9 +2,9 @@
 
 :func:`compute_ik` is the handler; it runs :func:`read_ik_request` (the request against the
 robot: collision policy, group, IK links, target frames, seed, virtual joint, constraints, reach,
-into one :class:`IKProblem`), :func:`solve_ik_problem` (the solver call, into an
+into one :class:`IKRequest`), :func:`solve_ik_request` (the solver call, into an
 :class:`IKSolution`) and :func:`ik_reply` (the solution into the response, or the MoveIt error
-code of the failure, and the reply text). Each step raises :class:`~.services.RequestError`
+code of the failure, and the reply text). Each step raises :class:`~.requests.RequestError`
 for an answer with an error code. Before any of them, :func:`check_request_size` bounds the
 request's work (the ``ik_max_*`` parameters).
 """
@@ -25,7 +25,7 @@ from ..model.groups import IKGroup
 from ..model.srdf import SemanticDescription
 from .conversions import InvalidMessageError, duration_to_seconds, joint_bounds, pose_to_matrix, q_to_robot_state
 from .parameters import REJECT, IKSettings
-from .services import (
+from .requests import (
     RequestError,
     RequestFrames,
     RobotSnapshot,
@@ -49,7 +49,7 @@ OPTION_ERROR_CODES = {'constraints': 'INVALID_GOAL_CONSTRAINTS', 'options': 'INV
 
 
 @dataclasses.dataclass(frozen=True)
-class IKProblem:
+class IKRequest:
     """A ``moveit_msgs/PositionIKRequest`` read against the robot: what the solve needs.
 
     Attributes:
@@ -116,8 +116,8 @@ def compute_ik(request, response, robot: RobotSnapshot | None, settings: IKSetti
 
     def handle() -> str:
         check_request_size(request.ik_request, settings)
-        problem = read_ik_request(require_robot(robot), request.ik_request, settings)
-        return ik_reply(problem, solve_ik_problem(problem, settings, handling.cancel), response)
+        parsed = read_ik_request(require_robot(robot), request.ik_request, settings)
+        return ik_reply(parsed, solve_ik_request(parsed, settings, handling.cancel), response)
 
     return answer(response, handle, handling.on_crash)
 
@@ -146,8 +146,8 @@ def check_request_size(req, settings: IKSettings) -> None:
                                                        'link (their tolerances as one constraint)')
 
 
-def read_ik_request(snap: RobotSnapshot, req, settings: IKSettings) -> IKProblem:
-    """The :class:`IKProblem` of a ``moveit_msgs/PositionIKRequest``, as move_group reads it.
+def read_ik_request(snap: RobotSnapshot, req, settings: IKSettings) -> IKRequest:
+    """The :class:`IKRequest` of a ``moveit_msgs/PositionIKRequest``, as move_group reads it.
 
     Raises:
         RequestError: COLLISION_CHECKING_UNAVAILABLE, INVALID_GROUP_NAME, INVALID_ROBOT_STATE,
@@ -163,13 +163,13 @@ def read_ik_request(snap: RobotSnapshot, req, settings: IKSettings) -> IKProblem
     frames = RequestFrames(view, request_configuration(view, req.robot_state), snap.model_frame)
     tips, poses = _ik_links(view, req, default_tip, group)
     targets = [_target(frames, base, tip, pose) for tip, pose in zip(tips, poses)]
-    problem = IKProblem(group=group, model=view.model, seed=frames.q, base=base, tips=tips, targets=targets,
+    parsed = IKRequest(group=group, model=view.model, seed=frames.q, base=base, tips=tips, targets=targets,
                         joints=joints, collision=collision, unchecked=unchecked)
-    problem = _on_solve_model(snap, problem)
-    problem = _with_constraints(problem, frames, req.constraints, view_base=base)
-    _check_reach(problem)
+    parsed = _on_solve_model(snap, parsed)
+    parsed = _with_constraints(parsed, frames, req.constraints, view_base=base)
+    _check_reach(parsed)
     timeout = duration_to_seconds(req.timeout)
-    return dataclasses.replace(problem, timeout=timeout if timeout > 0 else settings.timeout)
+    return dataclasses.replace(parsed, timeout=timeout if timeout > 0 else settings.timeout)
 
 
 def collision_policy(snap: RobotSnapshot, avoid_collisions: bool, policy: str) -> tuple[CollisionModel | None, str]:
@@ -226,62 +226,63 @@ def _target(frames: RequestFrames, base: str, tip: str, pose) -> np.ndarray:
     return T_base_frame @ T_frame_tip
 
 
-def _on_solve_model(snap: RobotSnapshot, problem: IKProblem) -> IKProblem:
-    """``problem`` (read on the SRDF's moveit_model) on the model to solve on: the moveit_model
+def _on_solve_model(snap: RobotSnapshot, parsed: IKRequest) -> IKRequest:
+    """``parsed`` (read on the SRDF's moveit_model) on the model to solve on: the moveit_model
     when the group moves the virtual joint, else the URDF's (the seed without the virtual joint's
     coordinates; targets in the virtual joint's parent frame re-expressed in the root link). A
     group without joints (``None``: group 'all') moves the URDF's joints only."""
     semantic = snap.semantic
     if semantic is None:
-        return problem
-    if problem.joints is not None and semantic.virtual_joint.name in problem.joints:
-        return dataclasses.replace(problem, semantic=semantic)
-    model, base, targets = snap.model, problem.base, problem.targets
+        return parsed
+    if parsed.joints is not None and semantic.virtual_joint.name in parsed.joints:
+        return dataclasses.replace(parsed, semantic=semantic)
+    model, base, targets = snap.model, parsed.base, parsed.targets
     if base not in model.link_names:
-        T_root_base = frame_transform(problem.model, problem.seed, model.root_link, base)
+        T_root_base = frame_transform(parsed.model, parsed.seed, model.root_link, base)
         base, targets = model.root_link, [T_root_base @ T for T in targets]
-    for tip in problem.tips:
+    for tip in parsed.tips:
         if tip not in model.link_names:
             raise RequestError('INVALID_LINK_NAME', f'IK link {tip!r} is not a link of robot {model.name!r}')
-    return dataclasses.replace(problem, model=model, seed=semantic.model_configuration(problem.seed), base=base,
+    return dataclasses.replace(parsed, model=model, seed=semantic.model_configuration(parsed.seed), base=base,
                                targets=targets)
 
 
-def _with_constraints(problem: IKProblem, frames: RequestFrames, c, view_base: str) -> IKProblem:
-    """``problem`` with the joint bounds and pose constraints of a ``moveit_msgs/Constraints``
+def _with_constraints(parsed: IKRequest, frames: RequestFrames, c, view_base: str) -> IKRequest:
+    """``parsed`` with the joint bounds and pose constraints of a ``moveit_msgs/Constraints``
     (header frames read in ``frames``, relative to the group's base ``view_base``)."""
     if c.visibility_constraints:
         raise RequestError('INVALID_GOAL_CONSTRAINTS', 'visibility constraints are not supported by /compute_ik '
                                                        '(position, orientation and joint constraints are)')
     try:
-        lower, upper = joint_bounds(problem.model, c.joint_constraints)
+        lower, upper = joint_bounds(parsed.model, c.joint_constraints)
     except (UnknownJointError, InvalidMessageError) as e:
         raise RequestError('INVALID_GOAL_CONSTRAINTS', f'joint_constraints: {e}') from None
-    T_base_view = (frame_transform(frames.view.model, frames.q, problem.base, view_base)
-                   if problem.base != view_base else None)
-    constraints = pose_constraints(frames, c, view_base, problem.model, T_base_view)
-    return dataclasses.replace(problem, lower=lower, upper=upper, constraints=constraints)
+    T_base_view = (frame_transform(frames.view.model, frames.q, parsed.base, view_base)
+                   if parsed.base != view_base else None)
+    constraints = pose_constraints(frames, c, view_base, parsed.model, T_base_view)
+    return dataclasses.replace(parsed, lower=lower, upper=upper, constraints=constraints)
 
 
-def _check_reach(problem: IKProblem) -> None:
+def _check_reach(parsed: IKRequest) -> None:
     """NO_IK_SOLUTION at once for a pose target (or a whole position region) beyond the chain's
     reach (:func:`robokin_ros.ik.reach_upper_bound`: the sum of its link offsets)."""
-    constraints = problem.constraints
-    points = [(tip, float(np.linalg.norm(T[:3, 3])), 0.0) for tip, T in zip(problem.tips, problem.targets)
+    constraints = parsed.constraints
+    points = [(tip, float(np.linalg.norm(T[:3, 3])), 0.0) for tip, T in zip(parsed.tips, parsed.targets)
               if not any(isinstance(k, ik.PositionConstraint) and k.link == tip for k in constraints)]
     points += [(k.link, min(float(np.linalg.norm(r.T_base_region[:3, 3])) - r.outer_radius() for r in k.regions),
                 float(np.linalg.norm(k.offset))) for k in constraints if isinstance(k, ik.PositionConstraint)]
     for link, distance, offset in points:
-        reach = ik.reach_upper_bound(problem.model, problem.base, link) + offset
+        reach = ik.reach_upper_bound(parsed.model, parsed.base, link) + offset
         if distance > reach:
             raise RequestError('NO_IK_SOLUTION', f'the target of {link!r} is {distance:.4g} m from '
-                                                 f'{problem.base!r}, beyond the reach of the chain ({reach:.4g} m, '
+                                                 f'{parsed.base!r}, beyond the reach of the chain ({reach:.4g} m, '
                                                  'the sum of its link offsets)')
 
 
 # ---------------------------------------------------------------------------------- solve
-def solve_ik_problem(problem: IKProblem, settings: IKSettings, cancel: ik.CancelToken | None = None) -> IKSolution:
-    """Solve ``problem`` with the node's solver settings (``ik_*`` parameters); a cancelled
+def solve_ik_request(parsed: IKRequest, settings: IKSettings,
+                     cancel: ik.CancelToken | None = None) -> IKSolution:
+    """Solve ``parsed`` with the node's solver settings (``ik_*`` parameters); a cancelled
     ``cancel`` ends the solve at its next iteration (status timeout, the best iterate).
 
     Raises:
@@ -291,20 +292,20 @@ def solve_ik_problem(problem: IKProblem, settings: IKSettings, cancel: ik.Cancel
             :data:`OPTION_ERROR_CODES`), NO_IK_SOLUTION (a solution moving the virtual joint
             found in self-collision).
     """
-    checked_by_solver = problem.collision is not None and problem.semantic is None
+    checked_by_solver = parsed.collision is not None and parsed.semantic is None
     options = dict(position_tolerance=settings.position_tolerance, rotation_tolerance=settings.rotation_tolerance,
-                   active_joints=problem.joints, lower=problem.lower, upper=problem.upper, timeout=problem.timeout,
+                   active_joints=parsed.joints, lower=parsed.lower, upper=parsed.upper, timeout=parsed.timeout,
                    max_iterations=settings.max_iterations or NO_ITERATION_BUDGET, restarts=settings.restarts,
-                   avoid_collisions=problem.collision if checked_by_solver else False,
-                   objective=settings.objectives.get(problem.group.name) or None, cancel=cancel)
+                   avoid_collisions=parsed.collision if checked_by_solver else False,
+                   objective=settings.objectives.get(parsed.group.name) or None, cancel=cancel)
     try:
-        if problem.constraints:
-            solved = ik.solve_constrained(problem.model, problem.constraints, problem.seed, base=problem.base,
-                                          poses=dict(zip(problem.tips, problem.targets)), **options)
+        if parsed.constraints:
+            solved = ik.solve_constrained(parsed.model, parsed.constraints, parsed.seed, base=parsed.base,
+                                          poses=dict(zip(parsed.tips, parsed.targets)), **options)
             solution = IKSolution(solved.result, solved.residuals)
         else:
-            solution = IKSolution(ik.solve_ik(problem.model, np.stack(problem.targets), problem.tips,
-                                              seed=problem.seed, base=problem.base, **options))
+            solution = IKSolution(ik.solve_ik(parsed.model, np.stack(parsed.targets), parsed.tips,
+                                              seed=parsed.seed, base=parsed.base, **options))
     except ik.InvalidTargetError as e:
         raise RequestError('INVALID_GOAL_CONSTRAINTS', f'pose targets: {e}') from None
     except ik.IKOptionError as e:
@@ -312,16 +313,16 @@ def solve_ik_problem(problem: IKProblem, settings: IKSettings, cancel: ik.Cancel
         where = '' if code != 'FAILURE' else f' (IK option {e.argument!r}, from the node\'s ik_* parameters)'
         raise RequestError(code, f'{e}{where}') from None
     result = solution.result
-    if problem.collision is not None and problem.semantic is not None and bool(result.success) \
-            and in_collision(problem.collision, problem.semantic.model_configuration(result.q))[0]:
-        raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {problem.tips}: the solution found '
+    if parsed.collision is not None and parsed.semantic is not None and bool(result.success) \
+            and in_collision(parsed.collision, parsed.semantic.model_configuration(result.q))[0]:
+        raise RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {parsed.tips}: the solution found '
                                              'is in self-collision (a group moving the virtual joint is checked '
                                              'after solving, without retries)')
     return solution
 
 
 # ---------------------------------------------------------------------------------- reply
-def ik_reply(problem: IKProblem, solution: IKSolution, response) -> str:
+def ik_reply(parsed: IKRequest, solution: IKSolution, response) -> str:
     """Put a successful solution into ``response`` and return the reply text.
 
     Raises:
@@ -333,22 +334,22 @@ def ik_reply(problem: IKProblem, solution: IKSolution, response) -> str:
     if solution.residuals:
         errors += '; constraints: ' + ', '.join(r.describe() for r in solution.residuals)
     if not bool(result.success):
-        raise failure(problem, result, 'best ' + errors)
-    response.solution = q_to_robot_state(problem.model, result.q)
-    solved = f'solved {problem.tips} in group {problem.group.name!r}: {errors}'
-    return '; '.join(m for m in (problem.unchecked, solved, _collision_note(problem.collision)) if m)
+        raise failure(parsed, result, 'best ' + errors)
+    response.solution = q_to_robot_state(parsed.model, result.q)
+    solved = f'solved {parsed.tips} in group {parsed.group.name!r}: {errors}'
+    return '; '.join(m for m in (parsed.unchecked, solved, _collision_note(parsed.collision)) if m)
 
 
-def failure(problem: IKProblem, result: ik.IKResult, residual: str) -> RequestError:
+def failure(parsed: IKRequest, result: ik.IKResult, residual: str) -> RequestError:
     """The error of an unsuccessful solve: NO_IK_SOLUTION, or TIMED_OUT when the time ran out,
     with the solver's status and ``residual`` (the best errors)."""
-    tips, status = problem.tips, str(result.status)
-    rejected = ' (configurations in self-collision were rejected)' if problem.collision is not None else ''
+    tips, status = parsed.tips, str(result.status)
+    rejected = ' (configurations in self-collision were rejected)' if parsed.collision is not None else ''
     if status == ik.IN_COLLISION:
         return RequestError('NO_IK_SOLUTION', f'no collision-free IK solution for {tips}: the best '
                                               f'configuration is in self-collision; {residual}')
     if status == ik.TIMEOUT:
-        return RequestError('TIMED_OUT', f'no IK solution for {tips} within the {problem.timeout:.3g} s '
+        return RequestError('TIMED_OUT', f'no IK solution for {tips} within the {parsed.timeout:.3g} s '
                                          f'timeout{rejected}; {residual}')
     if status == ik.CONVERGED:   # converged on the solver's bands, refused by the constraint check
         status = 'constraints not satisfied'

@@ -19,12 +19,12 @@ from ..collision import CollisionModel, CollisionUnavailableError
 from ..dynamics import gravity_torques
 from ..kinematics import Reference, forward_kinematics, jacobian, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
-from . import services
 from .conversions import JointStateMap, TFMessageEncoder, TransformBatch, ns_to_stamp
 from .descriptions import Note, Rejected, RobotSemantics, SRDFDescription, URDFDescription, choose_ik_groups
 from .limits import collision_pairs
 from .log_limits import cap_lines
 from .parameters import NodeSettings
+from .requests import RobotSnapshot
 
 #: ``last_published_ns`` of a coordinate never published (far enough from int64's minimum that
 #: adding an interval cannot overflow).
@@ -162,10 +162,10 @@ class LiveRobot:
                 self._collision = (key, result)
             return self._collision[1]
 
-    def snapshot(self) -> services.RobotSnapshot:
+    def snapshot(self) -> RobotSnapshot:
         """What one service call reads: model, latest joint values, groups, collision model."""
         semantics = self.semantics
-        return services.RobotSnapshot(self.model, self.q, frame_prefix=self.prefix, groups=semantics.groups,
+        return RobotSnapshot(self.model, self.q, frame_prefix=self.prefix, groups=semantics.groups,
                                       default_group=semantics.default_group, collision=self.collision_model,
                                       srdf=semantics.srdf)
 

@@ -5,7 +5,9 @@ strings without a value gets an empty typed one (rclpy answers a whole ``get_par
 request empty, and ``ros2 param dump`` prints ``{}``, when one parameter has none); an integer
 start-up value of a float parameter (``-p publish_frequency:=30``) is taken as that float, any
 other type is refused in one line. :func:`as_declared_types` does the same for ``ros2 param set``
-(the node's pre-set callback). Only rclpy's public API is used.
+(the node's pre-set callback). :func:`declare_parameters` declares them all at start-up and
+reads the settings, refusing to start on a value ``ros2 param set`` would refuse. Only rclpy's
+public API is used.
 """
 
 from __future__ import annotations
@@ -15,7 +17,18 @@ from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializ
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from .parameters import STRING_LIST, ParameterSpec, as_declared_type, type_problem
+from .parameters import (
+    GROUP_KEYS,
+    PARAMETERS,
+    STRING_LIST,
+    NodeSettings,
+    ParameterSpec,
+    StartupParameterError,
+    as_declared_type,
+    read_settings,
+    startup_problems,
+    type_problem,
+)
 
 
 def declare(node: Node, name: str, spec: ParameterSpec) -> str:
@@ -61,3 +74,30 @@ def parameter_value(node: Node, name: str):
     except ParameterUninitializedException:  # declared STRING_ARRAY without a value
         return []
     return [] if value is None else value
+
+
+def declare_parameters(node: Node) -> NodeSettings:
+    """Declare every parameter of ``node`` (:data:`~robokin_ros.node.parameters.PARAMETERS`, and
+    the :data:`~robokin_ros.node.parameters.GROUP_KEYS` of each group in ``ik_group_names``) and
+    read the settings from them.
+
+    Raises:
+        StartupParameterError: start-up values ``ros2 param set`` would refuse (each logged as an
+            error line ``invalid parameter: ...`` first).
+    """
+    declared = dict(PARAMETERS)
+    problems = [declare(node, name, spec) for name, spec in PARAMETERS.items()]
+    for group in parameter_value(node, 'ik_group_names'):
+        for key, spec in GROUP_KEYS.items():
+            problems.append(declare(node, f'ik_groups.{group}.{key}', spec))
+            declared[f'ik_groups.{group}.{key}'] = spec
+
+    def value(name: str):
+        return parameter_value(node, name)
+    problems = [p for p in problems if p] or startup_problems(value, list(declared), value('description_from_topic'))
+    if problems:   # what ros2 param set refuses is refused at start-up too (main exits 1)
+        for problem in problems:
+            node.get_logger().error(f'invalid parameter: {problem}')
+        raise StartupParameterError(problems)
+    return read_settings(value)
+

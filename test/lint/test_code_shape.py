@@ -234,7 +234,7 @@ def test_the_single_configuration_guard_has_one_home():
     assert spelled == []
 
 
-@pytest.mark.parametrize("module", ["robokin_ros.node.services", "robokin_ros.node.main"])
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("robokin_ros.node.")))
 def test_the_node_uses_only_the_public_face_of_ik(module):
     deep = sorted(t for t in GRAPH[module] if t.startswith("robokin_ros.ik."))
     assert deep == []

@@ -23,7 +23,7 @@ from node_harness import KinNode, Probe, assert_code, robot_state, robot_xml, so
 
 from robokin_ros import CollisionModel, RobotModel, frame_transform, self_collisions
 from robokin_ros.model.srdf import IKGroup, parse_srdf
-from robokin_ros.node import ik_service, services
+from robokin_ros.node import ik_service, requests, validity_service
 from robokin_ros.node.conversions import matrix_to_pose
 from robokin_ros.node.parameters import IKSettings
 
@@ -170,13 +170,13 @@ def test_moveit_style_avoid_collisions_request_on_a_corpus_humanoid(ros_context,
 # ------------------------------------------------------------------ handlers without DDS
 ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp'),
               'hand': IKGroup('hand', 'panda_hand', '', ('panda_finger_joint1',))}
-SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), 'p/', ARM_GROUPS, 'arm', lambda: PANDA_CM)
+SNAP = requests.RobotSnapshot(PANDA, PANDA.home_configuration(), 'p/', ARM_GROUPS, 'arm', lambda: PANDA_CM)
 ARM = IKSettings(groups=ARM_GROUPS, timeout=0.2)
 
 
 def call_validity(req, robot=SNAP):
     problems = []
-    res = services.check_state_validity(req, GetStateValidity.Response(), robot, None, problems.append)
+    res = validity_service.check_state_validity(req, GetStateValidity.Response(), robot, None, problems.append)
     return res, problems
 
 
@@ -234,7 +234,7 @@ def test_validity_without_a_robot_or_without_geometry():
     res, problems = call_validity(GetStateValidity.Request(), robot=None)
     assert not res.valid and 'no robot description' in problems[0]
     bare_model = RobotModel.from_urdf(re.sub(r'<collision\b.*?</collision>', '', PANDA_XML, flags=re.S))
-    bare = services.RobotSnapshot(bare_model, bare_model.home_configuration(), groups=ARM_GROUPS, default_group='arm',
+    bare = requests.RobotSnapshot(bare_model, bare_model.home_configuration(), groups=ARM_GROUPS, default_group='arm',
                                   collision=lambda: "robot 'panda' has no collision geometry")
     q, _ = colliding_state()
     res, problems = call_validity(GetStateValidity.Request(robot_state=robot_state(PANDA, q)), robot=bare)
@@ -259,7 +259,7 @@ def test_ik_in_collision_only_is_no_solution_with_a_reason():
     srdf = parse_srdf('<robot name="slide"/>', model)
     cm = CollisionModel.build(model, srdf=srdf)
     groups = {'slide': IKGroup('slide', 'base', 'b')}
-    snap = services.RobotSnapshot(model, model.home_configuration(), groups=groups, default_group='slide',
+    snap = requests.RobotSnapshot(model, model.home_configuration(), groups=groups, default_group='slide',
                                   collision=lambda: cm)
     settings = IKSettings(groups=groups, timeout=0.05)
     T = np.eye(4)
@@ -274,7 +274,7 @@ def test_ik_in_collision_only_is_no_solution_with_a_reason():
 
 def test_ik_policy_applies_only_without_collision_geometry():
     T = frame_transform(PANDA, PANDA.random_configuration(rng=3), 'panda_link0', 'panda_hand_tcp')
-    bare = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm',
+    bare = requests.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm',
                                   collision=lambda: "robot 'panda' has no collision geometry")
     req = moveit_ik_request(PANDA, 'arm', '', T, PANDA.home_configuration(), timeout=0.2)
     res = ik_service.compute_ik(req, GetPositionIK.Response(), bare, ARM)

@@ -30,7 +30,7 @@ from shape_msgs.msg import Mesh, SolidPrimitive
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.ik import reach_upper_bound
 from robokin_ros.model.groups import IKGroup
-from robokin_ros.node import ik_service, services
+from robokin_ros.node import ik_service, requests, validity_service
 from robokin_ros.node.conversions import InvalidMessageError, constraints_from_msg, matrix_to_pose
 from robokin_ros.node.parameters import IKSettings, LiveState, check_value
 from robokin_ros.spatial import exp_so3
@@ -214,7 +214,7 @@ def test_mesh_region_and_unknown_link_are_refused_by_name(probe):
 
 
 # ------------------------------------------------------------------ the 4-DOF arm, handler only
-OMX_ROBOT = services.RobotSnapshot(OMX, OMX.home_configuration())
+OMX_ROBOT = requests.RobotSnapshot(OMX, OMX.home_configuration())
 OMX_SETTINGS = IKSettings(groups={}, timeout=0.5)
 
 
@@ -259,7 +259,7 @@ def test_group_objective_center_moves_the_answer_away_from_the_limits():
     solved, FK the same pose, and the joint-limit centering cost never higher (lower on most).
     Seeds near the goal, so the primary solve needs no restart and is the same in both."""
     groups = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand', tuple(PANDA_ARM))}
-    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=groups)
+    robot = requests.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=groups)
     index = [PANDA.q_names.index(j) for j in PANDA_ARM]
     lo, hi = PANDA.q_lower[index], PANDA.q_upper[index]
 
@@ -293,7 +293,7 @@ def test_state_validity_evaluates_position_and_orientation_constraints():
     distance outside."""
     q = SO101.random_configuration(rng=46)
     T = tool(SO101, q)
-    robot = services.RobotSnapshot(SO101, q)
+    robot = requests.RobotSnapshot(SO101, q)
     problems = []
 
     def ask(box_shift, turn):
@@ -304,7 +304,7 @@ def test_state_validity_evaluates_position_and_orientation_constraints():
         req.robot_state = RobotState(joint_state=JointState(name=list(SO101.q_names), position=[float(v) for v in q]))
         req.constraints.position_constraints = [box_constraint(box, (0.02, 0.02, 0.02), (0.0, 0.0, 0.0))]
         req.constraints.orientation_constraints = [orientation_constraint(R, (0.1, 0.1, 0.1))]
-        return services.check_state_validity(req, GetStateValidity.Response(), robot, Time(), problems.append,
+        return validity_service.check_state_validity(req, GetStateValidity.Response(), robot, Time(), problems.append,
                                              policy='solve_unchecked')
 
     res = ask(np.zeros(3), 0.0)
@@ -382,7 +382,7 @@ def _no_work(monkeypatch):
     """Fail the test if the request reaches a solve or a constraint conversion."""
     for name in ('solve_constrained', 'solve_ik'):
         monkeypatch.setattr(ik_service.ik, name, lambda *a, **k: pytest.fail('a refused request was solved'))
-    monkeypatch.setattr(services, 'constraints_from_msg', lambda *a, **k: pytest.fail('constraints were read'))
+    monkeypatch.setattr(requests, 'constraints_from_msg', lambda *a, **k: pytest.fail('constraints were read'))
 
 
 @pytest.mark.parametrize('n', [300, 3000])
@@ -510,7 +510,7 @@ def test_piper_freed_pitch_of_the_issue_answers_success():
         req = request(model, T, seed=seed, timeout=5.0,
                       orientation=orientation_constraint(T[:3, :3], (0.049898, math.pi, 0.314015), link=tip))
         req.ik_request.group_name = 'arm'
-        res = ik_service.compute_ik(req, GetPositionIK.Response(), services.RobotSnapshot(model, seed, groups=groups),
+        res = ik_service.compute_ik(req, GetPositionIK.Response(), requests.RobotSnapshot(model, seed, groups=groups),
                                     settings)
         assert res.error_code.val == MoveItErrorCodes.SUCCESS, code(res)
         reached = frame_transform(model, solution(model, res), base, tip)

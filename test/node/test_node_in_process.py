@@ -51,19 +51,19 @@ def test_description_file_set_at_run_time_is_read_once_and_installed(make_node, 
     monkeypatch.setattr(descriptions, 'read_description', read_then_change)
     assert set_parameter(node, 'description_file', str(path)).successful
     assert reads == [str(path)]
-    assert node._robot.model.name == 'twin_arm_torso'
-    assert node._accepted == {}   # nothing left over for a later apply step
+    assert node.robot.model.name == 'twin_arm_torso'
+    assert node.parameter_changes.accepted == {}   # nothing left over for a later apply step
 
 
 def test_semantic_file_set_at_run_time_is_read_once(make_node, tmp_path, reads):
     node = make_node(robot_description=PANDA_XML)
-    assert 'panda_arm' not in node._robot.semantics.groups
+    assert 'panda_arm' not in node.robot.semantics.groups
     path = tmp_path / 'panda.srdf'
     path.write_text(PANDA_SRDF)
     assert set_parameter(node, 'semantic_file', str(path)).successful
     assert reads == [str(path)]
-    assert 'panda_arm' in node._robot.semantics.groups
-    assert node._robot.semantics.srdf is not None and node._robot.semantics.srdf.model is node._robot.model
+    assert 'panda_arm' in node.robot.semantics.groups
+    assert node.robot.semantics.srdf is not None and node.robot.semantics.srdf.model is node.robot.model
 
 
 def test_unreadable_description_file_is_rejected_with_the_reason(make_node, tmp_path):
@@ -72,7 +72,7 @@ def test_unreadable_description_file_is_rejected_with_the_reason(make_node, tmp_
     result = set_parameter(node, 'description_file', str(missing))
     assert not result.successful
     assert result.reason == f"description_file: cannot read '{missing}': No such file or directory"
-    assert node._robot.model.name == 'panda' and node._accepted == {}
+    assert node.robot.model.name == 'panda' and node.parameter_changes.accepted == {}
 
 
 def test_description_file_is_read_with_the_size_cap(make_node, monkeypatch):
@@ -82,20 +82,20 @@ def test_description_file_is_read_with_the_size_cap(make_node, monkeypatch):
     assert not result.successful
     assert result.reason == ("description_file: cannot read '/dev/zero': larger than the limit of 4096 bytes "
                              '(ROBOKIN_MAX_DESCRIPTION_BYTES)')
-    assert node._robot.model.name == 'panda'
+    assert node.robot.model.name == 'panda'
 
 
 def test_an_unreadable_file_at_start_up_leaves_the_node_waiting(make_node, tmp_path):
     node = make_node(description_file=str(tmp_path / 'none.urdf'), semantic_file=str(tmp_path / 'none.srdf'))
-    assert node._robot is None and node._srdf is None
+    assert node.robot is None and node.robot_swap.srdf is None
     assert set_parameter(node, 'robot_description', PANDA_XML).successful
-    assert node._robot.model.name == 'panda'
+    assert node.robot.model.name == 'panda'
 
 
 # ---------------------------------------------------------------------------- SRDFs that break the parser (F1)
 def assert_panda_with_its_groups(node):
-    assert node._robot.model.name == 'panda'
-    assert 'panda_arm' in node._robot.semantics.groups
+    assert node.robot.model.name == 'panda'
+    assert 'panda_arm' in node.robot.semantics.groups
 
 
 def test_cyclic_srdf_as_parameter_keeps_the_model_and_groups(make_node):
@@ -103,7 +103,7 @@ def test_cyclic_srdf_as_parameter_keeps_the_model_and_groups(make_node):
     assert_panda_with_its_groups(node)
     result = set_parameter(node, 'robot_description_semantic', CYCLIC_SRDF)
     if result.successful:   # as srdfdom: a group with unsatisfied subgroups is left out with a warning
-        assert node._robot.model.name == 'panda' and 'arm' not in node._robot.semantics.groups
+        assert node.robot.model.name == 'panda' and 'arm' not in node.robot.semantics.groups
     else:
         assert result.reason.startswith('invalid semantic description: '), result.reason
         assert_panda_with_its_groups(node)
@@ -111,9 +111,9 @@ def test_cyclic_srdf_as_parameter_keeps_the_model_and_groups(make_node):
 
 def test_cyclic_srdf_on_the_topic_keeps_the_model_and_groups(make_node):
     node = make_node(robot_description=PANDA_XML, robot_description_semantic=PANDA_SRDF)
-    node._on_semantic(String(data=CYCLIC_SRDF))   # must not raise into the executor
-    assert node._robot.model.name == 'panda'
-    if node._srdf.xml != CYCLIC_SRDF:
+    node.robot_swap.on_semantic(String(data=CYCLIC_SRDF))   # must not raise into the executor
+    assert node.robot.model.name == 'panda'
+    if node.robot_swap.srdf.xml != CYCLIC_SRDF:
         assert_panda_with_its_groups(node)
 
 
@@ -127,10 +127,10 @@ def wait_until_loaded(node, timeout=30.0):
 
 def test_cyclic_srdf_at_start_up_does_not_stop_the_node(make_node):
     node = make_node(robot_description=PANDA_XML, robot_description_semantic=CYCLIC_SRDF)
-    assert node._robot.model.name == 'panda' and 'arm' not in node._robot.semantics.groups   # srdfdom drops it
-    node._on_description(String(data=TWIN_XML))   # the SRDF (for the Panda) is read against the new robot too
+    assert node.robot.model.name == 'panda' and 'arm' not in node.robot.semantics.groups   # srdfdom drops it
+    node.robot_swap.on_description(String(data=TWIN_XML))   # the SRDF (for the Panda) is read against the new robot too
     wait_until_loaded(node)
-    assert node._robot.model.name == 'twin_arm_torso'
+    assert node.robot.model.name == 'twin_arm_torso'
 
 
 def test_a_failure_while_installing_keeps_the_last_good_model(make_node, monkeypatch):
@@ -138,9 +138,9 @@ def test_a_failure_while_installing_keeps_the_last_good_model(make_node, monkeyp
 
     def broken(*args, **kwargs):
         raise RuntimeError('boom')
-    monkeypatch.setattr('robokin_ros.node.kinematics_node.load_robot', broken)
-    assert not node._load(TWIN_XML, 'test')
-    assert node._robot.model.name == 'panda'
+    monkeypatch.setattr('robokin_ros.node.robot_swap.load_robot', broken)
+    assert not node.robot_swap.load(TWIN_XML, 'test')
+    assert node.robot.model.name == 'panda'
 
 
 # ---------------------------------------------------------------------------- /check_state_validity without coal (F6)
@@ -150,6 +150,6 @@ def test_state_validity_without_coal_follows_the_policy_parameter(make_node, mon
     constraints decide."""
     monkeypatch.setitem(sys.modules, 'coal', None)   # import coal fails, as on a machine without it
     node = make_node(robot_description=PANDA_XML)
-    assert not node._check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid
+    assert not node.service_calls.check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid
     assert set_parameter(node, 'avoid_collisions_policy', 'solve_unchecked').successful
-    assert node._check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid
+    assert node.service_calls.check_state_validity(GetStateValidity.Request(), GetStateValidity.Response()).valid

@@ -97,10 +97,10 @@ def test_description_parameters_over_the_limits_are_refused_with_the_reason(make
     assert not result.successful and 'more than max_links = 12' in result.reason
     result = set_parameter(node, 'robot_description', panda.replace('<robot ', '<!--' + ' ' * 200_000 + '-->\n<robot '))
     assert not result.successful and 'more than max_description_bytes = 200000' in result.reason
-    assert node._robot.model.name == 'ur5e'
+    assert node.robot.model.name == 'ur5e'
     assert set_parameter(node, 'max_links', 13).successful
     assert set_parameter(node, 'robot_description', panda).successful
-    assert node._robot.model.name == 'panda'
+    assert node.robot.model.name == 'panda'
 
 
 def test_limit_parameters_must_be_positive(make_node):

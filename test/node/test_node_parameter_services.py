@@ -133,13 +133,13 @@ def test_set_parameters_answers_an_overflowing_value_with_its_reason(make_node, 
 
 def test_a_failure_deriving_the_settings_is_a_refusal_not_a_crash(make_node, monkeypatch):
     """Whatever a rule misses, the apply step never raises: the check derives the settings first."""
-    from robokin_ros.node import kinematics_node
+    from robokin_ros.node import parameter_changes
 
     node = make_node(robot_description=PANDA_XML)
 
     def overflowing(get):
         raise OverflowError('cannot convert float infinity to integer')
-    monkeypatch.setattr(kinematics_node, 'read_settings', overflowing)
+    monkeypatch.setattr(parameter_changes, 'read_settings', overflowing)
     result = node.set_parameters([Parameter('publish_frequency', value=7.0)])[0]
     assert not result.successful
     assert result.reason == ("the settings from ['publish_frequency'] cannot be derived: OverflowError: cannot "

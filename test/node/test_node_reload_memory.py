@@ -39,12 +39,12 @@ def test_reloading_100_distinct_robots_stays_within_200_mib(make_node):
     node = make_node(robot_description=_arm(0, rng))
     start = None
     for i in range(1, 111):
-        node._on_description(String(data=_arm(i, rng)))
+        node.robot_swap.on_description(String(data=_arm(i, rng)))
         deadline = time.monotonic() + 60
         while node.loading():
             assert time.monotonic() < deadline, f'arm{i} was not loaded'
             time.sleep(0.01)
-        model = node._robot.model
+        model = node.robot.model
         assert model.name == f'arm{i}'
         q = model.home_configuration()
         for _ in range(100):

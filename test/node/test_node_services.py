@@ -27,7 +27,7 @@ from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel, forward_kinematics, frame_transform, ik
 from robokin_ros.model.srdf import IKGroup
-from robokin_ros.node import ik_service, services
+from robokin_ros.node import fk_service, ik_service, requests
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix
 from robokin_ros.node.parameters import IKSettings
 
@@ -225,7 +225,7 @@ def test_fk_errors(probe, frame, links, code, pattern):
 # ------------------------------------------------------------------ handlers without DDS
 PANDA = RobotModel.from_urdf(robot_xml('panda'))
 ARM_GROUPS = {'arm': IKGroup('arm', 'panda_link0', 'panda_hand_tcp')}
-SNAP = services.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm')
+SNAP = requests.RobotSnapshot(PANDA, PANDA.home_configuration(), groups=ARM_GROUPS, default_group='arm')
 ARM = IKSettings(groups=ARM_GROUPS)
 
 
@@ -277,7 +277,7 @@ def test_a_cancelled_token_ends_the_node_solve_in_progress_and_only_it():
 def test_solve_unchecked_policy_solves_and_says_so():
     q = PANDA.random_configuration(rng=20)
     T = frame_transform(PANDA, q, 'panda_link0', 'panda_hand_tcp')
-    seed = services.RobotSnapshot(PANDA, q + 0.02, groups=ARM_GROUPS, default_group='arm')
+    seed = requests.RobotSnapshot(PANDA, q + 0.02, groups=ARM_GROUPS, default_group='arm')
     settings = dataclasses.replace(ARM, avoid_collisions_policy='solve_unchecked', timeout=5.0)
     res = call_ik(panda_request(T, avoid_collisions=True), robot=seed, settings=settings)
     assert_code(res, 'SUCCESS', r'^solved WITHOUT collision checking')
@@ -286,7 +286,7 @@ def test_solve_unchecked_policy_solves_and_says_so():
 def test_before_any_description_services_answer_failure():
     res = call_ik(panda_request(np.eye(4)), robot=None)
     assert_code(res, 'FAILURE', r'no robot description received yet')
-    fk = services.compute_fk(GetPositionFK.Request(), GetPositionFK.Response(), None, None)
+    fk = fk_service.compute_fk(GetPositionFK.Request(), GetPositionFK.Response(), None, None)
     assert_code(fk, 'FAILURE', r'no robot description received yet')
 
 
@@ -324,13 +324,13 @@ def test_zero_quaternion_target_is_invalid():
 
 
 def test_no_default_tip_needs_an_ik_link():
-    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration())   # only group 'all'
+    robot = requests.RobotSnapshot(PANDA, PANDA.home_configuration())   # only group 'all'
     assert_code(call_ik(panda_request(np.eye(4)), robot=robot), 'INVALID_LINK_NAME',
                 r"no IK link named and group 'all' has no tip")
 
 
 def test_group_that_does_not_fit_the_robot():
-    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(),
+    robot = requests.RobotSnapshot(PANDA, PANDA.home_configuration(),
                                    groups={'arm': IKGroup('arm', 'base_link', 'tool0')})
     assert_code(call_ik(panda_request(np.eye(4)), robot=robot), 'INVALID_GROUP_NAME',
                 r"group 'arm' does not fit robot 'panda': unknown link 'base_link'")
@@ -347,11 +347,11 @@ def test_an_unexpected_exception_becomes_crash(monkeypatch):
 
 # ---------------------------------------------------------------------------- the /compute_ik steps
 def test_the_collision_policy_step():
-    robot = services.RobotSnapshot(PANDA, PANDA.home_configuration(), collision=lambda: 'coal is not installed')
+    robot = requests.RobotSnapshot(PANDA, PANDA.home_configuration(), collision=lambda: 'coal is not installed')
     assert ik_service.collision_policy(robot, False, 'reject') == (None, '')
     assert ik_service.collision_policy(robot, True, 'solve_unchecked') == (
         None, 'solved WITHOUT collision checking (coal is not installed)')
-    with pytest.raises(services.RequestError) as error:
+    with pytest.raises(requests.RequestError) as error:
         ik_service.collision_policy(robot, True, 'reject')
     assert error.value.code == 'COLLISION_CHECKING_UNAVAILABLE' and 'coal is not installed' in error.value.message
 
@@ -362,17 +362,17 @@ def test_read_ik_request_gives_the_targets_in_the_groups_base():
     seed = PANDA.random_configuration(rng=31)
     req = panda_request(T_hand, robot_state=robot_state(PANDA, seed)).ik_request
     req.pose_stamped.header.frame_id = 'panda_link3'
-    problem = ik_service.read_ik_request(services.RobotSnapshot(PANDA, PANDA.home_configuration(),
-                                                                groups=ARM_GROUPS, default_group='arm'), req, ARM)
-    assert (problem.group.name, problem.base, problem.tips) == ('arm', 'panda_link0', ['panda_hand_tcp'])
-    assert problem.model is PANDA and problem.semantic is None
-    np.testing.assert_array_equal(problem.seed, seed)
+    parsed = ik_service.read_ik_request(requests.RobotSnapshot(PANDA, PANDA.home_configuration(),
+                                                               groups=ARM_GROUPS, default_group='arm'), req, ARM)
+    assert (parsed.group.name, parsed.base, parsed.tips) == ('arm', 'panda_link0', ['panda_hand_tcp'])
+    assert parsed.model is PANDA and parsed.semantic is None
+    np.testing.assert_array_equal(parsed.seed, seed)
     # the target frame is placed at the seed's configuration (MoveIt reads frames in the request's state)
-    np.testing.assert_allclose(problem.targets[0], frame_transform(PANDA, seed, 'panda_link0', 'panda_link3') @ T_hand,
+    np.testing.assert_allclose(parsed.targets[0], frame_transform(PANDA, seed, 'panda_link0', 'panda_link3') @ T_hand,
                                atol=1e-12)
-    assert problem.timeout == ARM.timeout   # the request's timeout is 0: the node's ik_timeout
-    assert problem.constraints == [] and problem.collision is None and problem.unchecked == ''
-    np.testing.assert_array_equal(problem.lower, PANDA.q_lower)
+    assert parsed.timeout == ARM.timeout   # the request's timeout is 0: the node's ik_timeout
+    assert parsed.constraints == [] and parsed.collision is None and parsed.unchecked == ''
+    np.testing.assert_array_equal(parsed.lower, PANDA.q_lower)
 
 
 @pytest.mark.parametrize('status, code, pattern', [
@@ -382,23 +382,23 @@ def test_read_ik_request_gives_the_targets_in_the_groups_base():
     ('converged', 'NO_IK_SOLUTION', r'\(constraints not satisfied\); best'),
 ])
 def test_each_solver_status_has_its_error_code(status, code, pattern):
-    problem = ik_service.IKProblem(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
-                                   base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
-                                   timeout=0.25)
-    error = ik_service.failure(problem, SimpleNamespace(status=status), 'best position error 1 m')
+    parsed = ik_service.IKRequest(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
+                                  base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
+                                  timeout=0.25)
+    error = ik_service.failure(parsed, SimpleNamespace(status=status), 'best position error 1 m')
     assert error.code == code and re.search(pattern, error.message), error.message
 
 
 def test_a_success_reply_states_the_answers_own_errors_not_a_best():
     """Issue 32 item 6: a SUCCESS quotes the errors of the configuration it returns."""
-    problem = ik_service.IKProblem(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
-                                   base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
-                                   timeout=0.25)
+    parsed = ik_service.IKRequest(group=ARM_GROUPS['arm'], model=PANDA, seed=PANDA.home_configuration(),
+                                  base='panda_link0', tips=['panda_hand_tcp'], targets=[np.eye(4)], joints=None,
+                                  timeout=0.25)
     q = PANDA.home_configuration()
     result = SimpleNamespace(success=True, q=q, position_error=2e-6, rotation_error=3e-7, iterations=7,
                              status='converged')
     response = GetPositionIK.Response()
-    text = ik_service.ik_reply(problem, SimpleNamespace(result=result, residuals=[]), response)
+    text = ik_service.ik_reply(parsed, SimpleNamespace(result=result, residuals=[]), response)
     assert 'best' not in text
     assert re.search(r"solved \['panda_hand_tcp'\] in group 'arm': position error 2e-06 m, rotation error 3e-07 "
                      r"rad after 7 iterations", text), text

@@ -19,10 +19,10 @@ from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, SolidPrimitive
 
 from robokin_ros import RobotModel, forward_kinematics
-from robokin_ros.node import services
+from robokin_ros.node import validity_service
 from robokin_ros.node.descriptions import URDFDescription
 from robokin_ros.node.live_robot import load_robot
-from robokin_ros.node.multi_state_validity import check_multi_state_validity, evaluate_states
+from robokin_ros.node.multi_validity_service import check_multi_state_validity, evaluate_states
 from robokin_ros.node.parameters import PARAMETERS, STRING_LIST, LiveState, ValidityCaps, check_value, read_settings
 
 PANDA_XML, TWIN_XML = robot_xml('panda'), robot_xml('twin_arm_torso')
@@ -47,7 +47,7 @@ def single(snap, q, constraints=(), group=''):
     req = GetStateValidity.Request(group_name=group)
     req.robot_state = RobotState(joint_state=JointState(name=list(snap.model.q_names), position=q.tolist()))
     req.constraints.joint_constraints = list(constraints)
-    res = services.check_state_validity(req, GetStateValidity.Response(), snap, Time(), problems.append,
+    res = validity_service.check_state_validity(req, GetStateValidity.Response(), snap, Time(), problems.append,
                                         crashes.append, policy='reject')
     return res, problems, crashes
 
@@ -217,7 +217,7 @@ def test_a_state_validity_request_over_a_cap_is_refused_before_any_work(cap):
     req = GetStateValidity.Request()
     add(req.constraints)
     problems, crashes = [], []
-    res = services.check_state_validity(req, GetStateValidity.Response(), snapshot(PANDA_XML), Time(),
+    res = validity_service.check_state_validity(req, GetStateValidity.Response(), snapshot(PANDA_XML), Time(),
                                         problems.append, crashes.append)
     assert not res.valid and not crashes and not res.constraint_result
     assert problems == [f'/check_state_validity answered valid=false: {reason}']
@@ -256,7 +256,7 @@ def test_the_caps_come_from_their_parameters_and_are_inclusive():
                 pose.position.x, pose.position.y, pose.position.z = T[:3, 3].tolist()
             req.constraints.position_constraints = [c]
         problems = []
-        res = services.check_state_validity(req, GetStateValidity.Response(), snap, Time(), problems.append,
+        res = validity_service.check_state_validity(req, GetStateValidity.Response(), snap, Time(), problems.append,
                                             caps=caps)
         return len(res.constraint_result), problems
 
@@ -278,12 +278,12 @@ def test_a_cap_parameter_must_be_positive(name):
 def test_the_node_passes_its_cap_parameters_to_both_services(make_node):
     node = make_node(robot_description=PANDA_XML, validity_max_constraints=1)
     problems = []
-    node._problem = problems.append
+    node.service_calls.problem = problems.append
     req = GetStateValidity.Request()
     req.constraints.joint_constraints = PANDA_CONSTRAINTS
-    assert not node._check_state_validity(req, GetStateValidity.Response()).valid
+    assert not node.service_calls.check_state_validity(req, GetStateValidity.Response()).valid
     multi = multi_request(PANDA.home_configuration(), PANDA.random_configuration(2, rng=1), PANDA.q_names,
                           PANDA_CONSTRAINTS)
-    assert not node._check_multi_state_validity(multi, GetMultiStateValidity.Response()).valid
+    assert not node.service_calls.check_multi_state_validity(multi, GetMultiStateValidity.Response()).valid
     assert [p.split(': ', 1)[1] for p in problems] == \
         ['2 constraints in one request: at most 1 (parameter validity_max_constraints)'] * 2

@@ -12,7 +12,7 @@ from node_harness import robot_xml
 from sensor_msgs.msg import JointState
 
 from robokin_ros import RobotModel
-from robokin_ros.node import ik_service, services
+from robokin_ros.node import ik_service, validity_service
 from robokin_ros.node.live_robot import LiveRobot
 from robokin_ros.node.parameters import REJECT, SOLVE_UNCHECKED, IKSettings
 
@@ -36,7 +36,7 @@ def validity(robot, policy, joint_constraints=()):
     req = GetStateValidity.Request(robot_state=RobotState(joint_state=JointState(
         name=list(robot.model.q_names), position=[float(v) for v in q])))
     req.constraints.joint_constraints = list(joint_constraints)
-    res = services.check_state_validity(req, GetStateValidity.Response(), robot.snapshot(), None, problems.append,
+    res = validity_service.check_state_validity(req, GetStateValidity.Response(), robot.snapshot(), None, problems.append,
                                         crashes.append, policy=policy)
     assert not crashes
     return res, problems

@@ -16,13 +16,13 @@ from sensor_msgs.msg import JointState, MultiDOFJointState
 
 from robokin_ros import RobotModel, frame_transform
 from robokin_ros.model.srdf import parse_srdf
-from robokin_ros.node import ik_service, services
+from robokin_ros.node import fk_service, ik_service, requests, validity_service
 from robokin_ros.node.conversions import matrix_to_pose, pose_to_matrix, robot_state_to_q
 from robokin_ros.node.parameters import IKSettings
 
 TWIN = RobotModel.from_urdf(robot_xml('twin_arm_torso'))
 MOBILE = parse_srdf((FIXTURES / 'srdf' / 'twin_arm_mobile.srdf').read_text(), TWIN)
-SNAP = services.RobotSnapshot(TWIN, TWIN.home_configuration(), groups=MOBILE.groups, default_group='left_arm',
+SNAP = requests.RobotSnapshot(TWIN, TWIN.home_configuration(), groups=MOBILE.groups, default_group='left_arm',
                               collision=lambda: f'robot {TWIN.name!r} has no collision geometry', srdf=MOBILE)
 SETTINGS = IKSettings(groups=MOBILE.groups, timeout=2.0)
 
@@ -40,7 +40,7 @@ def fk(frame, links, state=None, robot=SNAP):
     req.header.frame_id = frame
     if state is not None:
         req.robot_state = state
-    return services.compute_fk(req, GetPositionFK.Response(), robot, None)
+    return fk_service.compute_fk(req, GetPositionFK.Response(), robot, None)
 
 
 def test_fk_in_the_virtual_joints_parent_frame_uses_the_requests_base_pose():
@@ -64,7 +64,7 @@ def test_fk_in_the_virtual_joints_parent_frame_uses_the_requests_base_pose():
 def test_a_fixed_virtual_joints_frame_is_the_root_at_the_identity():
     fixed = parse_srdf('<robot name="t"><virtual_joint name="fixed_base" type="fixed" parent_frame="world" '
                        'child_link="base_link"/></robot>', TWIN)
-    robot = services.RobotSnapshot(TWIN, TWIN.home_configuration(), srdf=fixed)
+    robot = requests.RobotSnapshot(TWIN, TWIN.home_configuration(), srdf=fixed)
     world, root = fk('world', ['left_tool0'], robot=robot), fk('', ['left_tool0'], robot=robot)
     assert_code(world, 'SUCCESS')
     assert root.pose_stamped[0].header.frame_id == 'base_link'    # MoveIt's model frame for a fixed one
@@ -121,7 +121,7 @@ def test_a_group_with_no_movable_joint_exists_for_every_service():
     group); MoveIt builds the group, so it is checkable. IK has nothing to move: NO_IK_SOLUTION."""
     problems = []
     req = GetStateValidity.Request(group_name='left_hand')
-    res = services.check_state_validity(req, GetStateValidity.Response(), SNAP, None, problems.append,
+    res = validity_service.check_state_validity(req, GetStateValidity.Response(), SNAP, None, problems.append,
                                         policy='solve_unchecked')
     assert res.valid, problems
     T = frame_transform(TWIN, TWIN.home_configuration(), 'left_wrist_link', 'left_tool0')

@@ -68,7 +68,7 @@ def test_compute_ik_refuses_constraint_heavy_requests_at_once(case):
         from moveit_msgs.srv import GetPositionIK
         from shape_msgs.msg import SolidPrimitive
         from robokin_ros import RobotModel
-        from robokin_ros.node import ik_service, services
+        from robokin_ros.node import ik_service, requests
         from robokin_ros.node.parameters import IKSettings
         model = RobotModel.from_urdf_file("robokin_ros/robots/so101_arm.urdf")
         ik_service.ik.solve_constrained = ik_service.ik.solve_ik = None   # (a call would be a crash)
@@ -89,7 +89,7 @@ def test_compute_ik_refuses_constraint_heavy_requests_at_once(case):
             p.constraint_region.primitive_poses = [Pose()] * count
             c.position_constraints = [p] * (1 if kind == "primitives" else n)
         crashes = []
-        res = ik_service.compute_ik(req, GetPositionIK.Response(), services.RobotSnapshot(model, model.home_configuration()),
+        res = ik_service.compute_ik(req, GetPositionIK.Response(), requests.RobotSnapshot(model, model.home_configuration()),
                                     IKSettings(groups={{}}), ik_service.Handling(on_crash=crashes.append))
         print(json.dumps({{"code": res.error_code.val, "message": res.error_code.message,
                           "crashes": [repr(e) for e in crashes]}}))
@@ -116,10 +116,10 @@ def test_random_constraint_requests_never_crash_the_handler():
         from moveit_msgs.srv import GetPositionIK
         from shape_msgs.msg import SolidPrimitive
         from robokin_ros import RobotModel
-        from robokin_ros.node import ik_service, services
+        from robokin_ros.node import ik_service, requests
         from robokin_ros.node.parameters import IKSettings
         model = RobotModel.from_urdf_file("robokin_ros/robots/so101_arm.urdf")
-        snap = services.RobotSnapshot(model, model.home_configuration())
+        snap = requests.RobotSnapshot(model, model.home_configuration())
         settings = IKSettings(groups={}, timeout=0.05, max_iterations=50)
         rnd = random.Random(7)
         odd = [math.nan, math.inf, -math.inf, 1e308, -1.0, 0.0, 1e-300, math.pi, 0.1, 3.0]

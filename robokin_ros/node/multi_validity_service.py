@@ -5,7 +5,7 @@ As MoveIt's multi-state validation capability reads the request: ``robot_state``
 joint states is the start, and each ``joint_states[i]`` is laid over the state before it (the
 names it does not mention keep their previous value), making state ``i``. The answer is
 ``valid`` when every state is valid by the rules of /check_state_validity
-(:func:`~robokin_ros.node.services.check_state_validity`: self-collision of pairs with a link of
+(:func:`~robokin_ros.node.validity_service.check_state_validity`: self-collision of pairs with a link of
 ``group_name``, joint, position and orientation constraints; joint limits are not checked, as
 move_group does not either); ``contacts`` and ``constraint_result`` are those of the first invalid
 state (MoveIt stops there), or of the last state when all are valid. Here the joint constraints
@@ -27,20 +27,15 @@ from ..errors import UnknownJointError
 from ..model import RobotModel
 from .conversions import JointStateMap
 from .parameters import DEFAULT_VALIDITY_CAPS, REJECT, ValidityCaps
-from .services import (
+from .requests import RequestError, RequestFrames, RobotSnapshot, group_links, request_configuration, require_robot
+from .validity_service import (
     JointChecks,
-    RequestError,
-    RequestFrames,
-    RobotSnapshot,
     check_constraint_count,
     contact_message,
     eval_results,
-    group_links,
     involves,
     pose_constraint_results,
     refuse_visibility,
-    request_configuration,
-    require_robot,
     self_collision,
 )
 
@@ -156,7 +151,7 @@ def check_multi_state_validity(request, response, robot: RobotSnapshot | None, s
 
     A request that cannot be evaluated, or with more than ``max_states`` states (parameter
     ``max_validity_states``), or more constraints or region primitives than ``caps`` allows
-    (:func:`~robokin_ros.node.services.check_constraint_count`; both checked before any other
+    (:func:`~robokin_ros.node.validity_service.check_constraint_count`; both checked before any other
     work), is answered ``valid=false`` and ``on_problem`` says why (the service has no error
     code); no request of zero states is invalid.
     """
