@@ -3,6 +3,8 @@ so the thread publishing /tf never waits for them. No rclpy."""
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import threading
 from collections.abc import Callable
 
@@ -27,10 +29,12 @@ class LatestJobWorker:
         self._thread.start()
 
     def submit(self, job: Callable[[], None]) -> None:
-        """Run ``job`` after the job in progress (replacing one still waiting); ignored once stopped."""
+        """Run ``job`` after the job in progress (replacing one still waiting), in a copy of the
+        caller's context (its ``contextvars``: the node's runtime); ignored once stopped."""
+        context = contextvars.copy_context()
         with self._wake:
             if not self._stopping:
-                self._pending = job
+                self._pending = functools.partial(context.run, job)
                 self._wake.notify()
 
     @property

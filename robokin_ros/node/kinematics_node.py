@@ -30,6 +30,9 @@ One message or request makes a bounded amount of work and of log (see
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from moveit_msgs.srv import GetMultiStateValidity, GetPositionFK, GetPositionIK, GetStateValidity
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -38,11 +41,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from ..runtime import Runtime, using
 from . import ik_solutions_service, multi_validity_service
 from .live_robot import LiveRobot
 from .parameter_changes import ParameterChanges
 from .parameter_declarations import as_declared_types, declare_parameters, parameter_value
-from .parameters import EVENTS
+from .parameters import EVENTS, batch_threads
 from .robot_swap import RobotSwap
 from .service_calls import ServiceCalls
 from .state_publisher import StatePublisher
@@ -87,6 +91,9 @@ class KinematicsNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self.settings = declare_parameters(self)
+        #: How this node's calls into the library run: the services' batched computations on at
+        #: most ``batch_threads`` threads (so /tf keeps a core), its own background compiles.
+        self.runtime = Runtime(threads=batch_threads(self.param_value('batch_threads')))
         publish_stats = self.settings.publish_stats
         self.service_calls = ServiceCalls(self)
         self.state_publisher = StatePublisher(
@@ -100,20 +107,35 @@ class KinematicsNode(Node):
             on_installed=self.state_publisher.sync_jacobians, on_error=self.service_calls.crash)
         self.parameter_changes = ParameterChanges(self, self.robot_swap, self.state_publisher.sync_jacobians)
 
-        self.create_subscription(JointState, 'joint_states', self.state_publisher.on_joint_state, JOINT_STATES_QOS)
+        scoped = self.in_runtime
+        self.create_subscription(JointState, 'joint_states', scoped(self.state_publisher.on_joint_state),
+                                 JOINT_STATES_QOS)
         if from_topic:
-            self.create_subscription(String, 'robot_description', self.robot_swap.on_description, LATCHED_QOS)
-        self.create_subscription(String, 'robot_description_semantic', self.robot_swap.on_semantic, LATCHED_QOS)
+            self.create_subscription(String, 'robot_description', scoped(self.robot_swap.on_description), LATCHED_QOS)
+        self.create_subscription(String, 'robot_description_semantic', scoped(self.robot_swap.on_semantic),
+                                 LATCHED_QOS)
         self.services_group = ReentrantCallbackGroup()
         if self.param_value('executor') != EVENTS:
             self.attach_services(self)
         if publish_stats:
             self.create_timer(1.0, self.state_publisher.publish_stats)
 
-        self.robot_swap.start()
+        with using(self.runtime):   # (the loader thread's jobs run in the context they were given in)
+            self.robot_swap.start()
         self.add_pre_set_parameters_callback(as_declared_types)
         self.add_on_set_parameters_callback(self.parameter_changes.validate)
         self.add_post_set_parameters_callback(self.parameter_changes.apply)
+
+    def in_runtime(self, callback: Callable) -> Callable:
+        """``callback`` running with this node's :attr:`runtime` current (every library call it
+        makes, and the threads and background compiles those start)."""
+        runtime = self.runtime
+
+        @functools.wraps(callback)
+        def run(*args):
+            with using(runtime):
+                return callback(*args)
+        return run
 
     @property
     def robot(self) -> LiveRobot | None:
@@ -130,14 +152,14 @@ class KinematicsNode(Node):
         and /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
         ``host``: this node, or the companion node of the 'events' executor. Without the
         robokin_interfaces package, ``compute_ik_solutions`` is not served (logged)."""
-        group, calls = self.services_group, self.service_calls
-        host.create_service(GetPositionIK, 'compute_ik', calls.compute_ik, qos_profile=SERVICE_QOS,
+        group, calls, scoped = self.services_group, self.service_calls, self.in_runtime
+        host.create_service(GetPositionIK, 'compute_ik', scoped(calls.compute_ik), qos_profile=SERVICE_QOS,
                             callback_group=group)
-        host.create_service(GetStateValidity, 'check_state_validity', calls.check_state_validity,
+        host.create_service(GetStateValidity, 'check_state_validity', scoped(calls.check_state_validity),
                             qos_profile=SERVICE_QOS, callback_group=group)
         host.create_service(GetMultiStateValidity, multi_validity_service.SERVICE_NAME,
-                            calls.check_multi_state_validity, qos_profile=SERVICE_QOS, callback_group=group)
-        host.create_service(GetPositionFK, 'compute_fk', calls.compute_fk, qos_profile=SERVICE_QOS)
+                            scoped(calls.check_multi_state_validity), qos_profile=SERVICE_QOS, callback_group=group)
+        host.create_service(GetPositionFK, 'compute_fk', scoped(calls.compute_fk), qos_profile=SERVICE_QOS)
         try:
             from robokin_interfaces.srv import GetPositionIKSolutions
         except ImportError:
@@ -146,7 +168,7 @@ class KinematicsNode(Node):
             return
         host.create_service(GetPositionIKSolutions,
                             f'{self.get_fully_qualified_name()}/{ik_solutions_service.SERVICE_NAME}',
-                            calls.compute_ik_solutions, qos_profile=SERVICE_QOS, callback_group=group)
+                            scoped(calls.compute_ik_solutions), qos_profile=SERVICE_QOS, callback_group=group)
 
     def loading(self) -> bool:
         """A description from the topic is being loaded or waits to be."""
@@ -166,4 +188,5 @@ class KinematicsNode(Node):
     def destroy_node(self):
         if not self.robot_swap.stopped:
             self.robot_swap.stop_loading(LOAD_STOP_TIMEOUT)
+        self.runtime.close(timeout=0.0)   # no new background compile; the worker threads end
         super().destroy_node()

@@ -11,11 +11,10 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from ..kernels import parallel
-from ..kernels.lazy_accel import stop_background_loads
+from ..runtime import default_runtime
 from .executor import OffloadingExecutor
 from .kinematics_node import KinematicsNode
-from .parameters import EVENTS, THREADS, StartupParameterError, batch_threads
+from .parameters import EVENTS, THREADS, StartupParameterError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: [s] how long shutdown waits for a background numba compile to end (its result is cached on disk
@@ -87,7 +86,6 @@ def main(args=None, early=None):
         except StartupParameterError:   # logged by the node, one line per parameter
             failed = True
             return
-        parallel.set_default_threads(batch_threads(node.param_value('batch_threads')))
         executor, services = _executors(node)
         while rclpy.ok() and not stop.requested:
             executor.spin_once(timeout_sec=0.1)
@@ -106,7 +104,9 @@ def main(args=None, early=None):
             node.destroy_node()
         rclpy.try_shutdown()
         stop.ignore_from_now()
-        compiled = stop_background_loads(COMPILE_STOP_TIMEOUT)
+        # the node's runtime's background compiles, and any started outside its callbacks
+        compiled = ((node is None or node.runtime.close(COMPILE_STOP_TIMEOUT))
+                    and default_runtime().stop_background(COMPILE_STOP_TIMEOUT))
         if not (loaded and compiled):   # a thread still in numba/LLVM: skip the finalisation it would crash
             sys.stdout.flush()
             sys.stderr.flush()
