@@ -24,7 +24,7 @@ for them; their numpy path runs until their generated kernel, if any, is loaded)
 ``fdata (n_links, 36)`` per link: ``R_c`` (9, row-major), ``R_c K`` (9), ``R_c K²`` (9),
 ``p_c`` (3), ``R_c u`` (3), mimic multiplier, offset, Jacobian scale; ``idata (n_links, 4)``:
 anchor, kind (0 fixed or root, 1 revolute or continuous, 2 prismatic, 3 floating or planar),
-q index, v column (-1: none). Layouts: 0 ``4x4``, 1 ``3x4``, 2 ``position``.
+q index, v column (-1: none); the root's row holds ``n_v`` and ``n_q`` in its last two. Layouts: 0 ``4x4``, 1 ``3x4``, 2 ``position``.
 """
 
 from __future__ import annotations
@@ -160,11 +160,15 @@ def _finite(q):
 
 @numba.njit(**_JIT)
 def poses_single(fdata, idata, chain, links, layout, q, out):
-    """Poses of ``links`` in ``layout`` at one configuration ``q (n_q,)`` into ``out`` (its
-    entries in order, any C-contiguous shape). Returns 0 (written), 1 (a non-finite input or
+    """Poses of ``links`` in ``layout`` at one configuration ``q (n_q,)`` into ``out`` (``(n, 4,
+    4)``, ``(n, 3, 4)`` or ``(n, 3)``). Returns 0 (written), 1 (a non-finite input or
     joint value), 2 (a wrong size), as the generated single entries."""
+    n = links.shape[0]
+    if out.shape[0] != n or out.shape[-1] != (3 if layout == 2 else 4) or \
+            out.size != n * (16 if layout == 0 else 12 if layout == 1 else 3):   # (n, 4, 4), (n, 3, 4), (n, 3)
+        return 2
     o = out.reshape(out.size)
-    if o.shape[0] != links.shape[0] * (16 if layout == 0 else 12 if layout == 1 else 3):
+    if q.shape[0] != _coordinates(idata):
         return 2
     if not _finite(q):
         return 1
@@ -180,7 +184,7 @@ def poses_batch(fdata, idata, chain, links, layout, qb, out, claims):
     """:func:`poses_single` of the rows of ``qb (B, n_q)`` into ``out (B, size)``, every thread
     of the call at once, claiming rows by ``claims`` (:mod:`robokin_ros.kernels.claims`)."""
     B = out.shape[0]
-    if qb.shape[0] != B or out.shape[1] != links.shape[0] * (16 if layout == 0 else 12 if layout == 1 else 3):
+    if qb.shape[0] != B or qb.shape[1] != _coordinates(idata) or out.shape[1] != links.shape[0] * (16 if layout == 0 else 12 if layout == 1 else 3):
         raise ValueError("poses_batch: bad shapes")
     W = np.empty((fdata.shape[0], 12))
     step, done = max(claims[1], 1), 0
@@ -202,7 +206,9 @@ def poses_batch(fdata, idata, chain, links, layout, qb, out, claims):
 def jacobian_single(fdata, idata, chain, k, q, out):
     """LOCAL_WORLD_ALIGNED Jacobian ``out (6, n_v)`` of link ``k`` at ``q``; status as
     :func:`poses_single`."""
-    if out.shape[0] != 6:
+    if out.shape[0] != 6 or out.shape[1] != _columns(idata):
+        return 2
+    if q.shape[0] != _coordinates(idata):
         return 2
     if not _finite(q):
         return 1
@@ -215,11 +221,13 @@ def jacobian_single(fdata, idata, chain, k, q, out):
 
 @numba.njit(**_JIT)
 def frames_single(fdata, idata, chain, frames, q, out):
-    """Poses + Jacobians of ``frames`` (see :func:`_frames_row`) at ``q`` into ``out`` (any
-    C-contiguous shape of ``n_frames * 10 * max(4, n_v)`` entries); status as :func:`poses_single`."""
+    """Poses + Jacobians of ``frames`` (see :func:`_frames_row`) at ``q`` into ``out (n_frames,
+    10, max(4, n_v))``; status as :func:`poses_single`."""
     n_v = _columns(idata)
+    if out.shape[0] != frames.shape[0] or out.shape[-1] != max(4, n_v) or out.size != frames.shape[0] * 10 * max(4, n_v):
+        return 2
     o = out.reshape(out.size)
-    if o.shape[0] != frames.shape[0] * 10 * max(4, n_v):
+    if q.shape[0] != _coordinates(idata):
         return 2
     if not _finite(q):
         return 1
@@ -235,7 +243,7 @@ def frames_batch(fdata, idata, chain, frames, qb, out, claims):
     """:func:`frames_single` of the rows of ``qb (B, n_q)`` into ``out (B, size)``, claiming
     rows as :func:`poses_batch`."""
     B, n_v = out.shape[0], _columns(idata)
-    if qb.shape[0] != B or out.shape[1] != frames.shape[0] * 10 * max(4, n_v):
+    if qb.shape[0] != B or qb.shape[1] != _coordinates(idata) or out.shape[1] != frames.shape[0] * 10 * max(4, n_v):
         raise ValueError("frames_batch: bad shapes")
     W, J = np.empty((fdata.shape[0], 12)), np.empty((6, n_v))
     step, done = max(claims[1], 1), 0
@@ -259,13 +267,19 @@ def _columns(idata):
     return idata[0, 2]
 
 
+@_inline
+def _coordinates(idata):
+    """``n_q``, kept in the root's row of ``idata`` (``idata[0, 3]``)."""
+    return idata[0, 3]
+
+
 def warm_up() -> None:
     """Call every kernel with each type its callers pass (:mod:`robokin_ros.kernels.generic_tier`;
     a two-link robot's arrays, ``q`` writeable or read-only): compiles them into numba's cache
     (in the compiling process), or loads them from it."""
     fdata, idata = np.zeros((2, FLOATS)), np.zeros((2, 4), np.int64)
     fdata[:, 0] = fdata[:, 4] = fdata[:, 8] = 1.0
-    idata[0, 2], idata[1] = 1, (0, 1, 0, 0)
+    idata[0, 2:], idata[1] = (1, 1), (0, 1, 0, 0)
     chain, links = np.array([1], np.int64), np.array([0, 1], np.int64)
     q = np.zeros(1)
     frozen = q.view()

@@ -53,7 +53,7 @@ class RobotArrays:
         self.fdata = np.zeros((n, 36))
         self.idata = np.zeros((n, 4), np.int64)
         self.idata[:, 3] = -1
-        self.idata[0, 2] = model.n_v                      # (the root's row holds n_v)
+        self.idata[0, 2:] = model.n_v, model.n_q          # (the root's row holds n_v, n_q)
         self.idata[1:, 0] = plan.anchor[1:]
         for i in plan.fixed_links:
             self.fdata[i, 0:9] = plan.C[i, :3, :3].ravel()

@@ -167,6 +167,10 @@ def test_bad_inputs_are_refused_not_compiled(functions):
     out = np.empty((model.n_links, 4, 4))
     q = model.home_configuration()
     assert bound.single(q, np.empty((model.n_links + 1, 4, 4))) == 2
+    assert bound.single(q, np.empty((model.n_links, 2, 8))) == 2
+    assert bound.single(q[:-1], out) == 2
+    with pytest.raises(ValueError):
+        parallel.run_rows(bound.batch, (np.zeros((3, model.n_q + 1)),), np.empty((3, model.n_links * 16)), 1)
     bad = q.copy()
     bad[2] = np.nan
     assert bound.single(bad, out) == 1
