@@ -5,40 +5,38 @@ The per-robot generated kernels (:mod:`robokin_ros.kernels.fk_codegen`) fold a r
 into straight-line code, so numba compiles them once per robot and machine (seconds for an arm,
 a minute or more for a humanoid, in a separate process). The kernels here take the robot as the
 arrays of its FK plan (:func:`robokin_ros.kernels.plan.fk_plan`: anchors, constant placements,
-joint kinds, mimic multipliers and offsets; :func:`robot_arrays`) instead, so they compile once
-per installation (numba's cache beside this file; ``make venv`` compiles them,
-``tools/bootstrap_ros_env.sh`` step 4c) and load in a fraction of a second
-(:class:`GenericKernels`). Where numba's cache lacks them, the first use compiles them in a
-separate process in the background (:mod:`robokin_ros.kernels.compile_process`) and the numpy
-kernels answer meanwhile; nothing compiles on the caller's thread (the loaded functions refuse
-types they were not compiled for).
+joint kinds, mimic multipliers and offsets; :class:`robokin_ros.kernels.generic_tier.RobotArrays`)
+instead, so they compile once per installation (numba's cache beside this file; ``make venv``
+compiles them, ``tools/bootstrap_ros_env.sh`` step 4c) and load in a fraction of a second
+(:class:`robokin_ros.kernels.generic_tier.GenericKernels`, which also compiles them in a separate
+process in the background where numba's cache lacks them; nothing compiles on a caller's thread).
 
 They run the arithmetic of the numpy kernel (:func:`robokin_ros.kinematics.fk`'s
 ``_fk_components``) in its order: local rotation ``R_c + sin θ (R_c K) + (1 - cos θ) (R_c K²)``,
 composed with the anchor's pose row by row; results agree with it to rounding of ``sin``/``cos``
-(1e-15 measured). Jacobians are LOCAL_WORLD_ALIGNED (world axes, frame origin), columns in
+(bit-identical on the bundled arms, measured). Jacobians are LOCAL_WORLD_ALIGNED (world axes, frame origin), columns in
 ``v`` order, a mimic joint's scaled into its source's column. Models whose links asked for are
-moved by a floating or planar joint have no generic kernel (:func:`robot_arrays` gives None
-for them; their numpy path runs until their generated kernel, if any, is loaded).
+moved by a floating or planar joint have no generic kernel (``RobotArrays.chain`` gives None for
+them; their numpy path runs until their generated kernel, if any, is loaded).
 
 ``fdata (n_links, 36)`` per link: ``R_c`` (9, row-major), ``R_c K`` (9), ``R_c K²`` (9),
 ``p_c`` (3), ``R_c u`` (3), mimic multiplier, offset, Jacobian scale; ``idata (n_links, 4)``:
 anchor, kind (0 fixed or root, 1 revolute or continuous, 2 prismatic, 3 floating or planar),
-q index, v column (-1: none); the root's row holds ``n_v`` and ``n_q`` in its last two. Layouts: 0 ``4x4``, 1 ``3x4``, 2 ``position``.
+q index, v column (-1: none); the root's row holds ``n_v`` and ``n_q`` in its last two.
+Layouts: 0 ``4x4``, 1 ``3x4``, 2 ``position``.
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
-# (absolute imports: the compiling process runs this file's text as a module of its own)
-import numba
-
+# (an absolute import: the compiling process runs this file's text as a module of its own)
 from robokin_ros.kernels.claims import fetch_add
 
-#: Entries per link of :func:`robot_arrays`'s ``fdata``.
+#: Entries per link of ``fdata``.
 FLOATS = 36
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
@@ -184,7 +182,8 @@ def poses_batch(fdata, idata, chain, links, layout, qb, out, claims):
     """:func:`poses_single` of the rows of ``qb (B, n_q)`` into ``out (B, size)``, every thread
     of the call at once, claiming rows by ``claims`` (:mod:`robokin_ros.kernels.claims`)."""
     B = out.shape[0]
-    if qb.shape[0] != B or qb.shape[1] != _coordinates(idata) or out.shape[1] != links.shape[0] * (16 if layout == 0 else 12 if layout == 1 else 3):
+    size = links.shape[0] * (16 if layout == 0 else 12 if layout == 1 else 3)
+    if qb.shape[0] != B or qb.shape[1] != _coordinates(idata) or out.shape[1] != size:
         raise ValueError("poses_batch: bad shapes")
     W = np.empty((fdata.shape[0], 12))
     step, done = max(claims[1], 1), 0
@@ -224,7 +223,8 @@ def frames_single(fdata, idata, chain, frames, q, out):
     """Poses + Jacobians of ``frames`` (see :func:`_frames_row`) at ``q`` into ``out (n_frames,
     10, max(4, n_v))``; status as :func:`poses_single`."""
     n_v = _columns(idata)
-    if out.shape[0] != frames.shape[0] or out.shape[-1] != max(4, n_v) or out.size != frames.shape[0] * 10 * max(4, n_v):
+    width = max(4, n_v)
+    if out.shape[0] != frames.shape[0] or out.shape[-1] != width or out.size != frames.shape[0] * 10 * width:
         return 2
     o = out.reshape(out.size)
     if q.shape[0] != _coordinates(idata):

@@ -124,7 +124,8 @@ def _pick(functions: dict, what: str, arrays: RobotArrays, argument) -> Bound | 
         return Bound(functools.partial(functions["jacobian_single"], arrays.fdata, arrays.idata, chain, int(argument)),
                      None)
     head = (arrays.fdata, arrays.idata, chain, np.array(links, np.int64))
-    return Bound(functools.partial(functions["frames_single"], *head), functools.partial(functions["frames_batch"], *head))
+    return Bound(functools.partial(functions["frames_single"], *head),
+                 functools.partial(functions["frames_batch"], *head))
 
 
 #: What :func:`bound` gives for kernels the tier does not cover (a floating or planar joint).
