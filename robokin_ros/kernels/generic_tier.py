@@ -215,6 +215,7 @@ def _stamp_path() -> str:
 
 def _write_stamp() -> None:
     try:
+        os.makedirs(os.path.dirname(_stamp_path()), exist_ok=True)
         with open(_stamp_path(), "w", encoding="utf-8") as file:
             file.write(_stamp())
     except OSError:   # (a read-only installation: the next process compiles again, in its own child)
