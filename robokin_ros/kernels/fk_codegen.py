@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 import struct
+import threading
 
 import numpy as np
 
 from .. import model_cache
 from ..model import JointType, RobotModel
 from ..spatial import matrix_to_quat_xyzw
-from . import accel, parallel
+from . import accel, generic_tier, parallel
 from .emitter import Emitter, GeneratedKernel, clean, const_matrix, finish, rotation_symbols, support_links, supported
 from .lazy_accel import LazyAccelerated
 from .numba_source import single_source, vector_trig_wrapper_source, wrapper_source
@@ -225,7 +226,8 @@ class CompiledFK(LazyAccelerated):
     :mod:`robokin_ros.accel` once it is loaded (see :meth:`accelerate`), else numpy.
     """
 
-    def __init__(self, model: RobotModel, generated: GeneratedKernel, label: str = "fk", vector_trig: bool = False):
+    def __init__(self, model: RobotModel, generated: GeneratedKernel, label: str = "fk", vector_trig: bool = False,
+                 generic: tuple | None = None):
         self.generated = generated
         # numba: sines and cosines in SIMD lanes per block (numba_source.vector_trig_wrapper_source)
         self._vector_trig = vector_trig
@@ -244,6 +246,14 @@ class CompiledFK(LazyAccelerated):
         #: Once loaded: :attr:`accelerated_single` without numba's type dispatch
         #: (:func:`robokin_ros.kernels.accel.direct_entry`: plain float64 vectors only).
         self.direct_single = None
+        #: The compiled ``single(q (n_q,), out) -> status`` that runs now: :attr:`accelerated_single`
+        #: once loaded, else the generic tier's (:mod:`robokin_ros.kernels.generic_tier`) once bound
+        #: (:meth:`generic`), else None. Replaced by one assignment when the generated kernel loads.
+        self.ready_single = None
+        # the generic tier's kernel: (what, argument) of generic_tier.bound until bound, then its Bound
+        self._generic_request = None if generic is None else (generic_tier.robot_arrays(model), *generic)
+        self._generic: generic_tier.Bound | None = None
+        self._swap = threading.Lock()
         super().__init__()
 
     def _load(self):
@@ -257,8 +267,33 @@ class CompiledFK(LazyAccelerated):
         return kernel
 
     def _installed(self, kernel) -> None:
-        self.accelerated_single = kernel.py_func.__globals__["single"]
-        self.direct_single = accel.direct_entry(self.accelerated_single)
+        single = kernel.py_func.__globals__["single"]
+        with self._swap:
+            self.accelerated_single = single
+            self.direct_single = accel.direct_entry(single)
+            self.ready_single = single
+
+    def load_in_background(self) -> None:
+        """Start loading the generated numba kernel in a background thread now (compiling it in
+        a separate process unless the disk cache has it), unless it is loaded, loading, failed,
+        or the accelerator is off; calls meanwhile run the generic tier (:meth:`generic`)."""
+        if accel.active() and self.accelerated_single is None:
+            self._start_loading()
+
+    def generic(self) -> generic_tier.Bound | None:
+        """The generic compiled tier's kernel computing what this kernel computes
+        (:func:`robokin_ros.kernels.generic_tier.bound`), or None: the accelerator switched off,
+        the tier not loaded yet (its loading starts here), or not covering this kernel."""
+        bound = self._generic
+        if bound is None and self._generic_request is not None and accel.enabled:
+            bound = generic_tier.bound(*self._generic_request)
+            if bound is None:
+                return None
+            with self._swap:
+                self._generic, self._generic_request = bound, None
+                if self.ready_single is None:
+                    self.ready_single = bound.single
+        return bound if bound is not None and bound.single is not None and accel.enabled else None
 
     def single_entry(self):
         """The compiled ``single(q (n_q,), out) -> status`` once loaded (see
@@ -284,6 +319,14 @@ class CompiledFK(LazyAccelerated):
                     and self.accelerated_single(q, result) == 0):
                 accel.call_kernel(kernel, np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
+        generic = self.generic()
+        if generic is not None:
+            result = np.empty(self.shape) if out is None else out.reshape(self.shape)
+            try:
+                if generic.single(q, result) == 0:
+                    return result
+            except TypeError:   # (not a C-contiguous float64 vector: numpy below)
+                pass
         entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
         if out is None:
             return self.from_flat(entries)
@@ -314,6 +357,10 @@ class CompiledFK(LazyAccelerated):
         if kernel is not None:
             parallel.run_rows(kernel, (np.ascontiguousarray(qb, np.float64),), out, threads)
             return out.reshape((B,) + self.shape)
+        generic = self.generic()
+        if generic is not None and generic.batch is not None:
+            parallel.run_rows(generic.batch, (qb,), out, threads)
+            return out.reshape((B,) + self.shape)
         qT = np.ascontiguousarray(qb.T)
         components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
         components[:] = self._flat_template[:, None]
@@ -332,13 +379,29 @@ CHUNK = 2048
 
 def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool,
             counts_calls: bool = False) -> CompiledFK | None:
-    """``CompiledFK`` of ``generate(model, *args)`` labelled by ``key``, or None when it gives no source."""
+    """``CompiledFK`` of ``generate(model, *args)`` labelled by ``key``, or None when it gives no
+    source; with the generic tier's counterpart of ``key`` (:func:`_generic_of`)."""
     generated = generate(model, *args)
     if generated is None:
         return None
-    kernel = CompiledFK(model, generated, str(key), vector_trig)
+    kernel = CompiledFK(model, generated, str(key), vector_trig, _generic_of(model, key))
     kernel.counts_calls = counts_calls
     return kernel
+
+
+def _generic_of(model: RobotModel, key) -> tuple | None:
+    """``(what, argument)`` of :func:`robokin_ros.kernels.generic_tier.bound` computing what the
+    generated kernel ``key`` computes, or None (the joint poses of /tf: no generic kernel)."""
+    if key == _EVERY_LINK:
+        return "poses", (tuple(range(model.n_links)), generic_tier.LAYOUT_CODES["4x4"])
+    if key[0] == "link poses":
+        links = tuple(range(model.n_links)) if key[2] is None else key[2]
+        return "poses", (links, generic_tier.LAYOUT_CODES[key[1]])
+    if key[0] == "jacobian":
+        return "jacobian", model.link_index(key[1])
+    if key[0] == "frames":
+        return "frames", tuple(model.link_index(f) for f in key[1])
+    return None
 
 
 #: The registry kind (:mod:`robokin_ros.model_cache`) of the generated FK kernels, keyed by what

@@ -1,12 +1,15 @@
 """A prepared handle of one model for single configurations: FK, tip Jacobians and dynamics at
 the cost of one compiled call.
 
-:class:`Kinematics` loads the model's numba kernels once, at construction, and binds their
-single-configuration entries (:func:`robokin_ros.kernels.numba_source.single_source`) to attributes, so
-a call is: allocate the output (unless ``out=`` is given), one call of compiled code, return.
-The public functions reach the same entries through their single-configuration lane
-(:mod:`robokin_ros.kernels.single_lane`: a guard and a registry lookup more, and they load the
-kernels lazily); the handle is for callers that want the loading done up front and no lookup.
+:class:`Kinematics` binds the model's compiled single-configuration entries at construction,
+without waiting for any compile: FK and Jacobians run the generic compiled tier
+(:mod:`robokin_ros.kernels.generic_tier`, compiled once per installation) from the first call,
+and the model's own generated kernels (:func:`robokin_ros.kernels.numba_source.single_source`)
+once they are loaded in the background (each kernel's :attr:`~robokin_ros.kernels.fk_codegen.CompiledFK.ready_single`
+is replaced by one assignment). A call is: allocate the output (unless ``out=`` is given), one
+call of compiled code, return. The public functions reach the same entries through their
+single-configuration lane (:mod:`robokin_ros.kernels.single_lane`: a guard and a registry
+lookup more).
 """
 
 from __future__ import annotations
@@ -31,19 +34,29 @@ Array = NDArray[np.float64]
 _DYNAMICS = ("rnea", "crba", "aba", "gravity_torques")
 
 
-def _compiled_single(kernel):
-    """The compiled single-configuration entry of a generated kernel, loading it now; None
-    without one (no generated kernel, numba inactive, or its load failed)."""
-    return kernel.accelerated_single if kernel is not None and kernel.accelerate() else None
+def _loaded_single(kernel):
+    """The generated kernel's compiled single entry when it can be had without compiling: loaded
+    already, or in the disk cache (loaded now, well under a second); else None (it loads in the
+    background once its calls add up, see :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`)."""
+    if kernel is None or kernel.accelerated_single is not None:
+        return None if kernel is None else kernel.accelerated_single
+    if accel.in_cache(kernel.wrapper_source(), ("kernel", "single")) and kernel.accelerate():
+        return kernel.accelerated_single
+    return None
 
 
 class Kinematics:
     """One model's forward kinematics, tip Jacobians and dynamics, prepared for single
     configurations (a controller's or a node's per-message calls).
 
-    Construction loads the numba kernels (compiling them unless the disk cache has them: seconds
-    per kernel once per machine, up to minutes for a humanoid's ``aba``); each method then costs
-    one call of compiled code plus the allocation of its result (none with ``out=``). Results are
+    Construction compiles nothing and waits for no compile: :meth:`fk` and :meth:`jacobian` run
+    the generic compiled kernels (:mod:`robokin_ros.kernels.generic_tier`) from the first call
+    and the model's generated ones once loaded (they start loading in the background at
+    construction); the dynamics methods run their generated kernel when the disk cache has it
+    (loaded at construction), else the public function until it is loaded (the public
+    functions' lane loads it in the background; :func:`robokin_ros.prepare` compiles it now).
+    Each compiled method costs one call of compiled code plus the allocation of its result
+    (none with ``out=``). Results are
     those of the public functions (:func:`robokin_ros.forward_kinematics`,
     :func:`robokin_ros.jacobian`, :func:`robokin_ros.rnea`, ...), to the last bit where the
     public function runs the same compiled kernel. The handle never changes: the accelerator
@@ -71,9 +84,9 @@ class Kinematics:
 
     Args:
         model: the robot.
-        frames: link names whose Jacobian kernels to load now; another frame's loads on its
+        frames: link names whose Jacobian kernels to bind now; another frame's binds on its
             first :meth:`jacobian` call.
-        dynamics: names among ``"rnea"``, ``"crba"``, ``"aba"``, ``"gravity_torques"`` to load;
+        dynamics: names among ``"rnea"``, ``"crba"``, ``"aba"``, ``"gravity_torques"`` to bind;
             None: all four when the model has an inertial, else none.
 
     Raises:
@@ -96,27 +109,49 @@ class Kinematics:
         self._jacobian_shape = (6, model.n_v)
         self._vector_shape = (model.n_v,)
         self._matrix_shape = (model.n_v, model.n_v)
-        self._fk = _compiled_single(compiled_fk(model)) if self.accelerated else None
+        #: The generated FK kernel (its :attr:`~robokin_ros.kernels.fk_codegen.CompiledFK.ready_single`
+        #: is the entry :meth:`fk` calls), or None.
+        self._fk = self._bind(compiled_fk(model)) if self.accelerated else None
         self._jacobians: dict = {}
         for frame in frames:
-            self._jacobian_entry(frame)
-        entries = {name: self._dynamics_entry(name) for name in dynamics}
+            self._jacobian_kernel(frame)
+        self._dynamics = {name: self._dynamics_kernel(name) for name in dynamics}
+        entries = {name: _loaded_single(kernel) for name, kernel in self._dynamics.items()}
         self._rnea, self._crba = entries.get("rnea"), entries.get("crba")
         self._aba, self._gravity = entries.get("aba"), entries.get("gravity_torques")
 
-    def _jacobian_entry(self, frame: str):
-        """The compiled Jacobian entry of ``frame`` (loaded on first use), or None."""
+    @staticmethod
+    def _bind(kernel):
+        """``kernel`` (a generated FK or Jacobian kernel, or None) with its compiled entry bound now:
+        the generic tier's (loaded from the installation's cache, or None while that compiles),
+        its own generated one loading in the background."""
+        if kernel is not None:
+            kernel.generic()
+            kernel.load_in_background()
+        return kernel
+
+    def _jacobian_kernel(self, frame: str):
+        """The generated Jacobian kernel of ``frame`` (bound on first use), or None."""
         if frame not in self._jacobians:
             kernel = compiled_jacobian(self.model, frame)   # raises UnknownLinkError first
-            self._jacobians[frame] = _compiled_single(kernel) if self.accelerated else None
+            self._jacobians[frame] = self._bind(kernel) if self.accelerated else None
         return self._jacobians[frame]
 
-    def _dynamics_entry(self, name: str):
-        """The compiled single entry of the dynamics call ``name`` (loaded now), or None."""
+    def _dynamics_kernel(self, name: str):
+        """The generated kernel of the dynamics call ``name``, or None (not accelerated; ``aba``
+        of a model with a massless coordinate, which must raise)."""
         tree = dynamics_tree_with_inertia(self.model)   # raises ModelError for a massless model
-        if not self.accelerated or name == "aba" and tree.massless_coordinates:   # aba must raise then
+        if not self.accelerated or name == "aba" and tree.massless_coordinates:
             return None
-        return _compiled_single(PREPARABLE[name](self.model))
+        return PREPARABLE[name](self.model)
+
+    def _dynamics_loaded(self, name: str, attribute: str):
+        """After a call through the public function: the generated entry of ``name`` if it has
+        loaded meanwhile, assigned to ``attribute`` (one assignment; later calls take it)."""
+        kernel = self._dynamics.get(name)
+        entry = None if kernel is None else kernel.accelerated_single
+        if entry is not None:
+            setattr(self, attribute, entry)
 
     def fk(self, q, out: Array | None = None) -> Array:
         """World pose of every link, as :func:`robokin_ros.forward_kinematics` ``(model, q)``.
@@ -128,10 +163,11 @@ class Kinematics:
         Returns:
             ``T_world_link (n_links, 4, 4)``; ``out`` itself when given.
         """
-        if self._fk is not None:
+        entry = None if self._fk is None else self._fk.ready_single
+        if entry is not None:
             result = np.empty(self._fk_shape) if out is None else out
             try:
-                if self._fk(q, result) == 0:
+                if entry(q, result) == 0:
                     return result
             except TypeError:
                 pass
@@ -152,9 +188,10 @@ class Kinematics:
         Raises:
             UnknownLinkError: an unknown frame (its kernel is built on the first call).
         """
-        entry = self._jacobians.get(frame)
-        if entry is None:
-            entry = self._jacobian_entry(frame)
+        kernel = self._jacobians.get(frame)
+        if kernel is None:
+            kernel = self._jacobian_kernel(frame)
+        entry = None if kernel is None else kernel.ready_single
         if entry is not None:
             result = np.empty(self._jacobian_shape) if out is None else out
             try:
@@ -174,7 +211,9 @@ class Kinematics:
                     return result
             except TypeError:
                 pass
-        return _written(rnea(self.model, q, v, a), out)
+        result = _written(rnea(self.model, q, v, a), out)
+        self._dynamics_loaded("rnea", "_rnea")
+        return result
 
     def crba(self, q, out: Array | None = None) -> Array:
         """Joint-space inertia matrix ``M (n_v, n_v)`` (both triangles) as
@@ -186,7 +225,9 @@ class Kinematics:
                     return result
             except TypeError:
                 pass
-        return _written(crba(self.model, q), out)
+        result = _written(crba(self.model, q), out)
+        self._dynamics_loaded("crba", "_crba")
+        return result
 
     def aba(self, q, v, tau, out: Array | None = None) -> Array:
         """Forward dynamics ``a (n_v,)`` as :func:`robokin_ros.aba` ``(model, q, v, tau)``
@@ -198,7 +239,9 @@ class Kinematics:
                     return result
             except TypeError:
                 pass
-        return _written(aba(self.model, q, v, tau), out)
+        result = _written(aba(self.model, q, v, tau), out)
+        self._dynamics_loaded("aba", "_aba")
+        return result
 
     def gravity_torques(self, q, out: Array | None = None) -> Array:
         """Gravity torques ``g(q) (n_v,)`` as :func:`robokin_ros.gravity_torques` ``(model, q)``
@@ -210,7 +253,9 @@ class Kinematics:
                     return result
             except TypeError:
                 pass
-        return _written(gravity_torques(self.model, q), out)
+        result = _written(gravity_torques(self.model, q), out)
+        self._dynamics_loaded("gravity_torques", "_gravity")
+        return result
 
 
 def _written(result: Array, out: Array | None) -> Array:

@@ -23,6 +23,7 @@ from robokin_ros import (
     forward_kinematics,
     gravity_torques,
     jacobian,
+    prepare,
     rnea,
 )
 from robokin_ros.kernels import accel, selection
@@ -68,12 +69,14 @@ def _configurations(model, seed):
     return q, v, a
 
 
-@pytest.mark.slow   # loads Talos's kernels
+@pytest.mark.slow   # compiles Talos's rnea kernel
 def test_the_handle_runs_compiled_code_when_numba_is_active(prepared):
-    _, _, tip, handle = prepared
+    _, model, tip, handle = prepared
     assert handle.accelerated == accel.active()
-    if accel.active():
-        assert handle._fk is not None and handle._jacobians[tip] is not None and handle._rnea is not None
+    if accel.active():   # FK and Jacobians: compiled at once (the generic tier until the generated one loads)
+        assert handle._fk.ready_single is not None and handle._jacobians[tip].ready_single is not None
+        assert prepare(model, dynamics=("rnea",))   # dynamics: compiled when the disk cache has the kernel
+        assert Kinematics(model, frames=[tip], dynamics=("rnea",))._rnea is not None
 
 
 def test_fk_and_jacobian_equal_the_checked_path_and_the_generic_kernel(prepared):
@@ -197,7 +200,9 @@ def test_other_inputs_take_the_public_function(prepared):
     np.testing.assert_array_equal(handle.fk(q[0].tolist()), forward_kinematics(model, q[0]))
     np.testing.assert_array_equal(handle.fk(q[:3]), forward_kinematics(model, q[:3]))    # a batch
     strided = np.repeat(q[0], 2)[::2]
-    np.testing.assert_array_equal(handle.jacobian(strided, tip), jacobian(model, q[0], tip))
+    # (the strided call runs the frame's poses + Jacobians kernel, the contiguous one its Jacobian
+    # kernel: either tier, generic or generated, so equal to rounding)
+    np.testing.assert_allclose(handle.jacobian(strided, tip), jacobian(model, q[0], tip), rtol=0, atol=1e-12)
     np.testing.assert_allclose(handle.rnea(q[:2], v[:2], a[:2]), rnea(model, q[:2], v[:2], a[:2]), atol=1e-12)
 
 
