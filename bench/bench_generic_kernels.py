@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--batch", type=int, default=10_000)
     args = parser.parse_args()
-    if not generic_tier.KERNELS.load():
+    if not generic_tier.generic_kernels().load():
         sys.exit("the generic kernels are unavailable (numba missing or off)")
     print(f"# {datetime.date.today()} generic vs generated numba vs numpy vs Pinocchio; {os.cpu_count()} cores")
     print("| robot | what | time |\n|---|---|---|")

@@ -24,11 +24,9 @@ import numpy as np
 
 from .. import model_cache
 from ..model import SCALAR_TYPES, RobotModel
+from ..runtime import current_runtime, process_state
 from . import accel, compile_process, disk_cache
 from .plan import fk_plan
-
-#: The environment variable that turns the generic compiled tier off (``0``, ``off``, ``false``, ``no``).
-ENVIRONMENT = "ROBOKIN_GENERIC_KERNELS"
 
 #: The compiled module, its name and file (numba keys its cache on them).
 MODULE = "robokin_ros.kernels.generic_numba"
@@ -40,8 +38,8 @@ FUNCTIONS = ("poses_single", "poses_batch", "jacobian_single", "frames_single", 
 
 
 def enabled() -> bool:
-    """Whether the generic tier may serve: :data:`ENVIRONMENT` not off and the accelerator active."""
-    return os.environ.get(ENVIRONMENT, "1").strip().lower() not in ("0", "off", "false", "no") and accel.active()
+    """Whether the generic tier may serve: the current runtime's accelerator is on (and numba installed)."""
+    return accel.active()
 
 
 class RobotArrays:
@@ -137,7 +135,7 @@ def bound(arrays: RobotArrays, what: str, argument) -> Bound | None:
     (:func:`robot_arrays`); None while it is not loaded (loading starts here: at once from
     numba's cache, else a compile in the background) or turned off (:func:`enabled`);
     :data:`NOT_COVERED` when a floating or planar joint moves the links asked for."""
-    functions = KERNELS.functions()
+    functions = generic_kernels().functions()
     if functions is None:
         return None
     return _pick(functions, what, arrays, argument) or NOT_COVERED
@@ -167,8 +165,8 @@ class GenericKernels:
             self._started = True
         if compiled():
             self.load()
-        else:
-            threading.Thread(target=self.load, name="robokin_ros accel", daemon=True).start()
+        elif current_runtime().start_background(self.load) is None:   # (the runtime starts none now)
+            self._started = False
         return self._loaded
 
     def load(self) -> bool:
@@ -234,5 +232,6 @@ def compiled() -> bool:
     return compile_process.has_compiled(PATH, "generic_numba", FUNCTIONS)
 
 
-#: The process's generic kernels.
-KERNELS = GenericKernels()
+def generic_kernels() -> GenericKernels:
+    """This process's generic kernels (one per process: :func:`robokin_ros.runtime.process_state`)."""
+    return process_state("generic kernels", GenericKernels)

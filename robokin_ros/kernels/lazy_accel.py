@@ -98,9 +98,10 @@ class LazyAccelerated:
                 self._start_loading(runtime)
         return self._accelerated
 
-    def _start_loading(self, runtime: Runtime) -> None:
+    def _start_loading(self, runtime: Runtime | None = None) -> None:
         """Start :meth:`accelerate` in one of ``runtime``'s background threads, unless one is
-        started already or the runtime starts none (stopped, or ``background_compiles=False``)."""
+        started already or the runtime starts none (stopped, or ``background_compiles=False``).
+        ``runtime``: None for the current one."""
         with self._starting:
             if self._compiling is None:
-                self._compiling = runtime.start_background(self.accelerate)
+                self._compiling = (runtime or current_runtime()).start_background(self.accelerate)

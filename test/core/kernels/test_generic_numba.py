@@ -46,9 +46,9 @@ def functions():
     """The generic kernels, loaded (compiled first, in a separate process, when numba's cache
     beside their file lacks them)."""
     if not generic_tier.enabled():
-        pytest.skip("the accelerator is off (ROBOKIN_ACCEL) or ROBOKIN_GENERIC_KERNELS turns the tier off")
-    assert generic_tier.KERNELS.load()
-    return generic_tier.KERNELS.functions()
+        pytest.skip("the accelerator is off (ROBOKIN_ACCEL)")
+    assert generic_tier.generic_kernels().load()
+    return generic_tier.generic_kernels().functions()
 
 
 @pytest.fixture(scope="module", params=_models())
