@@ -69,13 +69,20 @@ class Notice(NamedTuple):
     kernels: int = 0
     #: At the end: the burst's duration [s] (0 at the start).
     seconds: float = 0.0
+    #: Kernels of the burst still compiling (> 0: a progress notice, sent when one of several ends).
+    running: int = 0
 
     def line(self) -> str:
-        """The notice as one line for a person."""
+        """The notice as one line for a person (a progress notice with an estimate of the time
+        left: the burst's mean time per kernel so far, times the kernels still compiling)."""
         if self.started:
             return f"compiling kernels for {self.robot} (first run; cached afterwards)…"
         plural = "s" if self.kernels != 1 else ""
-        return f"compiled {self.kernels} kernel{plural} for {self.robot} in {self.seconds:.1f} s"
+        done = f"compiled {self.kernels} kernel{plural} for {self.robot} in {self.seconds:.1f} s"
+        if not self.running:
+            return done
+        left = self.seconds / max(self.kernels, 1) * self.running
+        return f"{done}; {self.running} still compiling (about {left:.0f} s left)…"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,7 +284,8 @@ class Runtime:
                 r.subscribers.remove(callback)
 
     def _send(self, notice: Notice) -> None:
-        log.info("robokin_ros: %s", notice.line())
+        if not notice.running:   # (the log has the burst's start and end; subscribers get progress too)
+            log.info("robokin_ros: %s", notice.line())
         with self._resources.lock:
             callbacks = list(self._resources.subscribers)
         for callback in callbacks:
@@ -305,8 +313,7 @@ class Runtime:
                 last = burst[0] == 0
                 if last:
                     del r.bursts[robot]
-            if last:
-                self._send(Notice(robot, False, burst[1], time.monotonic() - burst[2]))
+            self._send(Notice(robot, False, burst[1], time.monotonic() - burst[2], 0 if last else burst[0]))
 
     # -- background compiles ----------------------------------------------------------------
     def start_background(self, target: Callable[[], object]) -> threading.Thread | None:

@@ -60,7 +60,9 @@ def add_configuration(parser: argparse.ArgumentParser) -> None:
 
 
 def compile_notices() -> contextlib.AbstractContextManager:
-    """While a command runs: one line on stderr when a robot's kernels start compiling, one when they end."""
+    """While a command runs: one line on stderr when a robot's kernels start compiling, one each
+    time one of several compiling at once ends (how many are left, about how long), one when the
+    last ends."""
     return notices.subscribed(lambda notice: print(f"robokin: {notice.line()}", file=sys.stderr, flush=True))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..ik import prepare_ik, reach_upper_bound, solve_ik
-from ..kernels import notices, prepare
+from ..kernels import fk_codegen, notices, prepare
 from ..kernels.fk_codegen import compiled_fk, compiled_frames
 from ..kinematics import Kinematics, forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, matrix_to_rpy, quat_xyzw_to_matrix, rpy_to_matrix
@@ -226,6 +226,8 @@ def run_ik(args) -> int:
 #: was still compiling (the row timed what runs meanwhile), or none is to be had (no numba, or no
 #: generated kernel for this model).
 COMPILED, COLD, NOT_COMPILED = "compiled", "cold (compiling in the background)", "not compiled (numpy)"
+#: A row timed on the generic compiled kernels while the robot's own compiled in the background.
+GENERIC = "generic compiled (the robot's own kernels compiling)"
 #: The name of bench's loading thread (as the background loads of
 #: :mod:`robokin_ros.kernels.lazy_accel`: :func:`robokin_ros.cli.leave` waits for none of them).
 LOADING_THREAD = "robokin_ros accel (bench)"
@@ -300,14 +302,20 @@ class Preparation:
         background load a large batch starts: :mod:`robokin_ros.kernels.lazy_accel`)."""
         if step == "ik":
             return bool(self.done.get("ik"))
-        kernel = compiled_fk(self.model) if step == "fk" else compiled_frames(self.model, (self.tip,))
-        return kernel is not None and kernel.accelerated_single is not None
+        kernel = self._kernel(step)
+        return kernel is not None and kernel.backend == fk_codegen.GENERATED
+
+    def _kernel(self, step: str):
+        """The FK (``"fk"``) or tip Jacobian kernel of this robot (None: it has none)."""
+        return compiled_fk(self.model) if step == "fk" else compiled_frames(self.model, (self.tip,))
 
     def path(self, step: str) -> str:
         """What a row of ``step`` times now: :data:`COMPILED`, :data:`COLD` or :data:`NOT_COMPILED`."""
         self.raise_error()
         if self._loaded(step):
             return COMPILED
+        if step != "ik" and self._kernel(step) is not None and self._kernel(step).backend == fk_codegen.GENERIC:
+            return GENERIC
         return NOT_COMPILED if self.done.get(step) is False else COLD
 
     def running(self) -> bool:
@@ -320,7 +328,7 @@ def timed_row(preparation: Preparation, step: str, measure) -> tuple[str, float]
     ran, so that a row times one path only."""
     path = preparation.path(step)
     value = measure()
-    if path == COLD and preparation.path(step) != COLD:
+    if path in (COLD, GENERIC) and preparation.path(step) != path:
         path, value = preparation.path(step), measure()
     return path, value
 
@@ -445,8 +453,9 @@ def run_bench(args) -> int:
               f"(Pinocchio / ours batched = {peer['FK'] / rows[2][1]:.1f})")
     else:
         print(f"  (Pinocchio not run: {peer.get('error')})")
-    if any(path == COLD for _, _, path in rows):
-        print(f"robokin bench: the rows marked cold ran while {model.name}'s kernels compiled in the background; "
+    if any(path in (COLD, GENERIC) for _, _, path in rows):
+        print(f"robokin bench: the rows marked cold or generic ran while {model.name}'s kernels compiled in the "
+              "background; "
               "a compile still running stops with this command (what finished is cached): run bench again, "
               "or with --wait to compile them all first (once per machine)", file=sys.stderr)
     return 0

@@ -218,6 +218,10 @@ def generate_joint_poses_source(model: RobotModel) -> GeneratedKernel:
     return finish(e, values, np.zeros((len(model.scalar_joint_indices), 7)))
 
 
+#: :attr:`CompiledFK.backend`'s answers.
+GENERATED, GENERIC, NUMPY = "generated numba", "generic numba", "numpy"
+
+
 class CompiledFK(LazyAccelerated):
     """A generated kernel made callable on one configuration or a batch.
 
@@ -272,6 +276,14 @@ class CompiledFK(LazyAccelerated):
             self.accelerated_single = single
             self.direct_single = accel.direct_entry(single)
             self.ready_single = single
+
+    @property
+    def backend(self) -> str:
+        """What runs now: :data:`GENERATED` (the robot's own compiled kernel), :data:`GENERIC`
+        (the generic compiled tier, while the robot's own compiles) or :data:`NUMPY`."""
+        if self.accelerated_single is not None and accel.active():
+            return GENERATED
+        return GENERIC if self.generic() is not None else NUMPY
 
     def load_in_background(self) -> None:
         """Start loading the generated numba kernel in a background thread now (compiling it in
