@@ -130,7 +130,7 @@ PARAMETERS = {
     'batch_threads': ParameterSpec(0, (
         'Threads a batched computation of the services (many states of /check_state_validity_multiple, '
         'IK batches) may use: the /tf thread keeps a core. 0: every core but one (at least one). '
-        'ROBOKIN_THREADS, when set, takes precedence.'), read_only=True, constraints='0 to 1024'),
+        'Fewer run while other processes hold cores.'), read_only=True, constraints='0 to 1024'),
     'max_validity_states': ParameterSpec(100_000, (
         'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
         'valid=false at once (logged).'), constraints='> 0'),
