@@ -6,7 +6,8 @@ Usage: ``python3 bench/bench_busy.py [--batch 10000] [--ik 500] [--calls 15] [--
 
 For each bundled robot and call (FK of every link allocating, FK into ``out=``, the tip's
 Jacobian, RNEA, IK of ``--ik`` FK-made targets), times ``--calls`` calls of each of three runtimes
-interleaved (one call of each in turn, so that they meet the same moments of the machine) and
+interleaved (one call of each in turn, the order rotated every round, so that they meet the same
+moments of the machine) and
 prints the median time per call and its ratio to one thread's (> 1: faster than one thread):
 
 - ``default``: ``robokin_ros.Runtime()`` (every core, no more than the cores other processes
@@ -64,8 +65,10 @@ def measure(runtimes: dict, fn, n_calls: int) -> dict:
     for name, runtime in runtimes.items():   # warm-up, and the results to compare
         with rk.using(runtime):
             results[name] = fn()
-    for _ in range(n_calls):
-        for name, runtime in runtimes.items():
+    names = list(runtimes)
+    for k in range(n_calls):   # one call of each in turn, the order rotated every round (no runtime always first)
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            runtime = runtimes[name]
             with rk.using(runtime):
                 start = time.perf_counter()
                 fn()
