@@ -80,8 +80,8 @@ def _inline(function):
 def log_near_pi(r):
     """:func:`robokin_ros.spatial.log_so3` of one matrix given as the tuple of its 9 entries
     row-major, the axis read from the symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi`
-    in numba; the generated loops compile this very text,
-    :func:`robokin_ros.ik.compiled_loop.shared_source`)."""
+    in numba; every generated loop imports this very function,
+    :func:`robokin_ros.ik.compiled_loop.shared_imports`)."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
     theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
