@@ -149,8 +149,8 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
 
     def rows(a: int, b: int) -> None:   # everything of configurations a:b (a thread's chunk)
         colliding, Tg = states(flat[a:b])
-        hit[a:b] = colliding.any(axis=1)
-        found[a] = _pair_entries(colliding, link_pair, len(names), a)
+        hit[a:b] = any_pair = colliding.any(axis=1)
+        found[a] = _pair_entries(colliding, any_pair, link_pair, len(names), a)
         if contacts:
             contacts_out[a:b] = _contacts(cm, Tg, colliding)
         if distance:
@@ -172,11 +172,14 @@ def _link_pairs(cm: CollisionModel) -> tuple:
     return tuple(index), link_pair
 
 
-def _pair_entries(colliding: np.ndarray, link_pair: np.ndarray, n_names: int, start: int) -> tuple:
+def _pair_entries(colliding: np.ndarray, any_pair: np.ndarray, link_pair: np.ndarray, n_names: int,
+                  start: int) -> tuple:
     """``(rows, ids)`` of :class:`CollidingPairs` for the configurations ``start:start + b`` of
-    ``colliding (b, n_pairs)``: per configuration, the link pair of each colliding geometry pair,
-    each once, in the order of the pairs."""
-    rows, columns = np.nonzero(colliding)
+    ``colliding (b, n_pairs)`` (``any_pair (b,)``: its rows' ``any``): per configuration, the
+    link pair of each colliding geometry pair, each once, in the order of the pairs."""
+    in_collision = np.flatnonzero(any_pair)
+    rows, columns = np.nonzero(colliding[in_collision])
+    rows = in_collision[rows]
     ids = link_pair[columns]
     _, first = np.unique(rows * n_names + ids, return_index=True)   # (rows ascending: keys sorted by row)
     first.sort()

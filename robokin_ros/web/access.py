@@ -174,7 +174,7 @@ class ViewAccess:
         return f"Set-Cookie: {self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gated_server_class(viser):
     """``viser.ViserServer`` with a :class:`~robokin_ros.web.front.Front` before it: its
     ``get_port`` is the front's (the port users reach) and ``stop`` stops both."""
