@@ -36,8 +36,7 @@ def test_a_batch_kernel_imports_fetch_add_from_claims():
 
 
 def test_a_generated_ik_loop_imports_the_generic_loops_compiled_functions():
-    from robokin_ros.ik import IKOptions, generic_loop
-    from robokin_ros.ik import compiled_loop
+    from robokin_ros.ik import IKOptions, compiled_loop, generic_loop
     from robokin_ros.ik.call import ik_call
 
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "ur5e.urdf"))
