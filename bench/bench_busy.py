@@ -16,6 +16,11 @@ prints the median time per call and its ratio to one thread's (> 1: faster than 
   default did before issue 38);
 - ``1 thread``: ``Runtime(threads=1)``.
 
+Then the batch check against Pinocchio: FK of every link of ``--batch`` configurations, allocating,
+on the default runtime, against ``pinocchio.framesForwardKinematics`` in a Python loop (2,000
+configurations), per configuration, median of ``--calls`` interleaved calls, on example-robot-data's
+UR5, Panda, xArm7 and Talos (``--erd``; skipped without Pinocchio or example-robot-data).
+
 "busy": ``cores - 1`` processes spinning at normal priority (started here, stopped at the end),
 so that one core is left; "quiet": none. Results of every runtime are checked bit-identical.
 """
@@ -77,6 +82,50 @@ def measure(runtimes: dict, fn, n_calls: int) -> dict:
     return {name: statistics.median(t) for name, t in times.items()}, same
 
 
+def pinocchio_rows(args) -> None:
+    """FK of every link, a batch on the default runtime, against Pinocchio in a Python loop."""
+    try:
+        import pinocchio as pin
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test"))
+        from peers import ERD_ROBOTS, example_robot_data_dir
+    except ImportError as error:
+        print(f"(Pinocchio rows not run: {error})")
+        return
+    base = example_robot_data_dir()
+    if base is None:
+        print("(Pinocchio rows not run: example-robot-data is not installed)")
+        return
+    runtime = rk.Runtime()
+    for name in args.erd.split(","):
+        path = pathlib.Path(base) / ERD_ROBOTS[name]
+        model = rk.RobotModel.from_urdf_file(path)
+        pm = pin.buildModelFromUrdf(str(path))
+        pd = pm.createData()
+        q = model.random_configuration(args.batch, np.random.default_rng(0))
+        pq = [pin.randomConfiguration(pm) for _ in range(2000)]
+        rk.prepare(model)
+
+        def ours():
+            with rk.using(runtime):
+                rk.forward_kinematics(model, q)
+
+        def peer():
+            for x in pq:
+                pin.framesForwardKinematics(pm, pd, x)
+
+        ours(), peer()
+        times = {"ours": [], "pin": []}
+        for k in range(args.calls):
+            for label, fn in ((("ours", ours), ("pin", peer))[::1 if k % 2 else -1]):
+                start = time.perf_counter()
+                fn()
+                times[label].append(time.perf_counter() - start)
+        us = statistics.median(times["ours"]) / args.batch * 1e6
+        us_pin = statistics.median(times["pin"]) / len(pq) * 1e6
+        print(f"{name:7s} FK every link, batch: robokin {us:6.3f} µs/config, Pinocchio loop {us_pin:6.3f} "
+              f"µs/config: {us_pin / us:5.1f}x")
+
+
 def run(args, label: str) -> None:
     runtimes = {"default": rk.Runtime(), "all cores": rk.Runtime(share_cores=False), "1 thread": rk.Runtime(threads=1)}
     print(f"-- {label}: median of {args.calls} calls, batch {args.batch} (IK {args.ik}); ratio = 1 thread / runtime")
@@ -93,6 +142,7 @@ def run(args, label: str) -> None:
             one = median["1 thread"]
             row = "  ".join(f"{r} {median[r] * 1e3:7.2f} ms ({one / median[r]:4.2f}x)" for r in ("default", "all cores"))
             print(f"{name:6s} {call:8s} 1 thread {one * 1e3:7.2f} ms  {row}  {'identical' if same else 'DIFFERENT'}")
+    pinocchio_rows(args)
 
 
 def main() -> None:
@@ -101,6 +151,7 @@ def main() -> None:
     parser.add_argument("--ik", type=int, default=500)
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--robots", default="ur5e,panda")
+    parser.add_argument("--erd", default="ur5,panda,xarm7,talos", help="example-robot-data robots against Pinocchio")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--quiet-only", action="store_true")
     which.add_argument("--busy-only", action="store_true")

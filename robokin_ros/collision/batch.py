@@ -4,17 +4,22 @@ verdicts, the link pairs in collision, contacts and distances, batched over ever
 A call decides its route once (:func:`_row_states`): the compiled check of
 :class:`~robokin_ros.collision.single.SingleCheck` once it is loaded, else numpy's bounding
 volumes and coal. Its configurations are handed out in chunks over the threads
-(:func:`_over_threads`), each chunk checked from its kernel call to its names on one thread, so
-that one chunk's compiled kernel runs without the GIL while another's Python parts (coal, the
-lists) hold it; every configuration's results depend on it alone, the same bits whatever the
-thread count.
+(:func:`_over_threads`), each chunk checked from its kernel call to its pair indices on one
+thread, so that one chunk's compiled kernel runs without the GIL while another's Python parts
+(coal, numpy) hold it; every configuration's results depend on it alone, the same bits whatever
+the thread count.
+
+A batch keeps the link pairs it found compactly (:class:`CollidingPairs`: two index arrays for
+the whole batch, a few Python objects a chunk); :attr:`SelfCollisionResult.pairs` makes the
+nested lists (one a configuration) on first reading. No process-wide switch is touched: a
+100k-configuration call would otherwise make 100k lists under the garbage collector, whose
+collections walk every object of the process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -48,13 +53,42 @@ class Contact:
 
 
 @dataclasses.dataclass(frozen=True)
+class CollidingPairs:
+    """The link pairs in collision of a batch of configurations, compactly: configuration ``r``
+    (row-major over the batch) has ``names[ids[e]]`` for the entries ``e`` with ``rows[e] == r``,
+    in that order.
+
+    Attributes:
+        names: the distinct link pairs ``(link_a, link_b)`` of the checked geometry pairs.
+        rows: ``(m,)`` int64, ascending: the configuration of each entry.
+        ids: ``(m,)`` int64: the link pair of each entry (each once a configuration, in the
+            order of the collision model's pairs).
+        batch: the batch shape (``()``: one configuration).
+    """
+
+    names: tuple
+    rows: np.ndarray
+    ids: np.ndarray
+    batch: tuple
+
+    def lists(self) -> list:
+        """The link pairs per configuration: a list for one configuration, nested lists of
+        batch shape ``batch`` for several."""
+        n = int(np.prod(self.batch, dtype=np.int64))
+        out: list = [[] for _ in range(n)]
+        names = self.names
+        for row, i in zip(self.rows.tolist(), self.ids.tolist()):
+            out[row].append(names[i])
+        return _nested(out, self.batch)
+
+
+@dataclasses.dataclass(frozen=True)
 class SelfCollisionResult:
     """Outcome of :func:`self_collisions` for configurations of batch shape ``...``.
 
     Attributes:
         in_collision: ``(...)`` bool, some checked pair is in collision.
-        pairs: the link pairs ``(link_a, link_b)`` in collision: a list for one configuration,
-            nested lists of batch shape ``...`` for several.
+        colliding_pairs: the link pairs in collision, compactly (:class:`CollidingPairs`).
         min_distance: ``(...)`` [m] smallest distance between checked geometries (coal's signed
             distance: negative when they penetrate), ``inf`` when nothing is checked; None unless
             ``distance=True`` was asked.
@@ -63,9 +97,15 @@ class SelfCollisionResult:
     """
 
     in_collision: np.ndarray
-    pairs: list
+    colliding_pairs: CollidingPairs
     min_distance: Array | None = None
     contacts: list | None = None
+
+    @functools.cached_property
+    def pairs(self) -> list:
+        """The link pairs ``(link_a, link_b)`` in collision: a list for one configuration, nested
+        lists of batch shape ``...`` for several (made on first reading, then kept)."""
+        return self.colliding_pairs.lists()
 
 
 def self_collisions(model, q, *, distance: bool = False, contacts: bool = False) -> SelfCollisionResult:
@@ -94,47 +134,56 @@ def self_collisions(model, q, *, distance: bool = False, contacts: bool = False)
         single = named_only and q.ndim == 1
     if single:
         states, any_pair = cm.single_states(q, stop_at_first=False)
-        names = cm.pair_names
-        found = list(dict.fromkeys(names[k] for k in np.flatnonzero(states).tolist())) if any_pair else []
-        return SelfCollisionResult(np.array(any_pair), found)
+        names, link_pair = _link_pairs(cm)
+        ids = np.asarray(list(dict.fromkeys(link_pair[np.flatnonzero(states)].tolist())) if any_pair else [], np.int64)
+        return SelfCollisionResult(np.array(any_pair), CollidingPairs(names, np.zeros(len(ids), np.int64), ids, ()))
     batch = q.shape[:-1]
     flat = q.reshape(-1, robot.n_q)
     n = flat.shape[0]
     hit = np.zeros(n, bool)
-    pairs_out: list = [None] * n
+    found: dict[int, tuple] = {}   # chunk start -> (rows, ids) of its colliding link pairs
     contacts_out: list = [None] * n
     distances = np.full(n, np.inf)
     states, chunk = _row_states(cm, n, poses=contacts or distance)
+    names, link_pair = _link_pairs(cm)
 
     def rows(a: int, b: int) -> None:   # everything of configurations a:b (a thread's chunk)
         colliding, Tg = states(flat[a:b])
         hit[a:b] = any_pair = colliding.any(axis=1)
-        pairs_out[a:b] = _pair_names(cm, colliding, any_pair)
+        found[a] = _pair_entries(colliding, any_pair, link_pair, len(names), a)
         if contacts:
             contacts_out[a:b] = _contacts(cm, Tg, colliding)
         if distance:
             distances[a:b] = _min_distances(cm, Tg, colliding)
 
-    with _collector_paused():
-        _over_threads(n, rows, chunk, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
-    return SelfCollisionResult(hit.reshape(batch), _nested(pairs_out, batch),
-                               distances.reshape(batch) if distance else None,
+    _over_threads(n, rows, chunk, threads=1 if contacts or distance else None)   # (coal's, under the GIL)
+    parts = [found[a] for a in sorted(found)]
+    pairs = CollidingPairs(names, np.concatenate([r for r, _ in parts] or [np.zeros(0, np.int64)]),
+                           np.concatenate([i for _, i in parts] or [np.zeros(0, np.int64)]), batch)
+    return SelfCollisionResult(hit.reshape(batch), pairs, distances.reshape(batch) if distance else None,
                                _nested(contacts_out, batch) if contacts else None)
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off while a batch builds its lists (one a
-    configuration, none of them in a cycle), on again after (if it was): else every 700 new
-    lists start a collection, and the older generations' collections walk every object of the
-    process, all under the GIL (a fifth of a 100k-configuration call, measured)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def _link_pairs(cm: CollisionModel) -> tuple:
+    """``(names, link_pair)``: the distinct link pairs of ``cm.pairs`` (in order of first
+    appearance) and ``(n_pairs,)`` int64, the index in ``names`` of each geometry pair's links."""
+    index: dict = {}
+    link_pair = np.array([index.setdefault(name, len(index)) for name in cm.pair_names], np.int64)
+    return tuple(index), link_pair
+
+
+def _pair_entries(colliding: np.ndarray, any_pair: np.ndarray, link_pair: np.ndarray, n_names: int,
+                  start: int) -> tuple:
+    """``(rows, ids)`` of :class:`CollidingPairs` for the configurations ``start:start + b`` of
+    ``colliding (b, n_pairs)`` (``any_pair (b,)``: its rows' ``any``): per configuration, the
+    link pair of each colliding geometry pair, each once, in the order of the pairs."""
+    in_collision = np.flatnonzero(any_pair)
+    rows, columns = np.nonzero(colliding[in_collision])
+    rows = in_collision[rows]
+    ids = link_pair[columns]
+    _, first = np.unique(rows * n_names + ids, return_index=True)   # (rows ascending: keys sorted by row)
+    first.sort()
+    return rows[first].astype(np.int64) + start, ids[first]
 
 
 def _nested(items: list, batch: tuple):
@@ -202,21 +251,6 @@ def _over_threads(n: int, rows, chunk: int, threads: int | None = None) -> None:
         for start in range(a, b, chunk):
             rows(start, min(b, start + chunk))
     parallel.run_chunks(n, chunks, threads, chunk_rows=chunk, min_rows=2 * BATCH_CHUNK)
-
-
-def _pair_names(cm: CollisionModel, colliding: np.ndarray, any_pair: np.ndarray) -> list:
-    """Per configuration of ``colliding (b, n_pairs)`` (``any_pair (b,)``: its rows' ``any``),
-    the link pairs in collision (each once, in the order of ``cm.pairs``)."""
-    out: list = [[] for _ in range(len(colliding))]
-    names = cm.pair_names
-    in_collision = np.flatnonzero(any_pair)
-    rows, columns = np.nonzero(colliding[in_collision])
-    for row, column in zip(in_collision[rows].tolist(), columns.tolist()):
-        found = out[row]
-        name = names[column]
-        if name not in found:
-            found.append(name)
-    return out
 
 
 def _contacts(cm: CollisionModel, Tg: Array, colliding: np.ndarray) -> list:

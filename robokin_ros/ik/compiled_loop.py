@@ -34,6 +34,7 @@ configuration so far, then ``iterations, stall, best cost, reference cost, next 
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import math
 import threading
@@ -80,25 +81,34 @@ _JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 
 
 
+#: The row functions of :mod:`~robokin_ros.ik.loop_layout` every generated loop defines, each
+#: calling the generic loop's compiled one (imported; the module's own name keeps its compiled
+#: code in the module's cache entry, loaded with it).
+ROW_FUNCTIONS = ("start_rows", "finish_rows")
+
+
 @functools.cache
-def shared_source() -> str:
-    """The text both loops compile, for every generated loop (read on first use: the compiling
-    process of the generic loop imports this module while that one is still being made):
-    :func:`robokin_ros.ik.generic_loop.log_near_pi` and
-    :func:`~robokin_ros.ik.loop_layout.start_rows` / :func:`~robokin_ros.ik.loop_layout.finish_rows`
-    with the layout's constants they read."""
-    constants = ", ".join(LAYOUT_CONSTANTS)
-    values = ", ".join(repr(getattr(loop_layout, name)) for name in LAYOUT_CONSTANTS)
-    functions = [generic_loop.log_near_pi, loop_layout.start_rows, loop_layout.finish_rows]
-    return "\n".join([f"{constants} = {values}"] + [
-        "\n".join([_JIT] + [line for line in inspect.getsource(f).splitlines() if not line.startswith("@")]) + "\n"
-        for f in functions])
+def shared_imports() -> str:
+    """The generated loops' import of the compiled functions they share with the generic loop
+    (real imports, not their text): :func:`robokin_ros.ik.generic_loop.log_near_pi` (inlined
+    into ``iteration``), and :data:`ROW_FUNCTIONS` defined as calls of the generic loop's. A
+    digest of the files they are compiled from comes first: numba's cache of a generated module
+    is keyed on its own text, so a change there makes new modules instead of loading code
+    compiled from the old functions. Read on first use (the compiling process of the generic
+    loop imports this module while that one is still being made)."""
+    digest = hashlib.sha256()
+    for module in (generic_loop, loop_layout):
+        with open(module.__file__, "rb") as file:
+            digest.update(file.read())
+    shared = ", ".join(["log_near_pi", *(f"{name} as shared_{name}" for name in ROW_FUNCTIONS)])
+    lines = [f"# shared functions: {generic_loop.__name__} and {loop_layout.__name__}, sha256 {digest.hexdigest()}",
+             f"from {generic_loop.__name__} import {shared}"]
+    for name in ROW_FUNCTIONS:
+        arguments = ", ".join(inspect.signature(getattr(loop_layout, name)).parameters)
+        lines += ["", "", _JIT, f"def {name}({arguments}):", f"    return shared_{name}({arguments})"]
+    return "\n".join(lines)
 
 
-#: The names of :mod:`~robokin_ros.ik.loop_layout` its compiled functions read.
-LAYOUT_CONSTANTS = ("CONVERGED", "PAUSED", "ITERATIONS", "STALL", "BEST_COST", "REFERENCE", "RESTART",
-                    "POSITION_ERROR", "ROTATION_ERROR", "VERDICT_CONVERGED", "VERDICT_SPENT", "VERDICT_TIMEOUT",
-                    "INF")
 #: The verdicts of :func:`~robokin_ros.ik.loop_layout.finish_rows`'s codes.
 VERDICTS = np.array([CONVERGED_STATUS, MAX_ITERATIONS, TIMEOUT], "<U14")
 
@@ -106,7 +116,7 @@ VERDICTS = np.array([CONVERGED_STATUS, MAX_ITERATIONS, TIMEOUT], "<U14")
 def loop_source(s) -> str:
     """Source of the numba module of solver ``s`` (see the module docstring): ``flat(q)``,
     ``iteration(q, t, mu, qn, err)``, ``run(x, chunk, max_iterations)``, ``run_many(X, status,
-    max_iterations, quota)`` and :func:`shared_source`."""
+    max_iterations, quota)`` and what it shares with the generic loop (:func:`shared_imports`)."""
     generated = s.compiled.generated
     n_q, size = s.model.n_q, len(generated.values)
     n_t = 12 * s.n_tips
@@ -169,7 +179,7 @@ def loop_source(s) -> str:
                       "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
                       "import numba",
                       "import numpy as np",
-                      shared_source(), "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
+                      shared_imports(), "", "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
 
 
 class CompiledLoop(LazyAccelerated):

@@ -53,7 +53,7 @@ from robokin_ros.ik.loop_layout import (
     SPENT,
     STALL,
 )
-from robokin_ros.kernels import accel, compile_process, disk_cache
+from robokin_ros.kernels import accel, compile_process, compile_record, disk_cache
 from robokin_ros.model import JointType
 
 try:
@@ -80,8 +80,8 @@ def _inline(function):
 def log_near_pi(r):
     """:func:`robokin_ros.spatial.log_so3` of one matrix given as the tuple of its 9 entries
     row-major, the axis read from the symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi`
-    in numba; the generated loops compile this very text,
-    :func:`robokin_ros.ik.compiled_loop.shared_source`)."""
+    in numba; every generated loop imports this very function,
+    :func:`robokin_ros.ik.compiled_loop.shared_imports`)."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
     theta = atan2(0.5 * sqrt(v0 * v0 + v1 * v1 + v2 * v2), 0.5 * (r00 + r11 + r22 - 1.0))
@@ -513,9 +513,8 @@ def enabled() -> bool:
             and accel.active())
 
 
-#: This file, and the name numba's cache files of it start with.
+#: This file (numba's cache of it is keyed on it).
 _PATH = os.path.abspath(__file__)
-_NAME = os.path.splitext(os.path.basename(_PATH))[0]
 
 
 class GenericKernels:
@@ -529,9 +528,10 @@ class GenericKernels:
 
     def functions(self) -> tuple | None:
         """``(run, run_many, start_rows, finish_rows)``, or None (numba off or missing, not loaded
-        yet, or failed). The first call loads them when numba's cache has them (a fraction of a
-        second, in the calling thread: call it before a time budget starts), else starts
-        compiling them in the background (a separate process) and loading them once compiled."""
+        yet, or failed). The first call loads them when they are compiled already (a fraction of a
+        second, in the calling thread: call it before a time budget starts; :func:`compiled`),
+        else starts compiling them in the background (a separate process) and loading them once
+        compiled."""
         if not enabled():
             return None
         if self._loaded is not None or self._started:
@@ -540,22 +540,22 @@ class GenericKernels:
             if self._started:
                 return self._loaded
             self._started = True
-        if _cached():
+        if compiled():
             self.load()
         else:
             threading.Thread(target=self.load, name="robokin_ros accel", daemon=True).start()
         return self._loaded
 
     def load(self) -> bool:
-        """Load them now, compiling them first (in a separate process) unless numba's cache has
-        them: what ``make venv`` runs once per installation. True when loaded; a failure warns
-        once (the float path serves)."""
+        """Load them now, compiling them first (in a separate process) unless they are compiled
+        already (:func:`compiled`): what ``make venv`` runs once per installation. True when
+        loaded (and recorded as compiled); a failure warns once (the float path serves)."""
         if self._loaded is not None:
             return True
         try:
             disk_cache.check_numba_cache_dir()
             calls = _calls()
-            if not _cached():
+            if not compiled():
                 with open(_PATH, encoding="utf-8") as file:
                     source = file.read()
                 # (as this module: numba's cache records the module of the code it holds)
@@ -567,17 +567,26 @@ class GenericKernels:
             warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the float path ({error!r})",
                           RuntimeWarning, stacklevel=2)
             return False
+        try:
+            RECORD.write()
+        except OSError as error:   # (loaded all the same; the next process compiles in a separate one first)
+            import warnings
+            warnings.warn(f"robokin_ros.accel: cannot record the generic IK loop as compiled ({error!r})",
+                          RuntimeWarning, stacklevel=2)
         self._started, self._loaded = True, (run, run_many, start_rows, finish_rows)
         return True
 
 
-def _cached() -> bool:
-    """numba's cache holds :func:`run` and :func:`run_many` compiled from this very file (an index
-    left by an older copy of it does not count: numba would compile again, in this process)."""
-    try:
-        return all(function._cache._cache_file._load_index() for function in (run, run_many, start_rows, finish_rows))
-    except Exception:  # noqa: BLE001 - another numba's internals: its index files only
-        return compile_process.has_compiled(_PATH, _NAME, ["run", "run_many"])
+def compiled() -> bool:
+    """Whether :func:`run`, :func:`run_many` and the row functions are compiled in numba's cache
+    for this very file, interpreter, numba and machine (our own record of it,
+    :class:`~robokin_ros.kernels.compile_record.CompileRecord`; one left by an older copy of this
+    file does not count: numba would compile again, in this process)."""
+    return numba is not None and RECORD.holds()
+
+
+#: The record of this file's compile, written once its functions are loaded.
+RECORD = compile_record.CompileRecord(_PATH)
 
 
 #: The process's generic kernels.

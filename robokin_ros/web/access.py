@@ -14,17 +14,18 @@ A viser server answers anyone who reaches its port, and a browser on the same ma
 
 :func:`serve` checks the address first (a port outside 0-65535, an address that is not this
 machine's: :class:`~robokin_ros.errors.ArgumentError`, never a hang in viser's thread), takes the
-next free port when the one asked for is busy (and says so), starts the server and installs the
-gate. Bound to an address other machines reach, it warns: the token travels in clear (no TLS).
+next free port when the one asked for is busy (and says so), starts viser's server on a loopback
+address of its own and the gate in front of it (:class:`~robokin_ros.web.front.Front`: our own
+code on HTTP, not viser's insides). Bound to an address other machines reach, it warns: the
+token travels in clear (no TLS).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import errno
-import gc
+import functools
 import hmac
-import http
 import ipaddress
 import secrets
 import socket
@@ -140,7 +141,7 @@ class ViewAccess:
         offered = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query).get("token", [""])[-1]
         if offered:
             return offered, True
-        for line in headers.get_all("Cookie") if hasattr(headers, "get_all") else [headers.get("Cookie", "")]:
+        for line in (headers.get_all("Cookie") or []) if hasattr(headers, "get_all") else [headers.get("Cookie", "")]:
             try:
                 morsel = SimpleCookie(line or "").get(self.cookie_name)
             except CookieError:
@@ -164,49 +165,36 @@ class ViewAccess:
             return "a valid token is needed: open the URL the view printed (it ends with ?token=...)"
         return ""
 
-    def process_request(self, inner):
-        """A websockets ``process_request(connection, request)`` that refuses with 403 what
-        :meth:`refusal` refuses, hands the rest to ``inner`` (viser's page server) and sets the
-        token cookie on a page asked for with the token in its URL."""
-        def gate(connection, request):
-            reason = self.refusal(request.path, request.headers)
-            if reason:
-                return connection.respond(http.HTTPStatus.FORBIDDEN, f"robokin web view: {reason}\n")
-            response = inner(connection, request) if inner is not None else None
-            if response is not None and self._token_of(request.path, request.headers)[1]:
-                response.headers["Set-Cookie"] = (f"{self.cookie_name}={self.token}; Path=/; HttpOnly; "
-                                                  "SameSite=Strict")
-            return response
-        return gate
+    def token_in_url(self, path: str) -> bool:
+        """The request target ``path`` carries a token (the answer then sets :meth:`set_cookie_header`)."""
+        return bool(urllib.parse.parse_qs(urllib.parse.urlsplit(path).query).get("token"))
+
+    def set_cookie_header(self) -> str:
+        """The ``Set-Cookie`` header line (without its line end) that hands the token to the page."""
+        return f"Set-Cookie: {self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
 
 
-def _websocket_server(port: int):
-    """The websockets server listening on ``port`` in this process (viser keeps it to itself)."""
-    from websockets.asyncio.server import Server
+@functools.cache
+def gated_server_class(viser):
+    """``viser.ViserServer`` with a :class:`~robokin_ros.web.front.Front` before it: its
+    ``get_port`` is the front's (the port users reach) and ``stop`` stops both."""
 
-    for found in gc.get_objects():
-        try:
-            if isinstance(found, Server) and found.server is not None and any(
-                    sock.getsockname()[1] == port for sock in found.server.sockets):
-                return found
-        except ReferenceError:   # a weak proxy among the objects, its referent gone: not the server
-            continue
-    return None
+    class GatedViserServer(viser.ViserServer):
+        """A viser server on a private loopback port, reached through its front (``front``)."""
 
+        front = None
 
-def guard(server, access: ViewAccess) -> None:
-    """Put ``access``'s gate in front of a running viser ``server`` (every HTTP request and
-    websocket handshake passes it).
+        def get_port(self) -> int:
+            return self.front.port if self.front is not None else super().get_port()
 
-    Raises:
-        RuntimeError: the server's websockets server cannot be found (another viser version):
-            the view is not served ungated.
-    """
-    inner = _websocket_server(server.get_port())
-    if inner is None:
-        raise RuntimeError("cannot find the web view's websocket server to guard it "
-                           "(an unsupported viser version? pip install 'viser==1.1.1')")
-    inner.process_request = access.process_request(inner.process_request)
+        def stop(self) -> None:
+            try:
+                if self.front is not None:
+                    self.front.stop()
+            finally:
+                super().stop()
+
+    return GatedViserServer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,13 +225,28 @@ def serve(viser, host: str, port: int, names: tuple[str, str] = ("host", "port")
 
     Raises:
         ArgumentError: see :func:`check_address`.
-        RuntimeError: the gate cannot be installed (the server is stopped).
+        OSError: the front cannot listen (the server is stopped).
     """
+    from .front import Front, backend_host
+
     chosen = check_address(host, port, names)
-    server = viser.ViserServer(host=host, port=chosen, verbose=False)
+    inner = backend_host()
+    server = gated_server_class(viser)(host=inner, port=0, verbose=False)
     try:
-        access = ViewAccess(host, server.get_port())
-        guard(server, access)
+        backend = (inner, viser.ViserServer.get_port(server))
+        for _ in range(PORT_TRIES):
+            front = Front(host, chosen, backend)
+            try:
+                front.listen()
+                break
+            except OSError as e:   # taken since it was checked: the next free one
+                front.close()
+                if e.errno != errno.EADDRINUSE or not chosen:
+                    raise
+                chosen = check_address(host, chosen + 1, names)
+        access = ViewAccess(host, front.port)
+        server.front = front
+        front.start(access)
     except BaseException:
         server.stop()
         raise

@@ -116,9 +116,10 @@ def test_a_configuration_the_kernel_refuses_is_decided_by_numpy_alone(monkeypatc
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_a_batch_builds_its_lists_with_the_collector_off_and_leaves_it_as_it_was(enabled, monkeypatch):
-    """20k configurations make 20k lists: with the collector on, ~30 collections would walk the
-    process's objects under the GIL while the call runs (and stall the other threads)."""
+def test_a_batch_leaves_the_collector_as_it_was_and_makes_its_lists_on_reading(enabled, monkeypatch):
+    """No process-wide switch in a library call: the garbage collector stays as the caller set it
+    during the call (seen from inside it) and after; the batch keeps its pairs as index arrays
+    and makes the per-configuration lists on first reading (then keeps them)."""
     import gc
 
     from robokin_ros.collision import batch
@@ -126,18 +127,24 @@ def test_a_batch_builds_its_lists_with_the_collector_off_and_leaves_it_as_it_was
     model, cm = panda()
     q = model.random_configuration(20000, np.random.default_rng(34))
     collector_on = []
-    names = batch._pair_names
+    entries = batch._pair_entries
 
     def recording(*args):
         collector_on.append(gc.isenabled())
-        return names(*args)
+        return entries(*args)
 
-    monkeypatch.setattr(batch, "_pair_names", recording)
+    monkeypatch.setattr(batch, "_pair_entries", recording)
     (gc.enable if enabled else gc.disable)()
     try:
         found = self_collisions(cm, q)
         assert gc.isenabled() == enabled
     finally:
         gc.enable()
-    assert len(collector_on) > 1 and not any(collector_on)
-    assert len(found.pairs) == len(q) and any(found.pairs)
+    assert len(collector_on) > 1 and all(on == enabled for on in collector_on)
+    assert "pairs" not in vars(found)   # not made yet
+    pairs = found.pairs
+    assert found.pairs is pairs and len(pairs) == len(q) and any(pairs)
+    names = cm.pair_names
+    states = pair_collisions(cm, q)
+    assert pairs == [list(dict.fromkeys(names[k] for k in np.flatnonzero(row))) for row in states]
+    assert [bool(p) for p in pairs] == found.in_collision.tolist()

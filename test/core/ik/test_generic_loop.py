@@ -204,3 +204,24 @@ def test_the_generic_loop_can_be_turned_off(generic, monkeypatch):
     monkeypatch.setattr(CompiledLoop, "in_cache", lambda self: False)
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "so101_arm.urdf"))
     assert ik_call(model, ("tool",), IKOptions(max_iterations=77)).solver.chain is None
+
+
+def test_once_loaded_the_loop_is_recorded_as_compiled_and_a_new_process_loads_it_in_its_caller(generic, tmp_path):
+    """Our own record (not numba's files) says it is compiled; a fresh process then loads it in
+    the calling thread (no compile: numba's cache answers), and the record of another copy of
+    the file does not hold."""
+    import subprocess
+    import sys
+
+    assert generic_loop.compiled() and generic_loop.RECORD.holds()
+    program = ("import threading, robokin_ros.ik.generic_loop as g; assert g.compiled(); "
+               "assert g.KERNELS.functions() is not None; assert threading.active_count() == 1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(generic_loop.__file__)))
+    env = dict(os.environ, ROBOKIN_GENERIC_IK="1", PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    copy = tmp_path / "generic_loop.py"
+    copy.write_bytes(open(generic_loop.__file__, "rb").read())
+    from robokin_ros.kernels.compile_record import CompileRecord
+    assert not CompileRecord(str(copy)).holds()
