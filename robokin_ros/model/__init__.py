@@ -9,8 +9,10 @@ description files (size cap, hardened XML, xacro); :mod:`.srdf` reads MoveIt's s
 description; :mod:`.groups` holds IK groups and derives them from the tree when there is no SRDF,
 with :mod:`.tree_roles` telling arms, hands, tool frames and feet apart; :mod:`.configuration`
 holds the configuration-space operations (``check_q``, ``clamp``, ``random_configuration``, ...,
-``integrate``: free functions of the model, Pinocchio-style; the model's methods of the same names
-delegate to them).
+``integrate``: free functions of the model, Pinocchio-style). :mod:`.configuration`,
+:mod:`.builder` and :mod:`.urdf_writer` read a model through the protocols of
+:mod:`.model_data`, below :class:`RobotModel`, whose methods of the same names are a facade over
+them.
 """
 
 from .builder import JointLimits

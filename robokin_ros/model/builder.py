@@ -5,6 +5,12 @@
 model in the loader's order (depth-first from the root, children in joint order), so
 ``model.to_urdf()`` of the result loads back to an equal model. New joints and links are appended
 after the existing ones (``add_root``'s come first: they are the new root).
+
+These are the only implementation; :class:`~robokin_ros.model.RobotModel`'s methods of the same
+names are a facade over them. They take any :class:`~robokin_ros.model.model_data.EditableModel`
+(the data they read, and a ``create`` of a :class:`~robokin_ros.model.fields.ModelFields` record
+on its class) and return a model of the class they were given, so this module sits below the
+model class and never imports it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from ..errors import ModelError, NonFiniteError, ShapeError
 from ..spatial import matrix_to_rpy, pose_from_xyz_rpy
 from .elements import SCALAR_TYPES, JointType, mesh_visual
 from .fields import ModelFields
+from .model_data import Model, ModelData
 
 _TYPES = {t.name.lower(): t for t in JointType}
 
@@ -80,7 +87,7 @@ def _moved(geometries: tuple, X_inv: np.ndarray) -> tuple:
     return tuple(moved)
 
 
-def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
+def _decompose(model: ModelData) -> tuple[list[_Link], list[_Joint]]:
     links = [_Link(name=n, mass=float(model.link_masses[i]), com=model.link_coms[i].copy(),
                    inertia=model.link_inertias[i].copy(), has_inertial=bool(model.link_has_inertial[i]),
                    mesh=model.link_meshes[i], collisions=model.link_collisions[i],
@@ -99,9 +106,10 @@ def _decompose(model) -> tuple[list[_Link], list[_Joint]]:
     return links, joints
 
 
-def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
-    """Model (of ``model``'s class) of the records: depth-first order from the (single) root, mimic
-    chains resolved."""
+def _assemble(model: Model, name: str, links: list[_Link], joints: list[_Joint]) -> Model:
+    """Model of the records, made by ``model``'s class (its ``create``, see
+    :class:`~robokin_ros.model.model_data.EditableModel`): depth-first order from the (single)
+    root, mimic chains resolved."""
     by_child = {j.child: j for j in joints}
     kids: dict[str, list[str]] = {link.name: [] for link in links}
     for j in joints:
@@ -150,7 +158,7 @@ def _assemble(model, name: str, links: list[_Link], joints: list[_Joint]):
         link_visuals=[link.visuals for link in ol]))
 
 
-def submodel(model, links, name: str | None = None):
+def submodel(model: Model, links, name: str | None = None) -> Model:
     """The model of some of ``model``'s links, with the joints between them.
 
     Args:
@@ -190,7 +198,7 @@ def _joint_type(joint_type) -> JointType:
     return t
 
 
-def _make_joint(model, name: str, parent: str, child: str, joint_type, *, origin=None,
+def _make_joint(model: ModelData, name: str, parent: str, child: str, joint_type, *, origin=None,
                 axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None) -> _Joint:
     """A validated joint record (see :func:`add_body` for the arguments)."""
     t = _joint_type(joint_type)
@@ -288,9 +296,9 @@ def _inertial(inertial) -> tuple[float, np.ndarray, np.ndarray, bool]:
     return float(mass), com, inertia, True
 
 
-def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *, origin=None,
+def add_body(model: Model, parent: str, joint_name: str, joint_type, child_name: str, *, origin=None,
              axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None, inertial=None,
-             mesh: str | None = None):
+             mesh: str | None = None) -> Model:
     """A new model with link ``child_name`` hung from ``parent`` by joint ``joint_name``.
 
     Args:
@@ -326,7 +334,7 @@ def add_body(model, parent: str, joint_name: str, joint_type, child_name: str, *
     return _assemble(model, model.name, links, joints)
 
 
-def add_root(model, link_name: str, joint_name: str, joint_type):
+def add_root(model: Model, link_name: str, joint_name: str, joint_type) -> Model:
     """A new model whose root is a new link ``link_name``, joined to the old root by joint
     ``joint_name`` at the identity (the root joint MoveIt makes of an SRDF's virtual joint).
 
@@ -350,7 +358,7 @@ def add_root(model, link_name: str, joint_name: str, joint_type):
     return _assemble(model, model.name, links, joints)
 
 
-def remove_subtree(model, link: str):
+def remove_subtree(model: Model, link: str) -> Model:
     """A new model without ``link``, its descendants and the joints leading to them.
 
     Raises:
@@ -370,8 +378,8 @@ def remove_subtree(model, link: str):
     return _assemble(model, model.name, [k for k in links if k.name not in gone], kept)
 
 
-def replace_joint(model, joint_name: str, joint_type, *, origin=None,
-                  axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None):
+def replace_joint(model: Model, joint_name: str, joint_type, *, origin=None,
+                  axis: Sequence[float] = (0.0, 0.0, 1.0), limits=None, mimic=None) -> Model:
     """A new model where joint ``joint_name`` is replaced by a new joint between the same links.
 
     The new joint keeps the name, the parent and child links and, unless ``origin`` is given, the
@@ -391,7 +399,7 @@ def replace_joint(model, joint_name: str, joint_type, *, origin=None,
     return _assemble(model, model.name, links, joints)
 
 
-def set_fixed_transform(model, joint_name: str, parent_to_joint=None, joint_to_child=None):
+def set_fixed_transform(model: Model, joint_name: str, parent_to_joint=None, joint_to_child=None) -> Model:
     """A new model with a joint's constant placements changed.
 
     Args:
@@ -445,7 +453,7 @@ def set_fixed_transform(model, joint_name: str, parent_to_joint=None, joint_to_c
     return _assemble(model, model.name, links, joints)
 
 
-def rename_base(model, new_name: str):
+def rename_base(model: Model, new_name: str) -> Model:
     """A new model whose root link is called ``new_name``.
 
     Raises:

@@ -1,16 +1,16 @@
 """Configuration-space operations on a model, Pinocchio-style free functions: checking, drawing,
 clamping and naming configurations, moving them by a velocity, wrapping angles.
 
-:class:`~robokin_ros.model.RobotModel` keeps the data and indices these read (``q_lower``,
-``q_upper``, ``q_names``, ``quaternion_slices``, ``mimic_terms``, ...); its methods of the same
-names (``model.check_q(q)``, ``model.clamp(q)``, ...) are one-line delegates to these functions.
+These are the only implementation. They read the data and indices of a
+:class:`~robokin_ros.model.model_data.ModelData` (``q_lower``, ``q_upper``, ``q_names``,
+``quaternion_slices``, ``mimic_terms``, ...), below :class:`~robokin_ros.model.RobotModel`, whose
+methods of the same names (``model.check_q(q)``, ``model.clamp(q)``, ...) are a facade over them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,9 +19,7 @@ from ..checks import QUATERNION_MIN_NORM, check_count, check_rng, numbers, real_
 from ..errors import ArgumentError, NonFiniteError, ShapeError, UnknownJointError
 from ..spatial import quat_exp, quat_multiply, quat_xyzw_to_matrix
 from .elements import SCALAR_TYPES, JointType
-
-if TYPE_CHECKING:
-    from .robot_model import RobotModel
+from .model_data import ModelData
 
 Array = NDArray[np.float64]
 
@@ -29,7 +27,7 @@ __all__ = ["all_joint_values", "check_q", "clamp", "home_configuration", "integr
            "random_configuration", "within_limits", "wrap_angle"]
 
 
-def check_q(model: RobotModel, q, argument: str = "q", single: bool = False) -> Array:
+def check_q(model: ModelData, q, argument: str = "q", single: bool = False) -> Array:
     """``q`` as a plain float array ``(..., n_q)`` (an ``np.matrix`` becomes an ndarray), or
     exactly ``(n_q,)`` when ``single`` (then a ``1 x n_q`` matrix gives its row).
 
@@ -63,7 +61,7 @@ def check_q(model: RobotModel, q, argument: str = "q", single: bool = False) -> 
     return q
 
 
-def _check_mimics(model: RobotModel, q: np.ndarray, argument: str) -> None:
+def _check_mimics(model: ModelData, q: np.ndarray, argument: str) -> None:
     """Raise :class:`NonFiniteError` when a mimic joint's value overflows for finite ``q``."""
     if q.ndim == 1 and all(math.isfinite(m * q.item(i) + o) for _, i, m, o in model.mimic_terms):
         return   # one configuration: Python floats (inf on overflow) cost less than building arrays
@@ -77,7 +75,7 @@ def _check_mimics(model: RobotModel, q: np.ndarray, argument: str) -> None:
             f"{model.q_names[index[k]]!r} + {offset[k]:g}" for k in bad])
 
 
-def home_configuration(model: RobotModel) -> Array:
+def home_configuration(model: ModelData) -> Array:
     """Zeros clamped into the limits, identity quaternions for floating joints ``(n_q,)``."""
     q = np.clip(np.zeros(model.n_q), model.q_lower, model.q_upper)
     for s in model.quaternion_slices:
@@ -85,7 +83,7 @@ def home_configuration(model: RobotModel) -> Array:
     return q
 
 
-def random_configuration(model: RobotModel, n: int | None = None, rng=None) -> Array:
+def random_configuration(model: ModelData, n: int | None = None, rng=None) -> Array:
     """Configurations uniform within the limits: ``(n, n_q)``, or ``(n_q,)`` when ``n`` is None.
 
     Continuous joints are drawn from [-pi, pi]; unbounded prismatic / planar translations from
@@ -119,7 +117,7 @@ def random_configuration(model: RobotModel, n: int | None = None, rng=None) -> A
     return q[0] if n is None else q
 
 
-def clamp(model: RobotModel, q) -> Array:
+def clamp(model: ModelData, q) -> Array:
     """``q (..., n_q)`` clipped into the limits (floating quaternions renormalised)."""
     q = np.clip(check_q(model, q), model.q_lower, model.q_upper)
     for s in model.quaternion_slices:
@@ -127,7 +125,7 @@ def clamp(model: RobotModel, q) -> Array:
     return q
 
 
-def within_limits(model: RobotModel, q, tolerance: float = 0.0) -> NDArray[np.bool_]:
+def within_limits(model: ModelData, q, tolerance: float = 0.0) -> NDArray[np.bool_]:
     """``(...)`` bool: every coordinate of ``q (..., n_q)`` within its limits (± tolerance)."""
     q = check_q(model, q)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
@@ -136,7 +134,7 @@ def within_limits(model: RobotModel, q, tolerance: float = 0.0) -> NDArray[np.bo
     return np.all((q >= model.q_lower - tolerance) & (q <= model.q_upper + tolerance), axis=-1)
 
 
-def q_from_dict(model: RobotModel, values: Mapping[str, float], base=None, strict: bool = False) -> Array:
+def q_from_dict(model: ModelData, values: Mapping[str, float], base=None, strict: bool = False) -> Array:
     """Configuration ``(n_q,)`` from joint name -> value (as in a JointState).
 
     Joints missing from ``values`` keep ``base`` (default: home). Values for mimic joints
@@ -177,7 +175,7 @@ def _finite_value(name: str, value) -> float:
     return number
 
 
-def _check_unused_name(model: RobotModel, name) -> None:
+def _check_unused_name(model: ModelData, name) -> None:
     """Raise for a ``q_from_dict`` name that sets no coordinate: unknown, or a floating /
     planar joint's own name (its coordinates have one label each, see ``model.q_names``)."""
     try:
@@ -190,13 +188,13 @@ def _check_unused_name(model: RobotModel, name) -> None:
                                       f"{len(labels)} coordinates: give them as {labels}")
 
 
-def q_to_dict(model: RobotModel, q) -> dict[str, float]:
+def q_to_dict(model: ModelData, q) -> dict[str, float]:
     """Joint name -> value for a single configuration ``(n_q,)``."""
     q = check_q(model, q, single=True)
     return {n: float(v) for n, v in zip(model.q_names, q)}
 
 
-def all_joint_values(model: RobotModel, q) -> dict[str, float]:
+def all_joint_values(model: ModelData, q) -> dict[str, float]:
     """Every 1-DOF joint's value, mimic joints included, for one configuration ``(n_q,)``."""
     q = check_q(model, q, single=True)
     out = {}
@@ -209,7 +207,7 @@ def all_joint_values(model: RobotModel, q) -> dict[str, float]:
     return out
 
 
-def integrate(model: RobotModel, q, v) -> Array:
+def integrate(model: ModelData, q, v) -> Array:
     """Move configurations ``q (..., n_q)`` by ``v (..., n_v)`` (one unit of time).
 
     Scalar and planar coordinates add; a floating joint moves its position by ``R v_linear``

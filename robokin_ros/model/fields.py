@@ -4,23 +4,20 @@ checks of its numbers.
 The readers and editors (:func:`~robokin_ros.model.urdf.urdf_fields`,
 :func:`~robokin_ros.model.dh.dh_fields`, the :mod:`~robokin_ros.model.builder` operations)
 produce a :class:`ModelFields`; :meth:`RobotModel.create <robokin_ros.model.RobotModel.create>`
-makes the model of its :func:`model_arrays` and refuses it after :func:`check_numbers`.
+makes the model of its :func:`model_arrays`, which refuses the record (:func:`check_numbers`)
+before any model exists. Nothing here names the model class: the fields sit below it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import ModelError, shorten
 from .elements import CollisionGeometry, first_overflowing_link, mesh_visual
-
-if TYPE_CHECKING:
-    from .robot_model import RobotModel
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -92,10 +89,11 @@ def frozen(a) -> np.ndarray:
 
 def model_arrays(f: ModelFields) -> dict:
     """The keyword arguments of the :class:`RobotModel` dataclass: ``f``'s fields as read-only
-    arrays and tuples of the model's shapes, defaults filled in.
+    arrays and tuples of the model's shapes, defaults filled in, checked by :func:`check_numbers`.
 
     Raises:
-        ModelError: not ``n_links - 1`` joints, or links not in topological order.
+        ModelError: not ``n_links - 1`` joints, links not in topological order, or names and
+            numbers no kernel can use (see :func:`check_numbers`).
     """
     n_links = len(f.link_names)
     n_j = n_links - 1
@@ -111,7 +109,7 @@ def model_arrays(f: ModelFields) -> dict:
     def per_link(values, default, dtype=float) -> np.ndarray:
         return frozen(default if values is None else np.asarray(values, dtype))
 
-    return dict(
+    arrays = dict(
         name=f.name, link_names=tuple(f.link_names), link_parents=frozen(parents),
         all_joint_names=tuple(f.joint_names), joint_types=frozen(np.asarray(f.joint_types, np.int64).reshape(n_j)),
         joint_axes=frozen(np.asarray(f.joint_axes, float).reshape(n_j, 3)),
@@ -135,6 +133,8 @@ def model_arrays(f: ModelFields) -> dict:
         link_visuals=tuple(_mesh_visuals(f.link_meshes, n_links) if f.link_visuals is None
                            else (tuple(CollisionGeometry(*g) for g in v) for v in f.link_visuals)),
     )
+    check_numbers(arrays)
+    return arrays
 
 
 def _mesh_visuals(meshes, n_links: int) -> list:
@@ -142,37 +142,41 @@ def _mesh_visuals(meshes, n_links: int) -> list:
     return [(mesh_visual(m),) if m else () for m in (meshes or [None] * n_links)]
 
 
-def check_numbers(model: RobotModel) -> None:
+def check_numbers(arrays: Mapping) -> None:
     """Raise :class:`ModelError` naming every joint or link with a name or a number no kernel can
     use: names that are not non-empty strings or hold control characters, non-finite numbers (NaN
-    limits; inf is allowed for limits), joint origins whose composition overflows."""
+    limits; inf is allowed for limits), joint origins whose composition overflows.
+
+    Args:
+        arrays: a model's arrays before it is made, as :func:`model_arrays` shapes them (the
+            keyword arguments of the :class:`RobotModel` dataclass).
+    """
+    a = arrays
+    link_names, joint_names = a["link_names"], a["all_joint_names"]
+    n_links, n_joints = len(link_names), len(joint_names)
     problems = []
-    if not isinstance(model.name, str) or has_control_characters(model.name):
-        problems.append(f"the robot's name must be a string without control characters, got {shorten(model.name)}")
-    for name in [*model.link_names, *model.all_joint_names]:
+    if not isinstance(a["name"], str) or has_control_characters(a["name"]):
+        problems.append(f"the robot's name must be a string without control characters, got {shorten(a['name'])}")
+    for name in [*link_names, *joint_names]:
         if not isinstance(name, str) or not name:
             problems.append(f"names must be non-empty strings, got {name!r}")
         elif has_control_characters(name):
             problems.append(f"names must not contain control characters, got {shorten(name)}")
-    per_joint = {"origin": model.joint_origins, "axis": model.joint_axes, "mimic multiplier": model.mimic_multiplier,
-                 "mimic offset": model.mimic_offset}
-    for what, values in per_joint.items():
-        bad = ~np.isfinite(values.reshape(model.n_joints, -1 if model.n_joints else 0)).all(axis=1)
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
-    for what, values in {"lower limit": model.joint_lower, "upper limit": model.joint_upper,
-                         "velocity limit": model.joint_velocity, "effort limit": model.joint_effort,
-                         "acceleration limit": model.joint_acceleration,
-                         "deceleration limit": model.joint_deceleration, "jerk limit": model.joint_jerk}.items():
-        problems += [f"joint {model.all_joint_names[j]!r}: {what} is NaN" for j in np.flatnonzero(np.isnan(values))]
-    for what, values in {"mass": model.link_masses, "centre of mass": model.link_coms,
-                         "inertia": model.link_inertias}.items():
-        bad = ~np.isfinite(values.reshape(model.n_links, -1 if model.n_links else 0)).all(axis=1)
-        problems += [f"link {model.link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
-    if not problems and model.n_joints:
-        i = first_overflowing_link(model.link_parents[1:], model.joint_origins)
+    for what, key in {"origin": "joint_origins", "axis": "joint_axes", "mimic multiplier": "mimic_multiplier",
+                      "mimic offset": "mimic_offset"}.items():
+        bad = ~np.isfinite(a[key].reshape(n_joints, -1 if n_joints else 0)).all(axis=1)
+        problems += [f"joint {joint_names[j]!r}: {what} is not finite" for j in np.flatnonzero(bad)]
+    for what in ("lower", "upper", "velocity", "effort", "acceleration", "deceleration", "jerk"):
+        bad = np.isnan(a[f"joint_{what}"])
+        problems += [f"joint {joint_names[j]!r}: {what} limit is NaN" for j in np.flatnonzero(bad)]
+    for what, key in {"mass": "link_masses", "centre of mass": "link_coms", "inertia": "link_inertias"}.items():
+        bad = ~np.isfinite(a[key].reshape(n_links, -1 if n_links else 0)).all(axis=1)
+        problems += [f"link {link_names[i]!r}: {what} is not finite" for i in np.flatnonzero(bad)]
+    if not problems and n_joints:
+        i = first_overflowing_link(a["link_parents"][1:], a["joint_origins"])
         if i is not None:
-            problems.append(f"link {model.link_names[i]!r}: its placement overflows (the origins from the root to "
-                            f"joint {model.all_joint_names[i - 1]!r} compose to a non-finite pose)")
+            problems.append(f"link {link_names[i]!r}: its placement overflows (the origins from the root to "
+                            f"joint {joint_names[i - 1]!r} compose to a non-finite pose)")
     if problems:
         raise ModelError("; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else ""))
 

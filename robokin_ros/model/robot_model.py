@@ -1,5 +1,9 @@
 """The immutable robot model: a kinematic tree in topological order, as flat arrays.
 
+It is the one implementation of :class:`~robokin_ros.model.model_data.EditableModel`, the data
+that the functions of a model (:mod:`.configuration`, :mod:`.builder`, :mod:`.urdf_writer`) read:
+they sit below this module, which imports them and keeps methods of the same names as a facade.
+
 Notation (Featherstone): link 0 is the root; every other link ``i`` hangs from its parent
 ``λ(i) = link_parents[i]`` through joint ``i - 1`` (joint ``j`` has child link ``j + 1``).
 ``μ(i)`` are the children of ``i``, ``ν(i)`` its subtree (``i`` and every descendant), and the
@@ -20,7 +24,7 @@ from ..errors import ArgumentError, UnknownJointError, UnknownLinkError, URDFErr
 from . import builder, configuration
 from .dh import dh_fields
 from .elements import NQ_OF_TYPE, NV_OF_TYPE, SCALAR_TYPES, JointType
-from .fields import ModelFields, check_numbers, frozen, model_arrays
+from .fields import ModelFields, frozen, model_arrays
 from .urdf import urdf_fields, urdf_file_fields
 from .urdf_writer import model_to_urdf
 
@@ -33,7 +37,8 @@ class RobotModel:
     with :meth:`from_urdf`, :meth:`from_dh`, the builder operations or :meth:`create` (of a
     :class:`~robokin_ros.model.fields.ModelFields` record); never mutate it (its arrays are
     read-only). The configuration-space operations (``check_q``, ``clamp``, ...) are functions of
-    :mod:`robokin_ros.model.configuration`; the methods of the same names delegate to them.
+    :mod:`robokin_ros.model.configuration` and the builder operations functions of
+    :mod:`robokin_ros.model.builder`; the methods of the same names are a facade over them.
 
     Per link (``n_links``, parents before children):
         link_names, link_parents ``(n_links,)`` (-1 for the root),
@@ -104,9 +109,7 @@ class RobotModel:
         """
         if not isinstance(fields, ModelFields):
             raise ArgumentError("fields", f"must be a ModelFields record, got {type(fields).__name__}")
-        model = cls(**model_arrays(fields))
-        check_numbers(model)
-        return model
+        return cls(**model_arrays(fields))
 
     @classmethod
     def from_urdf(cls, xml: str, max_bytes: int | None = None) -> RobotModel:

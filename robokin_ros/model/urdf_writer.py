@@ -8,6 +8,7 @@ import numpy as np
 
 from ..spatial import matrix_to_rpy
 from .elements import JointType
+from .model_data import ModelData
 from .urdf import EXTENDED_LIMITS
 
 __all__ = ["model_to_urdf"]
@@ -31,7 +32,7 @@ def _write_geometry(holder: ET.Element, g) -> None:
         ET.SubElement(geometry, g.shape, radius=repr(float(g.size[0])), length=repr(float(g.size[1])))
 
 
-def model_to_urdf(model) -> str:
+def model_to_urdf(model: ModelData) -> str:
     """URDF text of ``model``; :meth:`RobotModel.from_urdf` of it gives an equal model.
 
     Mimic joints are written against their (resolved) independent source. The document says
