@@ -13,7 +13,6 @@ layout, one frame's Jacobian, frames' poses + Jacobians): ``single(q, out) -> st
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import os
 import threading
@@ -25,7 +24,7 @@ import numpy as np
 from .. import model_cache
 from ..model import SCALAR_TYPES, RobotModel
 from ..runtime import current_runtime, process_state
-from . import accel, compile_process, disk_cache
+from . import accel, compile_process, compile_record, disk_cache
 from .plan import fk_plan
 
 #: The compiled module, its name and file (numba keys its cache on them).
@@ -182,7 +181,6 @@ class GenericKernels:
                     source = file.read()
                 compile_process.compile_module(PATH, MODULE, source, [("warm_up", ())],
                                                "every robot (generic FK and Jacobians)")
-                _write_stamp()
             module = importlib.import_module(MODULE)
             module.warm_up()   # loads every signature from numba's cache
             functions = {name: getattr(module, name) for name in FUNCTIONS}
@@ -192,44 +190,23 @@ class GenericKernels:
             warnings.warn(f"robokin_ros.accel: the generic compiled kernels are unavailable, using numpy ({error!r})",
                           RuntimeWarning, stacklevel=2)
             return False
+        try:
+            RECORD.write()
+        except OSError as error:   # (loaded all the same; the next process compiles in a separate one first)
+            warnings.warn(f"robokin_ros.accel: cannot record the generic kernels as compiled ({error!r})",
+                          RuntimeWarning, stacklevel=2)
         self._started, self._loaded = True, functions
         return True
 
 
-def _stamp() -> str:
-    """What numba's cache of the module was compiled from: the file's bytes, size and time
-    (numba checks its cache against the time and size), and numba's version."""
-    import numba
-
-    info = os.stat(PATH)
-    with open(PATH, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()
-    return f"{digest} {info.st_size} {info.st_mtime_ns} numba {numba.__version__}\n"
-
-
-def _stamp_path() -> str:
-    return os.path.join(os.path.dirname(PATH), "__pycache__", "generic_numba.robokin-stamp")
-
-
-def _write_stamp() -> None:
-    try:
-        os.makedirs(os.path.dirname(_stamp_path()), exist_ok=True)
-        with open(_stamp_path(), "w", encoding="utf-8") as file:
-            file.write(_stamp())
-    except OSError:   # (a read-only installation: the next process compiles again, in its own child)
-        pass
+#: The record of this tier's compile (:mod:`robokin_ros.kernels.compile_record`), written once loaded.
+RECORD = compile_record.CompileRecord(PATH)
 
 
 def compiled() -> bool:
-    """Whether numba's cache holds the generic kernels compiled from this very file (our own
-    stamp beside it, written after the compile, and numba's index files of every function)."""
-    try:
-        with open(_stamp_path(), encoding="utf-8") as file:
-            if file.read() != _stamp():
-                return False
-    except OSError:
-        return False
-    return compile_process.has_compiled(PATH, "generic_numba", FUNCTIONS)
+    """Whether numba's cache holds the generic kernels compiled from this very file, interpreter,
+    numba and machine (our own record of it, written after they loaded)."""
+    return RECORD.holds()
 
 
 def generic_kernels() -> GenericKernels:
