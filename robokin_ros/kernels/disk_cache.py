@@ -28,6 +28,7 @@ import threading
 import warnings
 
 from ..model.description import read_capped
+from ..runtime import process_state
 
 #: Largest cache entry read (a generated module of a 60-link humanoid is ~1 MB).
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -43,11 +44,16 @@ USED_SUFFIX = ".used"
 #: File name prefix of the generated modules (``robokin_kernel_<hash>.py``).
 MODULE_PREFIX = "robokin_kernel_"
 
-_lock = threading.Lock()
-#: The private directory used instead of a refused one (made once per process).
-_fallback: str | None = None
-#: Refused directories already warned about (one warning each per process).
-_warned: set[str] = set()
+
+
+class Fallback:
+    """The private directory used instead of a refused one (made once per process), and the
+    refused directories already warned about (one warning each per process)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.folder: str | None = None
+        self.warned: set[str] = set()
 
 
 def _requested_cache_dir() -> str:
@@ -83,6 +89,11 @@ def _private_dir(path: str) -> str | None:
     return private_directory_problem(path)
 
 
+def fallback_state() -> Fallback:
+    """This process's :class:`Fallback` (held by :func:`robokin_ros.runtime.process_state`)."""
+    return process_state("cache directory fallback", Fallback)
+
+
 def cache_dir() -> str:
     """Directory of the generated modules, numba's compiled code and the collision-pair cache:
     ``$ROBOKIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/robokin_ros``, else ``~/.cache/robokin_ros``;
@@ -93,22 +104,22 @@ def cache_dir() -> str:
     Raises:
         OSError: not even a private temporary directory can be made.
     """
-    global _fallback
     requested = _requested_cache_dir()
     problem = _private_dir(requested)
     if problem is None:
         return requested
-    with _lock:
-        if _fallback is None or private_directory_problem(_fallback) is not None:
+    fallback = fallback_state()
+    with fallback.lock:
+        if fallback.folder is None or private_directory_problem(fallback.folder) is not None:
             shared = os.path.join(tempfile.gettempdir(), f"robokin_ros-{os.getuid()}")
-            _fallback = shared if _private_dir(shared) is None else tempfile.mkdtemp(prefix="robokin_ros-")
-        if requested not in _warned:
-            _warned.add(requested)
+            fallback.folder = shared if _private_dir(shared) is None else tempfile.mkdtemp(prefix="robokin_ros-")
+        if requested not in fallback.warned:
+            fallback.warned.add(requested)
             warnings.warn(f"robokin_ros: the cache directory {requested!r} is not used ({problem}); using "
-                          f"{_fallback!r} instead (a cache directory must be owned by this user and writable by "
+                          f"{fallback.folder!r} instead (a cache directory must be owned by this user and writable by "
                           "nobody else, since its files can run code here: chmod 700 it, or set ROBOKIN_CACHE_DIR)",
                           RuntimeWarning, stacklevel=2)
-        return _fallback
+        return fallback.folder
 
 
 def check_numba_cache_dir() -> None:

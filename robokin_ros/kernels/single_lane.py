@@ -27,7 +27,8 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
     the dispatch, which refuses another type, dtype or layout.
 
     Until the entry is loaded the call counts as one configuration towards loading it in the
-    background (see :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`).
+    background (see :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`) and runs on the
+    generic compiled tier's entry where the kernel has one bound (``ready_single``).
 
     Args:
         kernel: a generated kernel (:class:`~robokin_ros.kernels.fk_codegen.CompiledFK`,
@@ -42,22 +43,27 @@ def single_result(kernel, out, *inputs) -> np.ndarray | None:
         (the current runtime's ``accelerated`` and ``kind``: :mod:`robokin_ros.runtime`), or the
         entry refused the inputs. The caller then takes its general path.
     """
-    entry = None if kernel is None else kernel.accelerated_single
-    settings = current_runtime().settings
-    generated = settings.kind == "generated"
-    if entry is not None and settings.accelerated and generated:
-        if out is None:
-            result = np.empty(kernel.shape)
-            if len(inputs) == 1:   # q, guarded by the caller: no dispatch needed
-                entry = kernel.direct_single or entry
-        else:
-            result = out
-        try:
-            if entry(*inputs, result) == 0:
-                return result
-        except TypeError:   # an argument numba's dispatch has no signature for
-            pass
+    if kernel is None:
         return None
-    if kernel is not None and generated:
-        kernel.single_entry()   # counts the call towards loading the entry (in the background)
+    settings = current_runtime().settings
+    if settings.kind != "generated" or not settings.accelerated:
+        return None
+    entry = kernel.accelerated_single
+    if entry is None:
+        kernel.single_entry()   # counts the call towards loading the robot's own entry (in the background)
+        entry = getattr(kernel, "ready_single", None)   # meanwhile the generic compiled tier's, where bound
+        if entry is None:
+            return None
+        result = np.empty(kernel.shape) if out is None else out
+    elif out is None:
+        result = np.empty(kernel.shape)
+        if len(inputs) == 1:   # q, guarded by the caller: no dispatch needed
+            entry = kernel.direct_single or entry
+    else:
+        result = out
+    try:
+        if entry(*inputs, result) == 0:
+            return result
+    except TypeError:   # an argument numba's dispatch has no signature for
+        pass
     return None

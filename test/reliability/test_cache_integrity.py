@@ -47,7 +47,7 @@ def chain_urdf(length: float) -> str:
 def cache(run_with, tmp_path, monkeypatch):
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(tmp_path))
     run_with(accelerated=True)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     return tmp_path
 
 
@@ -68,7 +68,7 @@ def test_edited_module_is_rebuilt(cache):
     # still valid Python, but the kernel writes zeros
     zeros = good.split("    for b in range")[0] + "    out[:] = 0.0\n"
     open(path, "w").write(zeros)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     again = chain(0.5)
     with pytest.warns(RuntimeWarning, match="does not match its source; rebuilt"):
         assert compiled_fk(again).accelerate()
@@ -83,7 +83,7 @@ def test_truncated_module_is_rebuilt(cache):
     [path] = modules(cache)
     good = open(path).read()
     open(path, "w").write(good[: good.index("@numba.njit")])   # valid Python without a kernel
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     with pytest.warns(RuntimeWarning, match="rebuilt"):
         assert compiled_fk(chain(0.6)).accelerate()
     assert open(path).read() == good
@@ -94,7 +94,7 @@ def test_garbage_compiled_code_is_never_used(cache):
     assert compiled_fk(model).accelerate()
     for path in glob.glob(os.path.join(str(cache), "__pycache__", "*.nbc")):
         open(path, "wb").write(b"\x00garbage" * 100)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     again = chain(0.7)
     with pytest.warns(RuntimeWarning, match="failed to load .*; rebuilt"):
         assert compiled_fk(again).accelerate()   # rebuilt, not numpy forever
@@ -141,7 +141,7 @@ def test_the_kernels_shared_in_memory_are_bounded(cache, monkeypatch):
     models = [chain(2.5 + k) for k in range(4)]   # alive: their kernels would keep their entries
     for model in models:
         assert compiled_fk(model).accelerate()
-    assert len(accel._KERNELS) == 2
+    assert len(accel.loaded().functions) == 2
     q = np.random.default_rng(2).uniform(-3, 3, (300, 2))
     np.testing.assert_allclose(forward_kinematics(models[3], q), expected_fk(models[3], q), atol=1e-12)   # not shared, used
 
@@ -185,10 +185,10 @@ def test_a_planted_index_in_a_shared_cache_directory_is_never_unpickled(cache, t
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private_tmp))
-    monkeypatch.setattr(disk_cache, "_fallback", None)
-    monkeypatch.setattr(disk_cache, "_warned", set())
+    monkeypatch.setattr(disk_cache.fallback_state(), "folder", None)
+    monkeypatch.setattr(disk_cache.fallback_state(), "warned", set())
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(shared))
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     with pytest.warns(RuntimeWarning, match="not used .*writable by group or others"):
         assert compiled_fk(chain(3.1)).accelerate()
     assert not marker.exists()
@@ -202,7 +202,7 @@ def test_compiled_files_of_another_user_are_deleted_not_unpickled(cache, tmp_pat
     _plant_index(cache, module_path, index_names, marker)
     for name in index_names:
         os.chown(cache / "__pycache__" / name, 65534, 65534)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     assert compiled_fk(chain(3.2)).accelerate()
     assert not marker.exists()
     assert all((cache / "__pycache__" / name).stat().st_uid == os.getuid() for name in index_names)
@@ -213,7 +213,7 @@ def test_a_planted_module_under_the_kernels_name_is_not_run(cache, tmp_path):
     good = open(module_path).read()
     marker = tmp_path / "planted-code-ran"
     open(module_path, "w").write(f"import os\nos.mkdir({str(marker)!r})\n" + good)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     with pytest.warns(RuntimeWarning, match="does not match its source; rebuilt"):
         assert compiled_fk(chain(3.3)).accelerate()
     assert not marker.exists() and open(module_path).read() == good
@@ -225,7 +225,7 @@ def test_a_module_entry_that_is_a_symbolic_link_is_replaced(cache, tmp_path):
     elsewhere = tmp_path / "elsewhere.py"
     shutil.move(module_path, elsewhere)
     os.symlink(elsewhere, module_path)
-    accel._KERNELS.clear()
+    accel.loaded().functions.clear()
     with pytest.warns(RuntimeWarning, match="rebuilt"):
         assert compiled_fk(chain(3.4)).accelerate()
     assert not os.path.islink(module_path) and open(module_path).read() == elsewhere.read_text()

@@ -159,8 +159,8 @@ def fallback(tmp_path, monkeypatch):
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private_tmp))
-    monkeypatch.setattr(disk_cache, "_fallback", None)
-    monkeypatch.setattr(disk_cache, "_warned", set())
+    monkeypatch.setattr(disk_cache.fallback_state(), "folder", None)
+    monkeypatch.setattr(disk_cache.fallback_state(), "warned", set())
     return private_tmp
 
 

@@ -77,7 +77,7 @@ def test_calls_with_contacts_count_towards_loading_the_compiled_check(monkeypatc
     ``MIN_BATCH`` of them the compiled check starts loading."""
     requires_numba()
     started = []
-    monkeypatch.setattr(SingleCheck, "_start_loading", lambda self: started.append(self))   # (record only)
+    monkeypatch.setattr(SingleCheck, "_start_loading", lambda self, runtime=None: started.append(self))   # (record only)
     model, cm = fresh_panda()
     q = model.random_configuration(rk_accel.MIN_BATCH, rng=6)
     for k in range(len(q) - 1):
