@@ -1,7 +1,9 @@
-"""The generic compiled tier: the robot-agnostic kernels of :mod:`robokin_ros.kernels.generic_numba`,
-loaded once per process and bound to one model's arrays.
+"""The generic compiled tier: the robot-agnostic kernels of :mod:`robokin_ros.kernels.generic_numba`
+(FK, Jacobians) and :mod:`robokin_ros.kernels.generic_dynamics_numba` (dynamics), loaded once per
+process and bound to one model's arrays (the dynamics ones by
+:mod:`robokin_ros.kernels.generic_dynamics_tier`).
 
-:class:`GenericKernels` loads them from numba's cache beside their file (compiled there once per
+:class:`GenericKernels` loads them from numba's cache beside their files (compiled there once per
 installation: ``make venv``, or by the first use on a machine without it, in a separate process
 in the background while the numpy kernels answer). :func:`robot_arrays` lays a model out as they
 read it (per model, cached); :func:`bound` gives a :class:`Bound` pair of callables for one
@@ -31,10 +33,19 @@ from .plan import fk_plan
 #: The compiled module, its name and file (numba keys its cache on them).
 MODULE = "robokin_ros.kernels.generic_numba"
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generic_numba.py")
+#: The compiled dynamics module (:mod:`robokin_ros.kernels.generic_dynamics_numba`), its name and file.
+DYNAMICS_MODULE = "robokin_ros.kernels.generic_dynamics_numba"
+DYNAMICS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generic_dynamics_numba.py")
 #: Output layouts by name (:mod:`robokin_ros.kernels.generic_numba`'s codes).
 LAYOUT_CODES = {"4x4": 0, "3x4": 1, "position": 2}
 #: The functions loaded.
 FUNCTIONS = ("poses_single", "poses_batch", "jacobian_single", "frames_single", "frames_batch")
+#: The dynamics functions loaded (:mod:`robokin_ros.kernels.generic_dynamics_tier` binds them).
+DYNAMICS_FUNCTIONS = ("rnea_single", "rnea_batch", "nonlinear_single", "nonlinear_batch", "gravity_single",
+                      "gravity_batch", "crba_single", "crba_batch", "aba_single", "aba_batch")
+#: Every compiled module of the tier: (name, file, functions, what its compile notices call it).
+MODULES = ((MODULE, PATH, FUNCTIONS, "every robot (generic FK and Jacobians)"),
+           (DYNAMICS_MODULE, DYNAMICS_PATH, DYNAMICS_FUNCTIONS, "every robot (generic dynamics)"))
 
 
 def enabled() -> bool:
@@ -178,14 +189,16 @@ class GenericKernels:
         try:
             disk_cache.check_numba_cache_dir()
             if not compiled():
-                with open(PATH, encoding="utf-8") as file:
-                    source = file.read()
-                compile_process.compile_module(PATH, MODULE, source, [("warm_up", ())],
-                                               "every robot (generic FK and Jacobians)")
+                for name, path, _, label in MODULES:
+                    with open(path, encoding="utf-8") as file:
+                        source = file.read()
+                    compile_process.compile_module(path, name, source, [("warm_up", ())], label)
                 _write_stamp()
-            module = importlib.import_module(MODULE)
-            module.warm_up()   # loads every signature from numba's cache
-            functions = {name: getattr(module, name) for name in FUNCTIONS}
+            functions = {}
+            for name, _, names, _ in MODULES:
+                module = importlib.import_module(name)
+                module.warm_up()   # loads every signature from numba's cache
+                functions.update({function: getattr(module, function) for function in names})
             for function in functions.values():
                 function.disable_compile()   # another type refuses (TypeError): never compiles here
         except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
@@ -197,14 +210,17 @@ class GenericKernels:
 
 
 def _stamp() -> str:
-    """What numba's cache of the module was compiled from: the file's bytes, size and time
+    """What numba's cache of the modules was compiled from: each file's bytes, size and time
     (numba checks its cache against the time and size), and numba's version."""
     import numba
 
-    info = os.stat(PATH)
-    with open(PATH, "rb") as file:
-        digest = hashlib.sha256(file.read()).hexdigest()
-    return f"{digest} {info.st_size} {info.st_mtime_ns} numba {numba.__version__}\n"
+    lines = []
+    for _, path, _, _ in MODULES:
+        info = os.stat(path)
+        with open(path, "rb") as file:
+            digest = hashlib.sha256(file.read()).hexdigest()
+        lines.append(f"{digest} {info.st_size} {info.st_mtime_ns}")
+    return " ".join(lines) + f" numba {numba.__version__}\n"
 
 
 def _stamp_path() -> str:
@@ -221,7 +237,7 @@ def _write_stamp() -> None:
 
 
 def compiled() -> bool:
-    """Whether numba's cache holds the generic kernels compiled from this very file (our own
+    """Whether numba's cache holds the generic kernels compiled from these very files (our own
     stamp beside it, written after the compile, and numba's index files of every function)."""
     try:
         with open(_stamp_path(), encoding="utf-8") as file:
@@ -229,7 +245,8 @@ def compiled() -> bool:
                 return False
     except OSError:
         return False
-    return compile_process.has_compiled(PATH, "generic_numba", FUNCTIONS)
+    return all(compile_process.has_compiled(path, name.rsplit(".", 1)[1], functions)
+               for name, path, functions, _ in MODULES)
 
 
 def generic_kernels() -> GenericKernels:
