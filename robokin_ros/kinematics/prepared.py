@@ -9,9 +9,9 @@ compiled once per installation) from the first call, and the model's own generat
 (each kernel's ``ready_single`` is replaced by one assignment:
 :attr:`~robokin_ros.kernels.fk_codegen.CompiledFK.ready_single`,
 :attr:`~robokin_ros.kernels.compiled_dynamics.CompiledDynamics.ready_single`). A call is:
-allocate the output (unless ``out=`` is given), one call of compiled code, return. The public functions reach the same entries through their
-single-configuration lane (:mod:`robokin_ros.kernels.single_lane`: a guard and a registry
-lookup more).
+allocate the output (unless ``out=`` is given), one call of compiled code, return. The public
+functions reach the same entries through their single-configuration lane
+(:mod:`robokin_ros.kernels.single_lane`: a guard and a registry lookup more).
 """
 
 from __future__ import annotations
