@@ -122,10 +122,11 @@ def _to_parent(X, b, f, n):
 
 
 @_inline
-def _rnea_row(fdata, idata, X, g, v, a, mode, S, tau):
-    """RNEA at the transforms ``X``: ``tau (n_v,)`` for velocities ``v`` and accelerations ``a``
-    (read when ``mode`` has :data:`WITH_V` / :data:`WITH_A`, else zero) under gravity ``g``.
-    ``S (n_bodies, 18)``: per body its velocity, acceleration and force ``[linear; angular]``."""
+def _rnea_row(fdata, idata, X, S, tau, g, v, a, mode):
+    """RNEA at the transforms ``X`` into ``tau (n_v,)``, for velocities ``v`` and accelerations
+    ``a`` (read when ``mode`` has :data:`WITH_V` / :data:`WITH_A`, else zero) under gravity
+    ``g``. ``S (n_bodies, 18)``: scratch, per body its velocity, acceleration and force
+    ``[linear; angular]``."""
     nb = fdata.shape[0]
     for k in range(18):
         S[0, k] = 0.0
@@ -284,7 +285,7 @@ def rnea_single(fdata, idata, g, q, v, a, out):
     X = np.empty((fdata.shape[0], 12))
     if not _transforms(fdata, idata, q, X):
         return 1
-    _rnea_row(fdata, idata, X, g, v, a, WITH_V | WITH_A, np.empty((fdata.shape[0], 18)), out.reshape(n_v))
+    _rnea_row(fdata, idata, X, np.empty((fdata.shape[0], 18)), out.reshape(n_v), g=g, v=v, a=a, mode=WITH_V | WITH_A)
     return 0
 
 
@@ -299,7 +300,7 @@ def nonlinear_single(fdata, idata, g, q, v, out):
     X = np.empty((fdata.shape[0], 12))
     if not _transforms(fdata, idata, q, X):
         return 1
-    _rnea_row(fdata, idata, X, g, v, v, WITH_V, np.empty((fdata.shape[0], 18)), out.reshape(n_v))
+    _rnea_row(fdata, idata, X, np.empty((fdata.shape[0], 18)), out.reshape(n_v), g=g, v=v, a=v, mode=WITH_V)
     return 0
 
 
@@ -314,7 +315,7 @@ def gravity_single(fdata, idata, g, q, out):
     X = np.empty((fdata.shape[0], 12))
     if not _transforms(fdata, idata, q, X):
         return 1
-    _rnea_row(fdata, idata, X, g, q, q, 0, np.empty((fdata.shape[0], 18)), out.reshape(n_v))
+    _rnea_row(fdata, idata, X, np.empty((fdata.shape[0], 18)), out.reshape(n_v), g=g, v=q, a=q, mode=0)
     return 0
 
 
@@ -334,12 +335,12 @@ def crba_single(fdata, idata, q, out):
 
 
 @_inline
-def _aba_row(fdata, idata, X, g, v, tau, S, work, out):
+def _aba_row(fdata, idata, X, S, work, out, g, v, tau):
     """Forward dynamics ``a`` solving ``M a = tau - h`` into ``out (n_v,)``. ``S (n_bodies,
     18)`` and ``work (n_v + 3, max(n_v, 1))`` (rows: M, h, inverse pivots, bias): scratch."""
     n_v = out.shape[0]
     M, h, inv_d, bias = work[:n_v, :n_v], work[n_v, :n_v], work[n_v + 1, :n_v], work[n_v + 2, :n_v]
-    _rnea_row(fdata, idata, X, g, v, v, WITH_V, S, h)
+    _rnea_row(fdata, idata, X, S, h, g=g, v=v, a=v, mode=WITH_V)
     _crba_row(fdata, idata, X, S, M)
     for k in range(n_v):
         bias[k] = tau[k] - h[k]
@@ -358,8 +359,8 @@ def aba_single(fdata, idata, g, q, v, tau, out):
     X = np.empty((fdata.shape[0], 12))
     if not _transforms(fdata, idata, q, X):
         return 1
-    _aba_row(fdata, idata, X, g, v, tau, np.empty((fdata.shape[0], 18)), np.empty((n_v + 3, max(n_v, 1))),
-             out.reshape(n_v))
+    _aba_row(fdata, idata, X, np.empty((fdata.shape[0], 18)), np.empty((n_v + 3, max(n_v, 1))), out.reshape(n_v),
+             g=g, v=v, tau=tau)
     return 0
 
 
@@ -391,7 +392,7 @@ def rnea_batch(fdata, idata, g, qb, vb, ab, out, claims):
             break
         for b in range(start, stop):
             _transforms(fdata, idata, qb[b], X)
-            _rnea_row(fdata, idata, X, g, vb[b], ab[b], WITH_V | WITH_A, S, out[b])
+            _rnea_row(fdata, idata, X, S, out[b], g=g, v=vb[b], a=ab[b], mode=WITH_V | WITH_A)
         done += stop - start
     _finish(claims, B, done)
 
@@ -408,7 +409,7 @@ def nonlinear_batch(fdata, idata, g, qb, vb, out, claims):
             break
         for b in range(start, stop):
             _transforms(fdata, idata, qb[b], X)
-            _rnea_row(fdata, idata, X, g, vb[b], vb[b], WITH_V, S, out[b])
+            _rnea_row(fdata, idata, X, S, out[b], g=g, v=vb[b], a=vb[b], mode=WITH_V)
         done += stop - start
     _finish(claims, B, done)
 
@@ -425,7 +426,7 @@ def gravity_batch(fdata, idata, g, qb, out, claims):
             break
         for b in range(start, stop):
             _transforms(fdata, idata, qb[b], X)
-            _rnea_row(fdata, idata, X, g, qb[b], qb[b], 0, S, out[b])
+            _rnea_row(fdata, idata, X, S, out[b], g=g, v=qb[b], a=qb[b], mode=0)
         done += stop - start
     _finish(claims, B, done)
 
@@ -459,7 +460,7 @@ def aba_batch(fdata, idata, g, qb, vb, taub, out, claims):
             break
         for b in range(start, stop):
             _transforms(fdata, idata, qb[b], X)
-            _aba_row(fdata, idata, X, g, vb[b], taub[b], S, work, out[b])
+            _aba_row(fdata, idata, X, S, work, out[b], g=g, v=vb[b], tau=taub[b])
         done += stop - start
     _finish(claims, B, done)
 
