@@ -25,7 +25,7 @@ from robokin_ros.dynamics import (
     rnea,
     total_mass,
 )
-from robokin_ros.kernels import accel, dynamics_source, selection
+from robokin_ros.kernels import accel, compiled_dynamics, dynamics_source, selection
 from robokin_ros.kernels import dynamics_codegen as codegen_dynamics
 from robokin_ros.kernels.emitter import Emitter
 from robokin_ros.kernels.plan import dynamics_tree
@@ -130,7 +130,7 @@ def test_external_wrenches_enter_as_jacobian_transpose(model):
 
 def test_batched_equals_looped(model, monkeypatch):
     monkeypatch.setattr(recursions, "CHUNK", 4)   # 6 configurations: two kernel calls
-    monkeypatch.setattr(codegen_dynamics, "CHUNK", 4)
+    monkeypatch.setattr(compiled_dynamics, "CHUNK", 4)
     q, v, a = random_state(model, np.random.default_rng(5), 6)
     qb, vb, ab = q.reshape(2, 3, -1), v.reshape(2, 3, -1), a.reshape(2, 3, -1)
     tau, M, acc = rnea(model, qb, vb, ab), crba(model, qb), aba(model, qb, vb, ab)
