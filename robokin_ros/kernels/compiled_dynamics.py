@@ -193,7 +193,9 @@ class CompiledDynamics(LazyAccelerated):
         return np.array(self._single(inputs, math.cos, math.sin)).reshape(self.shape)
 
     def batch(self, *inputs: np.ndarray, threads: int | None = None) -> np.ndarray:
-        """Outputs ``(B,) + shape`` for ``(B, k)`` inputs in chunks of :data:`CHUNK` (numba: threaded)."""
+        """Outputs ``(B,) + shape`` for ``(B, k)`` checked inputs: the generated numba kernel, else
+        the generic tier's, on :func:`~robokin_ros.kernels.parallel.run_rows`' threads
+        (bit-identical for every count); else numpy in chunks of :data:`CHUNK`."""
         B = inputs[0].shape[0]
         kernel = self._kernel(B)
         if kernel is None:
