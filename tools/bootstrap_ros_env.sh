@@ -192,16 +192,17 @@ warm='import sys, robokin_ros.ik.generic_loop as g; sys.exit(0 if g.generic_kern
   || fail_log "compiling the generic IK loop failed" "$LOGS/generic-loop.log"
 done_step
 
-# ---------------------------------------------------------------- 4c. the generic FK and Jacobian kernels, compiled once
-# robokin_ros/kernels/generic_numba.py computes FK and frame Jacobians of any robot given as arrays,
-# so a robot new to the machine runs compiled code from its first call while its own generated
-# kernels compile (robokin_ros/kernels/generic_tier.py); numba keeps them beside the file, so they
-# compile once per installation: the installed copy and this source tree. Loading them takes ~0.4 s.
-step "the generic FK and Jacobian kernels (compiled once per installation, ~20 s)"
+# ---------------------------------------------------------------- 4c. the generic FK, Jacobian and dynamics kernels, compiled once
+# robokin_ros/kernels/generic_numba.py computes FK and frame Jacobians, generic_dynamics_numba.py
+# RNEA, CRBA and ABA, of any robot given as arrays, so a robot new to the machine runs compiled code
+# from its first call while its own generated kernels compile (robokin_ros/kernels/generic_tier.py
+# loads both modules, one loader, one stamp); numba keeps them beside the files, so they compile
+# once per installation: the installed copy and this source tree. Loading them takes ~0.5 s.
+step "the generic FK, Jacobian and dynamics kernels (compiled once per installation, ~1 min)"
 warm='import sys, robokin_ros.kernels.generic_tier as g; sys.exit(0 if g.generic_kernels().load() else 1)'
 (cd "$BUILD" && "$PY" -c "$warm") > "$LOGS/generic-kernels.log" 2>&1 \
   && (cd "$ROOT" && "$PY" -c "$warm") >> "$LOGS/generic-kernels.log" 2>&1 \
-  || fail_log "compiling the generic FK and Jacobian kernels failed" "$LOGS/generic-kernels.log"
+  || fail_log "compiling the generic FK, Jacobian and dynamics kernels failed" "$LOGS/generic-kernels.log"
 done_step
 
 # ---------------------------------------------------------------- 5. a browser for the web view's tests

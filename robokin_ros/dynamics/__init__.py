@@ -23,8 +23,12 @@ Generated kernels: for models without floating or planar joints, :func:`rnea`,
 :func:`gravity_torques`, :func:`nonlinear_effects`, :func:`coriolis_torques`, :func:`crba`,
 :func:`aba` and :func:`center_of_mass` run per-robot straight-line code from
 :mod:`robokin_ros.kernels.dynamics_codegen` (no per-body Python loop, for one configuration and
-for batches); ``with robokin_ros.kernels.use("generic"):`` or external wrenches select the
-generic kernels below, which are the generated code's oracle.
+for batches). Until a robot's own kernel is compiled and loaded (in the background), the generic
+compiled tier (:mod:`robokin_ros.kernels.generic_dynamics_tier`, compiled once per installation)
+runs RNEA, the gravity torques, the nonlinear / Coriolis effects, CRBA and ABA under standard or
+zero gravity; another gravity vector and the centre of mass run the generated numpy code
+meanwhile. A runtime of kind ``"generic"`` (:mod:`robokin_ros.runtime`) or external wrenches
+select the numpy recursions below, which are the oracle of both.
 Each of these calls opens with the single-configuration lane
 (:mod:`robokin_ros.kernels.single_lane`): one configuration given as a 1-D float64 ``q`` with
 the default gravity goes to its kernel's compiled single entry once numba has loaded it

@@ -1,7 +1,9 @@
-"""The generic compiled tier: the robot-agnostic kernels of :mod:`robokin_ros.kernels.generic_numba`,
-loaded once per process and bound to one model's arrays.
+"""The generic compiled tier: the robot-agnostic kernels of :mod:`robokin_ros.kernels.generic_numba`
+(FK, Jacobians) and :mod:`robokin_ros.kernels.generic_dynamics_numba` (dynamics), loaded once per
+process and bound to one model's arrays (the dynamics ones by
+:mod:`robokin_ros.kernels.generic_dynamics_tier`).
 
-:class:`GenericKernels` loads them from numba's cache beside their file (compiled there once per
+:class:`GenericKernels` loads them from numba's cache beside their files (compiled there once per
 installation: ``make venv``, or by the first use on a machine without it, in a separate process
 in the background while the numpy kernels answer). :func:`robot_arrays` lays a model out as they
 read it (per model, cached); :func:`bound` gives a :class:`Bound` pair of callables for one
@@ -30,10 +32,19 @@ from .plan import fk_plan
 #: The compiled module, its name and file (numba keys its cache on them).
 MODULE = "robokin_ros.kernels.generic_numba"
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generic_numba.py")
+#: The compiled dynamics module (:mod:`robokin_ros.kernels.generic_dynamics_numba`), its name and file.
+DYNAMICS_MODULE = "robokin_ros.kernels.generic_dynamics_numba"
+DYNAMICS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generic_dynamics_numba.py")
 #: Output layouts by name (:mod:`robokin_ros.kernels.generic_numba`'s codes).
 LAYOUT_CODES = {"4x4": 0, "3x4": 1, "position": 2}
 #: The functions loaded.
 FUNCTIONS = ("poses_single", "poses_batch", "jacobian_single", "frames_single", "frames_batch")
+#: The dynamics functions loaded (:mod:`robokin_ros.kernels.generic_dynamics_tier` binds them).
+DYNAMICS_FUNCTIONS = ("rnea_single", "rnea_batch", "nonlinear_single", "nonlinear_batch", "gravity_single",
+                      "gravity_batch", "crba_single", "crba_batch", "aba_single", "aba_batch")
+#: Every compiled module of the tier: (name, file, functions, what its compile notices call it).
+MODULES = ((MODULE, PATH, FUNCTIONS, "every robot (generic FK and Jacobians)"),
+           (DYNAMICS_MODULE, DYNAMICS_PATH, DYNAMICS_FUNCTIONS, "every robot (generic dynamics)"))
 
 
 def enabled() -> bool:
@@ -177,13 +188,15 @@ class GenericKernels:
         try:
             disk_cache.check_numba_cache_dir()
             if not compiled():
-                with open(PATH, encoding="utf-8") as file:
-                    source = file.read()
-                compile_process.compile_module(PATH, MODULE, source, [("warm_up", ())],
-                                               "every robot (generic FK and Jacobians)")
-            module = importlib.import_module(MODULE)
-            module.warm_up()   # loads every signature from numba's cache
-            functions = {name: getattr(module, name) for name in FUNCTIONS}
+                for name, path, _, label in MODULES:
+                    with open(path, encoding="utf-8") as file:
+                        source = file.read()
+                    compile_process.compile_module(path, name, source, [("warm_up", ())], label)
+            functions = {}
+            for name, _, names, _ in MODULES:
+                module = importlib.import_module(name)
+                module.warm_up()   # loads every signature from numba's cache
+                functions.update({function: getattr(module, function) for function in names})
             for function in functions.values():
                 function.disable_compile()   # another type refuses (TypeError): never compiles here
         except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
@@ -191,7 +204,8 @@ class GenericKernels:
                           RuntimeWarning, stacklevel=2)
             return False
         try:
-            RECORD.write()
+            for record in RECORDS:
+                record.write()
         except OSError as error:   # (loaded all the same; the next process compiles in a separate one first)
             warnings.warn(f"robokin_ros.accel: cannot record the generic kernels as compiled ({error!r})",
                           RuntimeWarning, stacklevel=2)
@@ -199,14 +213,15 @@ class GenericKernels:
         return True
 
 
-#: The record of this tier's compile (:mod:`robokin_ros.kernels.compile_record`), written once loaded.
-RECORD = compile_record.CompileRecord(PATH)
+#: The records of this tier's compile (:mod:`robokin_ros.kernels.compile_record`), one per module,
+#: written once loaded.
+RECORDS = tuple(compile_record.CompileRecord(path) for _, path, _, _ in MODULES)
 
 
 def compiled() -> bool:
-    """Whether numba's cache holds the generic kernels compiled from this very file, interpreter,
-    numba and machine (our own record of it, written after they loaded)."""
-    return RECORD.holds()
+    """Whether numba's cache holds the generic kernels compiled from these very files, interpreter,
+    numba and machine (our own records of it, written after they loaded)."""
+    return all(record.holds() for record in RECORDS)
 
 
 def generic_kernels() -> GenericKernels:

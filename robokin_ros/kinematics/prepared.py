@@ -2,14 +2,16 @@
 the cost of one compiled call.
 
 :class:`Kinematics` binds the model's compiled single-configuration entries at construction,
-without waiting for any compile: FK and Jacobians run the generic compiled tier
-(:mod:`robokin_ros.kernels.generic_tier`, compiled once per installation) from the first call,
-and the model's own generated kernels (:func:`robokin_ros.kernels.numba_source.single_source`)
-once they are loaded in the background (each kernel's :attr:`~robokin_ros.kernels.fk_codegen.CompiledFK.ready_single`
-is replaced by one assignment). A call is: allocate the output (unless ``out=`` is given), one
-call of compiled code, return. The public functions reach the same entries through their
-single-configuration lane (:mod:`robokin_ros.kernels.single_lane`: a guard and a registry
-lookup more).
+without waiting for any compile: FK, Jacobians and dynamics run the generic compiled tier
+(:mod:`robokin_ros.kernels.generic_tier`, :mod:`robokin_ros.kernels.generic_dynamics_tier`,
+compiled once per installation) from the first call, and the model's own generated kernels
+(:func:`robokin_ros.kernels.numba_source.single_source`) once they are loaded in the background
+(each kernel's ``ready_single`` is replaced by one assignment:
+:attr:`~robokin_ros.kernels.fk_codegen.CompiledFK.ready_single`,
+:attr:`~robokin_ros.kernels.compiled_dynamics.CompiledDynamics.ready_single`). A call is:
+allocate the output (unless ``out=`` is given), one call of compiled code, return. The public
+functions reach the same entries through their single-configuration lane
+(:mod:`robokin_ros.kernels.single_lane`: a guard and a registry lookup more).
 """
 
 from __future__ import annotations
@@ -34,17 +36,6 @@ Array = NDArray[np.float64]
 _DYNAMICS = ("rnea", "crba", "aba", "gravity_torques")
 
 
-def _loaded_single(kernel):
-    """The generated kernel's compiled single entry when it can be had without compiling: loaded
-    already, or in the disk cache (loaded now, well under a second); else None (it loads in the
-    background once its calls add up, see :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`)."""
-    if kernel is None or kernel.accelerated_single is not None:
-        return None if kernel is None else kernel.accelerated_single
-    if accel.in_cache(kernel.wrapper_source(), ("kernel", "single")) and kernel.accelerate():
-        return kernel.accelerated_single
-    return None
-
-
 class Kinematics:
     """One model's forward kinematics, tip Jacobians and dynamics, prepared for single
     configurations (a controller's or a node's per-message calls).
@@ -52,11 +43,9 @@ class Kinematics:
     Construction compiles nothing and waits for no compile: :meth:`fk` and :meth:`jacobian` run
     the generic compiled kernels (:mod:`robokin_ros.kernels.generic_tier`) from the first call
     and the model's generated ones once loaded (they start loading in the background at
-    construction); the dynamics methods run their generated kernel when the disk cache has it
-    (loaded at construction), else the public function until it is loaded (the public
-    functions' lane loads it in the background; :func:`robokin_ros.prepare` compiles it now).
-    Each compiled method costs one call of compiled code plus the allocation of its result
-    (none with ``out=``). Results are
+    construction); so do the dynamics methods (the generic dynamics kernels, then each call's
+    generated kernel once loaded; :func:`robokin_ros.prepare` compiles them now). Each compiled
+    method costs one call of compiled code plus the allocation of its result (none with ``out=``). Results are
     those of the public functions (:func:`robokin_ros.forward_kinematics`,
     :func:`robokin_ros.jacobian`, :func:`robokin_ros.rnea`, ...), to the last bit where the
     public function runs the same compiled kernel. The handle never changes: the accelerator
@@ -80,7 +69,8 @@ class Kinematics:
 
     Without numba (or with :data:`robokin_ros.kernels.accel.enabled` False at construction), or
     for a model without generated kernels (a floating or planar joint), every method is the public
-    function; so is a dynamics method not named in ``dynamics``.
+    function; so is a dynamics method not named in ``dynamics``, and ``aba`` of a model with a
+    coordinate that moves no mass (the public function raises for it).
 
     Args:
         model: the robot.
@@ -115,14 +105,13 @@ class Kinematics:
         self._jacobians: dict = {}
         for frame in frames:
             self._jacobian_kernel(frame)
-        self._dynamics = {name: self._dynamics_kernel(name) for name in dynamics}
-        entries = {name: _loaded_single(kernel) for name, kernel in self._dynamics.items()}
-        self._rnea, self._crba = entries.get("rnea"), entries.get("crba")
-        self._aba, self._gravity = entries.get("aba"), entries.get("gravity_torques")
+        #: The generated kernel of each dynamics method (its ``ready_single`` is the entry the
+        #: method calls), or None.
+        self._dynamics = {name: self._bind(self._dynamics_kernel(name)) for name in dynamics}
 
     @staticmethod
     def _bind(kernel):
-        """``kernel`` (a generated FK or Jacobian kernel, or None) with its compiled entry bound now:
+        """``kernel`` (a generated FK, Jacobian or dynamics kernel, or None) with its compiled entry bound now:
         the generic tier's (loaded from the installation's cache, or None while that compiles),
         its own generated one loading in the background."""
         if kernel is not None:
@@ -145,13 +134,10 @@ class Kinematics:
             return None
         return PREPARABLE[name](self.model)
 
-    def _dynamics_loaded(self, name: str, attribute: str):
-        """After a call through the public function: the generated entry of ``name`` if it has
-        loaded meanwhile, assigned to ``attribute`` (one assignment; later calls take it)."""
+    def _entry(self, name: str):
+        """The compiled single entry the dynamics method ``name`` calls now, or None."""
         kernel = self._dynamics.get(name)
-        entry = None if kernel is None else kernel.accelerated_single
-        if entry is not None:
-            setattr(self, attribute, entry)
+        return None if kernel is None else kernel.ready_single
 
     def fk(self, q, out: Array | None = None) -> Array:
         """World pose of every link, as :func:`robokin_ros.forward_kinematics` ``(model, q)``.
@@ -204,58 +190,54 @@ class Kinematics:
     def rnea(self, q, v, a, out: Array | None = None) -> Array:
         """Inverse dynamics ``tau (n_v,)`` as :func:`robokin_ros.rnea` ``(model, q, v, a)``
         (standard gravity, no external force); ``out``: optional ``(n_v,)`` array."""
-        if self._rnea is not None:
+        entry = self._entry("rnea")
+        if entry is not None:
             result = np.empty(self._vector_shape) if out is None else out
             try:
-                if self._rnea(q, v, a, result) == 0:
+                if entry(q, v, a, result) == 0:
                     return result
             except TypeError:
                 pass
-        result = _written(rnea(self.model, q, v, a), out)
-        self._dynamics_loaded("rnea", "_rnea")
-        return result
+        return _written(rnea(self.model, q, v, a), out)
 
     def crba(self, q, out: Array | None = None) -> Array:
         """Joint-space inertia matrix ``M (n_v, n_v)`` (both triangles) as
         :func:`robokin_ros.crba` ``(model, q)``; ``out``: optional ``(n_v, n_v)`` array."""
-        if self._crba is not None:
+        entry = self._entry("crba")
+        if entry is not None:
             result = np.empty(self._matrix_shape) if out is None else out
             try:
-                if self._crba(q, result) == 0:
+                if entry(q, result) == 0:
                     return result
             except TypeError:
                 pass
-        result = _written(crba(self.model, q), out)
-        self._dynamics_loaded("crba", "_crba")
-        return result
+        return _written(crba(self.model, q), out)
 
     def aba(self, q, v, tau, out: Array | None = None) -> Array:
         """Forward dynamics ``a (n_v,)`` as :func:`robokin_ros.aba` ``(model, q, v, tau)``
         (standard gravity); ``out``: optional ``(n_v,)`` array."""
-        if self._aba is not None:
+        entry = self._entry("aba")
+        if entry is not None:
             result = np.empty(self._vector_shape) if out is None else out
             try:
-                if self._aba(q, v, tau, result) == 0:
+                if entry(q, v, tau, result) == 0:
                     return result
             except TypeError:
                 pass
-        result = _written(aba(self.model, q, v, tau), out)
-        self._dynamics_loaded("aba", "_aba")
-        return result
+        return _written(aba(self.model, q, v, tau), out)
 
     def gravity_torques(self, q, out: Array | None = None) -> Array:
         """Gravity torques ``g(q) (n_v,)`` as :func:`robokin_ros.gravity_torques` ``(model, q)``
         (standard gravity); ``out``: optional ``(n_v,)`` array."""
-        if self._gravity is not None:
+        entry = self._entry("gravity_torques")
+        if entry is not None:
             result = np.empty(self._vector_shape) if out is None else out
             try:
-                if self._gravity(q, result) == 0:
+                if entry(q, result) == 0:
                     return result
             except TypeError:
                 pass
-        result = _written(gravity_torques(self.model, q), out)
-        self._dynamics_loaded("gravity_torques", "_gravity")
-        return result
+        return _written(gravity_torques(self.model, q), out)
 
 
 def _written(result: Array, out: Array | None) -> Array:

@@ -46,6 +46,7 @@ def test_a_runtime_on_a_busy_machine_runs_a_batch_on_one_thread(tmp_path):
     busy._resources.free_cores = FreeCores(_loadavg(tmp_path, 1 + available_cores()))
     assert busy.thread_count() == 1 and busy.thread_count(8) == 1
     model = rk.RobotModel.from_urdf_file(UR5E)
+    rk.prepare(model)   # (the robot's own kernel for both calls: no tier swap between them)
     q = model.random_configuration(5000, np.random.default_rng(3))
     calls = []
     with using(busy):

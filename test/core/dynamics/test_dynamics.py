@@ -25,7 +25,7 @@ from robokin_ros.dynamics import (
     rnea,
     total_mass,
 )
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, compiled_dynamics, dynamics_source, selection
 from robokin_ros.kernels import dynamics_codegen as codegen_dynamics
 from robokin_ros.kernels.emitter import Emitter
 from robokin_ros.kernels.plan import dynamics_tree
@@ -130,7 +130,7 @@ def test_external_wrenches_enter_as_jacobian_transpose(model):
 
 def test_batched_equals_looped(model, monkeypatch):
     monkeypatch.setattr(recursions, "CHUNK", 4)   # 6 configurations: two kernel calls
-    monkeypatch.setattr(codegen_dynamics, "CHUNK", 4)
+    monkeypatch.setattr(compiled_dynamics, "CHUNK", 4)
     q, v, a = random_state(model, np.random.default_rng(5), 6)
     qb, vb, ab = q.reshape(2, 3, -1), v.reshape(2, 3, -1), a.reshape(2, 3, -1)
     tau, M, acc = rnea(model, qb, vb, ab), crba(model, qb), aba(model, qb, vb, ab)
@@ -530,10 +530,10 @@ def test_generated_symmetric_solve_on_dense_and_sparse_matrices(seed):
     b = rng.normal(size=n)
     e = Emitter()
     symbols = [0.0 if M.flat[k] == 0.0 else e.assign(f"q[{k}]") for k in range(n * n)]
-    x = codegen_dynamics._solve_values(e, symbols, [e.assign(f"q[{n * n + k}]") for k in range(n)])
+    x = dynamics_source.solve_values(e, symbols, [e.assign(f"q[{n * n + k}]") for k in range(n)])
     results = ", ".join(e.plain(xi) if isinstance(xi, str) else repr(xi) for xi in x)
     source = "def f(q):\n" + "\n".join(e.lines) + f"\n    return [{results}]"
-    namespace = {"recip": codegen_dynamics._reciprocal}
+    namespace = {"recip": dynamics_source.reciprocal}
     exec(source, namespace)  # noqa: S102 (generated code under test)
     np.testing.assert_allclose(namespace["f"](list(M.flat) + list(b)), np.linalg.solve(M, b), rtol=1e-12)
 

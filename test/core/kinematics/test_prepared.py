@@ -27,6 +27,7 @@ from robokin_ros import (
     rnea,
 )
 from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels.dynamics_codegen import PREPARABLE
 from robokin_ros.kinematics import forward_kinematics_generic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -75,8 +76,9 @@ def test_the_handle_runs_compiled_code_when_numba_is_active(prepared):
     assert handle.accelerated == accel.active()
     if accel.active():   # FK and Jacobians: compiled at once (the generic tier until the generated one loads)
         assert handle._fk.ready_single is not None and handle._jacobians[tip].ready_single is not None
-        assert prepare(model, dynamics=("rnea",))   # dynamics: compiled when the disk cache has the kernel
-        assert Kinematics(model, frames=[tip], dynamics=("rnea",))._rnea is not None
+        assert Kinematics(model, frames=[tip], dynamics=("rnea",))._entry("rnea") is not None   # dynamics too
+        assert prepare(model, dynamics=("rnea",))
+        assert handle._entry("rnea") is PREPARABLE["rnea"](model).accelerated_single is not None
 
 
 def test_fk_and_jacobian_equal_the_checked_path_and_the_generic_kernel(prepared):
@@ -97,16 +99,20 @@ def test_dynamics_equal_the_checked_path_and_the_generic_kernels(prepared):
     _, model, _, handle = prepared
     q, v, a = _configurations(model, 2)
     calls = [("rnea", rnea, handle.rnea, True), ("crba", crba, handle.crba, False)]
-    if handle._aba is not None:
+    if handle._entry("aba") is not None:
         calls += [("aba", aba, handle.aba, True), ("gravity", gravity_torques, handle.gravity_torques, False)]
     for qi, vi, ai in zip(q, v, a):
         for label, public, method, with_rates in calls:
             args = (qi, vi, ai) if with_rates else (qi,)
+            kernel = PREPARABLE["gravity_torques" if label == "gravity" else label](model)
+            backend = kernel.backend   # (the generated kernel may load in the background meanwhile)
             ours = method(*args)
             with selection.use("generic"):
                 expected = public(model, *args)
             np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-9, err_msg=label)
-            np.testing.assert_array_equal(ours, public(model, *args), err_msg=label)
+            same = public(model, *args)
+            if kernel.backend == backend:   # the same tier ran both: the same bits
+                np.testing.assert_array_equal(ours, same, err_msg=label)
 
 
 def test_against_pinocchio(prepared):
