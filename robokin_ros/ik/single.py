@@ -47,7 +47,7 @@ def solve_one(model: RobotModel, call: IKCall, targets: tuple[Array, list], seed
         entries = (problem.T_world_base @ T).reshape(-1).tolist()
     target = [x for k in range(0, 16 * nt, 16) for x in entries[k:k + 3] + entries[k + 4:k + 7] + entries[k + 8:k + 11]
               + entries[k + 3:k + 12:4]]
-    q, status, it, position, rotation, success = call.solver.solve_floats(q0, target, budget)
+    q, status, it, position, rotation, success = call.solver.solve_one(q0, target, budget)
     if not call.whole:
         q, solved_q = full[:], q
         for i, x in zip(call.index, solved_q):
