@@ -48,16 +48,30 @@ from .poses import solve_poses
 from .result import IKResult
 
 
-def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions | None = None,
-             cancel: CancelToken | None = None, **keywords) -> IKResult:
+def solve_ik(model: RobotModel, targets, tips, seed=None, *,
+             base: str | None = None,
+             position_tolerance: float = 1e-5,
+             rotation_tolerance: float = 1e-5,
+             axis_tolerances=None,
+             weights=None,
+             active_joints=None,
+             lower=None,
+             upper=None,
+             timeout: float | None = None,
+             max_iterations: int = 500,
+             restarts: int | None = 0,
+             rng=None,
+             avoid_collisions=False,
+             objective: str | None = None,
+             solutions: int | None = None,
+             solution_distance: float = 0.1,
+             threads: int | None = None,
+             options: IKOptions | None = None,
+             cancel: CancelToken | None = None) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
-    ``solve_ik(model, targets, tips, seed=None, *, base=None, position_tolerance=1e-5,
-    rotation_tolerance=1e-5, axis_tolerances=None, weights=None, active_joints=None, lower=None,
-    upper=None, timeout=None, max_iterations=500, restarts=None, rng=None, avoid_collisions=False,
-    objective=None, solutions=None, solution_distance=0.1, threads=None, options=None, cancel=None)``:
-    the keywords ``base`` ... ``threads`` are the fields of
-    :class:`~robokin_ros.ik.options.IKOptions` (any other keyword: ``TypeError``).
+    The keywords ``base`` ... ``threads`` are the fields of
+    :class:`~robokin_ros.ik.options.IKOptions`, with its defaults (a test holds them equal).
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
     :data:`~robokin_ros.ik.lm.POSITION_WEIGHT`) from each seed; a row whose cost stops dropping restarts at another
@@ -165,7 +179,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
             ``threads`` not a whole number >= 1.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
-    return solve(model, targets, tips, seed, _options(options, keywords), cancel)
+    given = locals()
+    return solve(model, targets, tips, seed, _options(options, {name: given[name] for name in _DEFAULTS}), cancel)
 
 
 def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: CancelToken | None = None) -> IKResult:
@@ -188,24 +203,26 @@ def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: Ca
 
 
 def _options(options, keywords: dict) -> IKOptions:
-    """The call's :class:`IKOptions`: made of ``keywords``, or ``options`` when no keyword is
-    given (a keyword that is None or the very object of its default counts as not given).
+    """The call's :class:`IKOptions`: made of ``keywords`` (every option, by name), or ``options``
+    when every keyword is left at its default (a keyword that is None or equal to its default
+    counts as not given).
 
     Raises:
-        TypeError: a keyword that is not an option (as Python raises for an unknown keyword).
         IKOptionError: ``options`` not an IKOptions, or an option given both ways.
     """
-    for name in keywords:
-        if name not in _DEFAULTS:
-            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
     if options is None:
         return IKOptions(**keywords)
     if not isinstance(options, IKOptions):
         raise IKOptionError(f"options must be an IKOptions or None, got {type(options).__name__}", "options")
     for name, value in keywords.items():
-        if value is not None and value is not _DEFAULTS[name]:
+        if value is not None and not _is_default(value, _DEFAULTS[name]):
             raise IKOptionError(f"{name} given both as a keyword and in options=: give it once", name)
     return options
+
+
+def _is_default(value, default) -> bool:
+    """``value`` is the option's default (the very object, or a number of its type equal to it)."""
+    return value is default or (type(value) is type(default) and value == default)
 
 
 #: The options :func:`solve_ik` takes as keywords, and their defaults.

@@ -193,8 +193,13 @@ class Solver:
         self.loop = CompiledLoop(self) if compiled is not None and self.free and self.lm_rows else None
         # ... and, while that is not compiled on this machine, the chain step compiled once per
         # installation (see generic_loop; None: not needed, off, or a problem it does not cover).
+        # Compiled on this machine already: loaded now, before any time budget (< 1 s), so that
+        # the same request gets the same bits from the first (the numpy path agrees to rounding).
         self.chain, self._generic = None, None
-        if self.loop is not None and generic_loop.enabled() and not self.loop.in_cache():
+        cached = self.loop is not None and current_runtime().accelerated and self.loop.in_cache()
+        if cached:
+            self.loop.accelerate()
+        elif self.loop is not None and generic_loop.enabled():
             self.chain = chain_data(self)
         if self.chain is not None:
             generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
@@ -218,12 +223,14 @@ class Solver:
                 self.loop.solve_batch(kernels, target, seeds, out)
             self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated step)
         else:
-            self.stacked(out, target, seeds)
+            with np.errstate(over="ignore", invalid="ignore"):   # (a huge target: costs overflow, steps NaN)
+                self.stacked(out, target, seeds)
         left = np.flatnonzero(out.unfinished)
         if left.size:
-            d = self.errors(self.frames(out.q[left]), target[left].T)
-            ok = self.residual(d)[1]
-            self.record_errors(out, left, d)
+            with np.errstate(over="ignore", invalid="ignore"):
+                d = self.errors(self.frames(out.q[left]), target[left].T)
+                ok = self.residual(d)[1]
+                self.record_errors(out, left, d)
             out.success[left] = ok
             out.status[left[ok & (out.status[left] == NO_FREE_JOINTS)]] = CONVERGED
         if self.wrap.size:  # continuous joints: the equivalent angle nearest the seed
@@ -286,10 +293,11 @@ class Solver:
         """``(position error, rotation error, within tolerance)`` of one configuration ``q`` (a
         list) against the target components ``target`` (a list), in numpy: the worst tip's raw
         errors, and whether every tip is within tolerance."""
-        d = self.errors(self.frames(np.array([q], float)), np.array(target, float)[:, None])
-        out = _Errors(np.zeros(1), np.zeros(1))
-        self.record_errors(out, slice(0, 1), d)
-        return float(out.position_error[0]), float(out.rotation_error[0]), bool(self.residual(d)[1][0])
+        with np.errstate(over="ignore", invalid="ignore"):   # (a huge target)
+            d = self.errors(self.frames(np.array([q], float)), np.array(target, float)[:, None])
+            out = _Errors(np.zeros(1), np.zeros(1))
+            self.record_errors(out, slice(0, 1), d)
+            return float(out.position_error[0]), float(out.rotation_error[0]), bool(self.residual(d)[1][0])
 
     def first_iteration(self, q: list, target: list) -> tuple:
         """One numpy iteration from ``q`` (a list) to the target components ``target`` (a list):
