@@ -324,6 +324,8 @@ class Solver:
         B = q.shape[0]
         if self.compiled is None:
             return _generic_frames(self.model, self.problem.tips, self.width, q).reshape(B, -1).T
+        if B == 1:   # one row (a single problem, a batch's last one): the kernel's single entry
+            return self.compiled.single(q[0]).reshape(-1, 1)
         return self.compiled.batch(q).reshape(B, -1).T
 
     def errors(self, F: Array, target: Array) -> Array:
