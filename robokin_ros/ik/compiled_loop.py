@@ -11,7 +11,7 @@ restart index (drawn from the call's ``rng`` only then), or after ``chunk`` iter
 Python checks the time budget and the call's cancel token (numba has no clock):
 :meth:`Budget.timed_out <robokin_ros.ik.budget.Budget.timed_out>`. ``run_many`` runs the rows
 of a batch, each to its end, until a quota of iterations is spent (the next budget check);
-:meth:`CompiledLoop.solve_batch` hands its chunks to every core
+:meth:`CompiledLoop.run_problems` hands its chunks to every core
 (:mod:`robokin_ros.kernels.parallel`: each problem alone with its own restarts, so the answers are
 bit-identical for every thread count).
 
@@ -211,7 +211,7 @@ class CompiledLoop(LazyAccelerated):
         return status == PAUSED and math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-9) and np.allclose(
             x[:self._n_q], q_next, rtol=0.0, atol=1e-9)
 
-    def solve(self, run, q: list, target: list, budget, problem: int = 0) -> tuple:
+    def run_problem(self, run, q: list, target: list, budget, problem: int = 0) -> tuple:
         """Solve problem number ``problem`` of the call from ``q`` (a list, the seed) to the
         target components ``target`` (a list) on ``run`` (this loop's or the generic one's),
         stalled attempts restarting in turn along the problem's stretch of the restart sequence.
@@ -236,8 +236,8 @@ class CompiledLoop(LazyAccelerated):
             return q, CONVERGED_STATUS, it, float(x[S + POSITION_ERROR]), float(x[S + ROTATION_ERROR]), True
         return (q, MAX_ITERATIONS if status == SPENT else TIMEOUT, it) + solver.report(q, target)
 
-    def solve_batch(self, kernels: BatchKernels, target, seeds, out) -> None:
-        """:meth:`Solver.solve <robokin_ros.ik.solver.Solver.solve>` of a batch on ``kernels``:
+    def run_problems(self, kernels: BatchKernels, target, seeds, out) -> None:
+        """:meth:`Solver.solve_problems <robokin_ros.ik.solver.Solver.solve_problems>` of a batch on ``kernels``:
         each problem alone from its seed, with its own stretch of the restart sequence, in chunks
         of :data:`BATCH_CHUNK` problems on ``out.budget.threads`` threads
         (:func:`robokin_ros.kernels.parallel.run_chunks`), each chunk from its set-up to its
@@ -276,7 +276,7 @@ class CompiledLoop(LazyAccelerated):
     def _scratch(self, rows: int) -> tuple:
         """This thread's states ``X (rows, S + 7)``, loop statuses ``(rows,)`` (all ``PAUSED``)
         and verdict codes ``(rows,)`` for ``rows <=`` :data:`SCRATCH_ROWS` problems of
-        :meth:`solve_batch` (views of scratch it reuses: a call allocates no states for its whole
+        :meth:`run_problems` (views of scratch it reuses: a call allocates no states for its whole
         batch, whose first touch of fresh pages cost a tenth of a 2-thread batch)."""
         kept = getattr(self._local, "scratch", None)
         if kept is None or len(kept[0]) < rows:
@@ -288,7 +288,7 @@ class CompiledLoop(LazyAccelerated):
 
 
 class BatchKernels(NamedTuple):
-    """The compiled functions :meth:`CompiledLoop.solve_batch` runs, from one loop's module:
+    """The compiled functions :meth:`CompiledLoop.run_problems` runs, from one loop's module:
     ``run_many(X, status, max_iterations, quota)`` and :mod:`~robokin_ros.ik.loop_layout`'s
     ``start_rows`` and ``finish_rows``."""
 

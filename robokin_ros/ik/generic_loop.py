@@ -17,8 +17,8 @@ The chain's step computes what the generated one does (the same error twist thro
 SO(3) log, :func:`log_so3`; tolerance test, weights, bound holding, damped step through the
 smaller normal system, clamping and wrapping) in another order (a loop over the chain's joints,
 not a straight line), so their iterates agree to rounding (~1e-12), not bit for bit.
-:meth:`CompiledLoop.solve <robokin_ros.ik.compiled_loop.CompiledLoop.solve>` and
-:meth:`~robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch` drive both.
+:meth:`CompiledLoop.run_problem <robokin_ros.ik.compiled_loop.CompiledLoop.run_problem>` and
+:meth:`~robokin_ros.ik.compiled_loop.CompiledLoop.run_problems` drive both.
 
 What the chain's step covers (:func:`~robokin_ros.ik.chain_arrays.chain_data` gives None
 otherwise, and the numpy path serves until the generated step is loaded): one tip, no per-axis

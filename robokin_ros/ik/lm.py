@@ -89,7 +89,7 @@ def solve_source(size: int) -> str:
     """Straight-line Cholesky solve ``G x = b`` for ``G (size, size, B)``, ``b (size, B)``,
     component-first: every operation covers the batch."""
     entry = lambda i, k: f"G[{i}, {k}]"  # noqa: E731
-    lines = ["def solve(G, b):"] + cholesky_lines(size, entry, [f"b[{i}]" for i in range(size)], False)
+    lines = ["def cholesky(G, b):"] + cholesky_lines(size, entry, [f"b[{i}]" for i in range(size)], False)
     return "\n".join(lines + [f"    return [{', '.join(f'x{i}' for i in range(size))}]"]) + "\n"
 
 
@@ -98,7 +98,7 @@ def normal_solve(size: int):
     system's size: :func:`lm_step_arrays` takes it)."""
     namespace: dict = {"sqrt": np.sqrt, "maximum": np.maximum}
     exec(compile(solve_source(size), f"<robokin ik solve {size}>", "exec"), namespace)  # noqa: S102
-    return namespace["solve"]
+    return namespace["cholesky"]
 
 
 def errors_stacked(P: Array, target: Array, world: bool) -> Array:
@@ -125,7 +125,25 @@ def lm_step_arrays(J: Array, r: Array, damping: Array, solve) -> Array:
     if m <= n:
         G = np.einsum("acs,bcs->abs", J, J)
         G[range(m), range(m)] += damping
-        return -np.einsum("acs,as->cs", J, np.array(solve(G, r)))
+        return -np.einsum("acs,as->cs", J, _solved(G, r, solve))
     G = np.einsum("acs,ads->cds", J, J)
     G[range(n), range(n)] += damping
-    return -np.array(solve(G, np.einsum("acs,as->cs", J, r)))
+    return -_solved(G, np.einsum("acs,as->cs", J, r), solve)
+
+
+#: Rows up to which a damped step's normal system is solved by LAPACK (one call) rather than by
+#: the straight-line solve over ``(B,)`` arrays (~30 numpy calls; measured for one row: 110 µs
+#: against 15 µs).
+FEW_ROWS = 8
+
+
+def _solved(G: Array, b: Array, solve) -> Array:
+    """``x (size, B)`` solving ``G x = b`` for ``G (size, size, B)`` (symmetric positive definite
+    but for rounding or overflow), ``b (size, B)``: by LAPACK for a few rows, else by ``solve``
+    (the straight-line Cholesky solve, which also takes what LAPACK refuses)."""
+    if G.shape[-1] <= FEW_ROWS and np.isfinite(G).all():
+        try:
+            return np.linalg.solve(np.moveaxis(G, -1, 0), np.moveaxis(b, -1, 0)[..., None])[..., 0].T
+        except np.linalg.LinAlgError:
+            pass
+    return np.array(solve(G, b))

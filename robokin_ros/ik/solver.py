@@ -5,8 +5,8 @@ state). IK runs in two technologies, the same algorithm in each: numpy (:meth:`S
 every problem's rows iterated together; the oracle, and the path without numba, also for one
 problem) and numba (the one compiled outer loop, :func:`robokin_ros.ik.generic_loop.loop`, on
 the robot's generated step once loaded, :mod:`~robokin_ros.ik.compiled_loop`, else on the chain
-step compiled once per installation). :meth:`Solver.solve` runs a batch of problems,
-:meth:`Solver.solve_one` one problem given as lists (the ``/compute_ik`` case). Per call, a
+step compiled once per installation). :meth:`Solver.solve_problems` runs a batch of problems,
+:meth:`Solver.solve_problem` one problem given as lists (the ``/compute_ik`` case). Per call, a
 :class:`~robokin_ros.ik.budget.Budget` holds the time limit, the cancel token, the restart
 sequence and the collision test; an :class:`Outcome` the results as problems finish.
 """
@@ -50,8 +50,8 @@ Array = NDArray[np.float64]
 BATCH_ROWS = 2048
 #: Calls with this many problems or fewer run one by one on the compiled loop (each checks the
 #: time budget every :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations); larger batches run
-#: on it in chunks on every core (:meth:`CompiledLoop.solve_batch
-#: <robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch>`). Without a compiled loop (numba off
+#: on it in chunks on every core (:meth:`CompiledLoop.run_problems
+#: <robokin_ros.ik.compiled_loop.CompiledLoop.run_problems>`). Without a compiled loop (numba off
 #: or not loaded yet, a problem it does not cover, parallel restarts, a collision test), every
 #: batch and single problem iterates stacked in numpy (:meth:`Solver.stacked`). Every problem walks
 #: the same iterates on every path, its restarts included (each draws from its own stretch of the
@@ -205,7 +205,7 @@ class Solver:
             generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
 
     # ------------------------------------------------------------------ driver
-    def solve(self, target: Array, seeds: Array, out: Outcome):
+    def solve_problems(self, target: Array, seeds: Array, out: Outcome):
         """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``:
         on the compiled loop when it serves them (one by one up to :data:`SCALAR_ROWS`, else in
         chunks on every core), else stacked in numpy."""
@@ -217,10 +217,10 @@ class Solver:
             if n <= SCALAR_ROWS:
                 for p in range(n):
                     (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-                     out.success[p]) = self.loop.solve(run, seeds[p].tolist(), target[p].tolist(), out.budget, p)
+                     out.success[p]) = self.loop.run_problem(run, seeds[p].tolist(), target[p].tolist(), out.budget, p)
                 out.unfinished[:] = False
             else:
-                self.loop.solve_batch(kernels, target, seeds, out)
+                self.loop.run_problems(kernels, target, seeds, out)
             self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated step)
         else:
             with np.errstate(over="ignore", invalid="ignore"):   # (a huge target: costs overflow, steps NaN)
@@ -238,7 +238,7 @@ class Solver:
             out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
-    def solve_one(self, seed: list, target: list, budget: Budget) -> tuple:
+    def solve_problem(self, seed: list, target: list, budget: Budget) -> tuple:
         """One problem from ``seed`` (a list of ``n_q`` floats, not modified) to the target
         components ``target`` (a list): on the compiled loop when it serves the problem, else
         stacked in numpy on one row; continuous joints reported nearest the seed.
@@ -249,9 +249,10 @@ class Solver:
         compiled = self._compiled(budget)
         if compiled is None:
             out = Outcome(np.array([seed], float), budget)
-            q, success, position, rotation, it, status = self.solve(np.array([target], float), out.q.copy(), out)
+            q, success, position, rotation, it, status = self.solve_problems(np.array([target], float), out.q.copy(),
+                                                                             out)
             return q[0].tolist(), str(status[0]), int(it[0]), float(position[0]), float(rotation[0]), bool(success[0])
-        q, status, it, position, rotation, success = self.loop.solve(compiled[0], seed, target, budget)
+        q, status, it, position, rotation, success = self.loop.run_problem(compiled[0], seed, target, budget)
         self.loop.function(it + 1)   # iterations count towards loading the generated step
         for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
             i = self.free[c][1][0]

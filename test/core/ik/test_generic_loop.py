@@ -126,8 +126,8 @@ def test_the_generic_loop_walks_the_numpy_paths_iterates(generic, case):
         target = np.concatenate([T[i, :3, :3].reshape(9), T[i, :3, 3]]).tolist()
         q0 = s.model.clamp(seeds[i]).tolist()
         with current_runtime().use(accelerated=False):
-            floats = s.solve_one(q0[:], target, Budget(None, 1, i))
-        ours = s.loop.solve(generic_run, q0[:], target, Budget(None, 1, i))
+            floats = s.solve_problem(q0[:], target, Budget(None, 1, i))
+        ours = s.loop.run_problem(generic_run, q0[:], target, Budget(None, 1, i))
         assert ours[1:3] == floats[1:3] and ours[5] == floats[5], (i, ours[1:3], floats[1:3])   # status, iterations
         np.testing.assert_allclose(wrap_angle(np.subtract(ours[0], floats[0])), 0.0, rtol=0.0, atol=1e-9)
         np.testing.assert_allclose(ours[3:5], floats[3:5], rtol=1e-6, atol=1e-12)

@@ -74,13 +74,13 @@ def problems(model: RobotModel, tip: str, n: int, seed: int):
 
 def count_compiled_solves(monkeypatch) -> list:
     calls = []
-    solve = CompiledLoop.solve
+    run_problem = CompiledLoop.run_problem
 
     def counted(self, *args, **kwargs):
         calls.append(1)
-        return solve(self, *args, **kwargs)
+        return run_problem(self, *args, **kwargs)
 
-    monkeypatch.setattr(CompiledLoop, "solve", counted)
+    monkeypatch.setattr(CompiledLoop, "run_problem", counted)
     return calls
 
 
@@ -121,15 +121,15 @@ def test_compiled_loop_gives_the_numpy_paths_answers(run_with, monkeypatch, sour
 
 
 def count_batches(monkeypatch) -> list:
-    """The sizes of the batches CompiledLoop.solve_batch solves from now on."""
+    """The sizes of the batches CompiledLoop.run_problems solves from now on."""
     sizes = []
-    solve_batch = CompiledLoop.solve_batch
+    run_problems = CompiledLoop.run_problems
 
     def counted(self, kernels, target, seeds, out):
         sizes.append(len(seeds))
-        return solve_batch(self, kernels, target, seeds, out)
+        return run_problems(self, kernels, target, seeds, out)
 
-    monkeypatch.setattr(CompiledLoop, "solve_batch", counted)
+    monkeypatch.setattr(CompiledLoop, "run_problems", counted)
     return sizes
 
 
@@ -137,7 +137,7 @@ def count_batches(monkeypatch) -> list:
 @pytest.mark.parametrize("n", [30, 150])
 def test_compiled_loop_in_batches(run_with, monkeypatch, n):
     """A small batch solves its problems one by one on the compiled loop, a large one on
-    CompiledLoop.solve_batch; without it, the batch iterates stacked in numpy: the same answers
+    CompiledLoop.run_problems; without it, the batch iterates stacked in numpy: the same answers
     every way, to rounding, restarts included (each problem draws from its own stretch of the
     restart sequence): a batch's answers do not depend on whether the loop is loaded."""
     model = arm("panda.urdf")
@@ -160,7 +160,7 @@ def test_compiled_loop_in_batches(run_with, monkeypatch, n):
 
 @needs_numba
 def test_a_batch_on_every_core_is_bit_identical_for_every_thread_count(run_with, monkeypatch):
-    """CompiledLoop.solve_batch in chunks over 1, 2 and 3 threads, and on one thread in pieces of
+    """CompiledLoop.run_problems in chunks over 1, 2 and 3 threads, and on one thread in pieces of
     its scratch's size: the same bits (each problem alone, restarts from its own stretch of the
     sequence), in the order of the problems; the chunks ran on several threads (their thread
     names); the compiled functions were called with the types they were compiled for (nothing
@@ -359,7 +359,7 @@ def test_the_compiled_log_so3_equals_numpys():
     and at generic angles."""
     from robokin_ros.ik import compiled_loop, generic_loop
 
-    log_near_pi = generic_loop.log_so3
+    compiled_log = generic_loop.log_so3
     assert "from robokin_ros.ik.generic_loop import log_so3, loop, loop_rows," in compiled_loop.shared_imports()
     rng = np.random.default_rng(6)
     axes = rng.normal(size=(60, 3))
@@ -367,4 +367,4 @@ def test_the_compiled_log_so3_equals_numpys():
     angles = np.concatenate([np.pi - rng.uniform(0, 1e-3, 40), [np.pi] * 5, rng.uniform(1e-8, 3.0, 10), [0.0, 1e-9, 1e-7, 1e-5, 1e-3]])
     for axis, angle in zip(axes, angles):
         R = exp_so3(angle * axis)
-        np.testing.assert_allclose(log_near_pi(tuple(R.reshape(9).tolist())), log_so3(R), rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(compiled_log(tuple(R.reshape(9).tolist())), log_so3(R), rtol=0.0, atol=1e-12)
