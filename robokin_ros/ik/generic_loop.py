@@ -557,3 +557,10 @@ RECORD = compile_record.CompileRecord(_PATH)
 
 #: The process's generic kernels.
 KERNELS = GenericKernels()
+
+
+def generic_kernels() -> GenericKernels:
+    """The process's generic IK kernels (:data:`KERNELS`; what ``make venv`` loads, step 4b of
+    ``tools/bootstrap_ros_env.sh``, as :func:`robokin_ros.kernels.generic_tier.generic_kernels`
+    for the FK tier)."""
+    return KERNELS
