@@ -10,7 +10,8 @@ and returns to Python when the problem converges, spends its iterations, needs i
 restart index (drawn from the call's ``rng`` only then), or after ``chunk`` iterations, so that
 Python checks the time budget and the call's cancel token (numba has no clock):
 :meth:`Budget.timed_out <robokin_ros.ik.budget.Budget.timed_out>`. ``run_many`` runs the rows
-of a batch, each to its end, until a quota of iterations is spent (the next budget check);
+of a batch, one after the other, until a quota of iterations is spent (the next budget check; a
+row still iterating then is paused and goes on at the next call);
 :meth:`CompiledLoop.run_problems` hands its chunks to every core
 (:mod:`robokin_ros.kernels.parallel`: each problem alone with its own restarts, so the answers are
 bit-identical for every thread count).

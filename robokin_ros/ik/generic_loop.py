@@ -410,13 +410,18 @@ def loop(x, qn, chunk, max_iterations, iteration, restart, context):
 def loop_rows(X, status, max_iterations, quota, qn, iteration, restart, context):
     """:func:`loop` over the rows of a batch's states ``X`` (statuses into ``status``), each row
     to its end, until ``quota`` iterations are spent (the batch's next time-budget check);
-    returns the rows done."""
-    whole = int(max_iterations) + 2   # a row's every iteration in one run (its restart index set)
+    returns the rows done. A row still iterating when the quota is spent is paused (``PAUSED``,
+    its state kept in ``X``) and not counted: the next call goes on with it (a row with a huge
+    iteration budget never holds the budget check off)."""
     spent = 0.0
     at = X.shape[1] - 7 + ITERATIONS
     for p in range(X.shape[0]):
-        status[p] = loop(X[p], qn, whole, max_iterations, iteration=iteration, restart=restart, context=context)
-        spent += X[p, at] + 1.0
+        start = X[p, at]
+        left = max(1, int(quota - spent))
+        status[p] = loop(X[p], qn, left, max_iterations, iteration=iteration, restart=restart, context=context)
+        spent += X[p, at] - start + 1.0
+        if status[p] == PAUSED:
+            return p
         if spent >= quota:
             return p + 1
     return X.shape[0]

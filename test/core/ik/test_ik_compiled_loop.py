@@ -221,6 +221,28 @@ def test_a_batch_on_the_compiled_loop_keeps_its_time_budget_and_cancel_token():
 
 
 @needs_numba
+def test_a_batch_row_with_a_huge_iteration_budget_does_not_hold_off_the_budget_checks():
+    """Rows of 2**62 iterations each (out of reach: they never converge): a chunk pauses the row
+    it is in when its quota is spent, so a cancelled token ends the batch; a row the token
+    stopped mid-way reports its best iterate and its iterations, within the limits."""
+    model = arm("ur5e.urdf")
+    seeds, T = problems(model, "tool0", 300, 14)
+    T[:, :3, 3] += 5.0
+    loaded_loop(model, "tool0", 2 ** 62)
+    token = CancelToken()
+    timer = threading.Timer(0.3, token.cancel)
+    timer.start()
+    try:
+        result = solve_ik(model, T, "tool0", seeds, max_iterations=2 ** 62, cancel=token, threads=1)
+    finally:
+        timer.cancel()
+    assert token.cancelled and set(result.status.tolist()) == {TIMEOUT} and not result.success.any()
+    stopped = result.iterations > 0
+    assert stopped.any() and model.within_limits(result.q).all()
+    assert (result.position_error[stopped] < 5.0 * np.sqrt(3) + 1.0).all()
+
+
+@needs_numba
 def test_timeout_and_a_cancel_token_end_the_compiled_loop(monkeypatch):
     """An unreachable target ends near its time budget (checked every CHUNK iterations), and
     cancelling its token ends a solve without one; both report the best iterate."""
