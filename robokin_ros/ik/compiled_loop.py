@@ -165,10 +165,10 @@ class CompiledLoop(LazyAccelerated):
         self._n_q = n_q
         self._local = threading.local()   # per thread: its scratch (_scratch)
 
-    def function(self, float_iterations: int = 0):
-        """The loaded ``run``, or None; ``float_iterations`` spent on the float path count
-        towards starting the background load."""
-        return self._kernel(float_iterations)
+    def function(self, iterations: int = 0):
+        """The loaded ``run``, or None; ``iterations`` spent on the other paths count towards
+        starting the background load."""
+        return self._kernel(iterations)
 
     def _load(self):
         solver, width = self._solver(), self._state + 7

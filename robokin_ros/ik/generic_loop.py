@@ -520,7 +520,7 @@ class GenericKernels:
     def load(self) -> bool:
         """Load them now, compiling them first (in a separate process) unless they are compiled
         already (:func:`compiled`): what ``make venv`` runs once per installation. True when
-        loaded (and recorded as compiled); a failure warns once (the float path serves)."""
+        loaded (and recorded as compiled); a failure warns once (the numpy path serves)."""
         if self._loaded is not None:
             return True
         try:
@@ -535,7 +535,7 @@ class GenericKernels:
                 globals()[function](*args)
         except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
             import warnings
-            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the float path ({error!r})",
+            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the numpy path ({error!r})",
                           RuntimeWarning, stacklevel=2)
             return False
         try:
