@@ -35,7 +35,7 @@ os.environ.setdefault('ROBOKIN_CACHE_MAX_ENTRIES', '2048')
 # ... and loads them in one process: no bound on loaded kernel modules (test_kernel_memory sets its own).
 os.environ.setdefault('ROBOKIN_MAX_KERNELS', '100000')
 # The generic IK loop serves a robot whose own loop is not compiled yet; its answers equal the
-# float path's to rounding, not bit for bit, so a test comparing two solves bit for bit would see
+# generated step's to rounding, not bit for bit, so a test comparing two solves bit for bit would see
 # the switch when a robot's loop finishes compiling mid-test (CI starts on an empty cache). Its own
 # tests (test/core/ik/test_generic_loop.py) turn it on.
 os.environ.setdefault('ROBOKIN_GENERIC_IK', '0')

@@ -347,7 +347,7 @@ def bench_ik(model, tip: str, rng, preparation: Preparation) -> tuple[str, float
     (targets = FK of random configurations, seed at mid-limits, tolerance
     :data:`BENCH_IK_TOLERANCE`, :data:`BENCH_IK_TIMEOUT` each), on the compiled loop that
     ``preparation`` loaded (:func:`~robokin_ros.ik.prepare_ik`, same options: :func:`ik_options`)
-    or, while it compiles, on the float path (the label says which), solved in
+    or, while it compiles, on the numpy path (the label says which), solved in
     :data:`BENCH_IK_ROUNDS` rounds.
 
     Returns:
@@ -372,8 +372,8 @@ def bench_ik(model, tip: str, rng, preparation: Preparation) -> tuple[str, float
         return float(best.mean()) * 1e6
 
     path, mean = timed_row(preparation, "ik", rounds)
-    loop = {COMPILED: "compiled loop", COLD: "float path, cold",
-            NOT_COMPILED: "float path, cold: the compiled loop is not active"}[path]
+    loop = {COMPILED: "compiled loop", COLD: "numpy path, cold",
+            NOT_COMPILED: "numpy path, cold: the compiled loop is not active"}[path]
     return (f"IK of {tip}, {len(targets)} targets, {BENCH_IK_TIMEOUT * 1e3:g} ms each, {loop} [us/solve] "
             f"({100 * solved.mean():.1f} % solved)", mean, path)
 

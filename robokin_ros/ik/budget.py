@@ -30,8 +30,9 @@ def request_offset(parts) -> int:
 class CancelToken:
     """Stops the solves it is given (``solve_ik(..., cancel=token)``,
     ``solve_constrained(..., cancel=token)``): once :meth:`cancel` is called, each of them ends at
-    its next budget check (every iteration in floats and when stacked, every
-    :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations on the compiled loop) as if its time
+    its next budget check (every iteration when stacked in numpy, every
+    :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations on the compiled loop, every
+    :data:`~robokin_ros.ik.compiled_loop.BATCH_QUOTA` of a thread in a compiled batch) as if its time
     budget were spent (status ``"timeout"``, the best iterate so far). Solves given another token,
     or none, go on. Thread-safe; a cancelled token stays cancelled (make a new one per batch of
     solves to cancel together).

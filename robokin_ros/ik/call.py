@@ -1,6 +1,6 @@
 """The cached IK call: what a call's tips, base, allowed joints, bounds and tolerances make,
-built in one place and used by every route (one problem in floats, a stacked batch, the
-compiled loop, :func:`~robokin_ros.ik.single.prepare_ik`, objectives, distinct solutions and
+built in one place and used by every route (one problem given as lists, a stacked batch, the
+compiled loop, :func:`~robokin_ros.ik.preparation.prepare_ik`, objectives, distinct solutions and
 constraints).
 
 An :class:`IKCall` holds the chain the problem is solved on (the links from the base to the
@@ -45,8 +45,8 @@ class IKCall:
         index: ``(solved n_q,)`` list, the robot's q index of each solved coordinate.
         lower, upper: ``(n_q,)`` the robot's bounds (its limits within the overrides).
         lower_list, upper_list, home: the same bounds and the home configuration as lists.
-        n_tips: number of tips. floats: one problem may iterate in Python floats (a generated
-            kernel, no parallel restarts).
+        n_tips: number of tips. single_lane: one problem may take the lane of one target set
+            given as lists (a generated kernel, no parallel restarts; :func:`~robokin_ros.ik.poses.solve_poses`).
     """
 
     solver: Solver
@@ -58,7 +58,7 @@ class IKCall:
     upper_list: list
     home: list
     n_tips: int
-    floats: bool
+    single_lane: bool
 
     @property
     def problem(self) -> IKProblem:
@@ -123,5 +123,5 @@ def _build(model: RobotModel, tips: tuple[str, ...], options: IKOptions) -> IKCa
     solver = Solver(solved, IKProblem(solved, tip_idx, base_idx, active_idx), solved_lo, solved_hi, tol, compiled)
     return IKCall(solver=solver, chain=chain, index=index, lower=lo, upper=hi, lower_list=lo.tolist(),
                   upper_list=hi.tolist(), home=model.home_configuration().tolist(), n_tips=len(tips),
-                  floats=compiled is not None and tol.restarts == 0)
+                  single_lane=compiled is not None and tol.restarts == 0)
 

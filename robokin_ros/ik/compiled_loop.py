@@ -1,34 +1,37 @@
-"""The whole Levenberg–Marquardt loop of one IK problem, compiled by numba.
+"""A robot's generated IK step, compiled by numba, run by the one compiled outer loop.
 
 One generated numba module per :class:`~robokin_ros.ik.solver.Solver`: the tips' poses +
 Jacobians kernel (:func:`robokin_ros.kernels.fk_codegen.generate_frames_source`, as ``flat``),
-the solver's straight-line iteration (:func:`~robokin_ros.ik.float_source.float_source` with
-``numba=True``: the float path's arithmetic in the same order) and ``run``, the loop of
-:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` — iterations, best-so-far, stall
-detection and the R2-sequence restarts — for up to ``chunk`` iterations. It returns to Python when
-the problem converges, spends its iterations, needs its first restart index (drawn from the
-call's ``rng`` only then, as the float path does), or after ``chunk`` iterations, so that
+the solver's straight-line ``iteration`` (:func:`~robokin_ros.ik.step_source.step_source`:
+constants folded in) and ``restart``, and ``run``/``run_many``: calls of the one outer loop,
+:func:`robokin_ros.ik.generic_loop.loop` and :func:`~robokin_ros.ik.generic_loop.loop_rows`
+(imported, not copied; the step passed in and inlined). ``run`` does up to ``chunk`` iterations
+and returns to Python when the problem converges, spends its iterations, needs its first
+restart index (drawn from the call's ``rng`` only then), or after ``chunk`` iterations, so that
 Python checks the time budget and the call's cancel token (numba has no clock):
-:meth:`Budget.timed_out <robokin_ros.ik.budget.Budget.timed_out>`. ``run_many`` runs ``run``
-over the rows of a batch, each to its end, until a quota of iterations is spent (the next budget
-check); :meth:`CompiledLoop.solve_batch` hands its chunks to every core
+:meth:`Budget.timed_out <robokin_ros.ik.budget.Budget.timed_out>`. ``run_many`` runs the rows
+of a batch, one after the other, until a quota of iterations is spent (the next budget check; a
+row still iterating then is paused and goes on at the next call);
+:meth:`CompiledLoop.run_problems` hands its chunks to every core
 (:mod:`robokin_ros.kernels.parallel`: each problem alone with its own restarts, so the answers are
 bit-identical for every thread count).
 
-The same problem gives the same iterates as the float path (numba calls the same libm ``cos``,
-``sin``, ``acos``, ``sqrt``; no fast-math), hence the same answers and iteration counts, except
-that the time budget is checked every :data:`CHUNK` iterations instead of every iteration.
+The generated step is kept beside the chain step of :mod:`~robokin_ros.ik.generic_loop` because
+it is measured faster (straight-line code with the robot's constants folded in; see
+``docs/benchmarks.md``, "IK: one outer loop") and because it covers what the chain step does not
+(several tips, per-axis tolerances, floating and planar joints). The same problem gives the
+same iterates as the numpy path (:meth:`Solver.stacked <robokin_ros.ik.solver.Solver.stacked>`)
+to rounding (~1e-12).
 
 Loading follows :class:`~robokin_ros.kernels.lazy_accel.LazyAccelerated`: requests run the
-float path until the compiled loop is loaded; once :data:`robokin_ros.kernels.accel.MIN_BATCH`
-float iterations have gone through a solver, its loop compiles (in a separate process) or loads
-from the disk cache in a background thread; :func:`robokin_ros.ik.prepare_ik` loads it at once.
-The self-check of a loaded loop (:meth:`CompiledLoop.check_problem`) starts away from its target
-also on a one-joint chain.
+chain step or the numpy path until the generated one is loaded; once
+:data:`robokin_ros.kernels.accel.MIN_BATCH` iterations have gone through a solver, it compiles
+(in a separate process) or loads from the disk cache in a background thread;
+:func:`robokin_ros.ik.prepare_ik` loads it at once. The self-check of a loaded loop
+(:meth:`CompiledLoop.check_problem`) compares one iteration with the numpy path's, starting away
+from its target also on a one-joint chain.
 
-Layout of ``run``'s state ``x (2 n_q + 12 n_tips + 7,)``: ``q``, the target components, the best
-configuration so far, then ``iterations, stall, best cost, reference cost, next restart index
-(-1: not drawn yet), position error, rotation error``.
+Layout of ``run``'s state ``x (2 n_q + 12 n_tips + 7,)``: :mod:`~robokin_ros.ik.loop_layout`.
 """
 
 from __future__ import annotations
@@ -47,8 +50,6 @@ import numpy as np
 from ..kernels import accel, parallel
 from ..kernels.lazy_accel import LazyAccelerated
 from . import generic_loop, loop_layout
-from .float_source import float_source
-from .lm import DAMPING_COST, STALL_ITERATIONS, STALL_PROGRESS
 from .loop_layout import (
     BEST_COST,
     CONVERGED,
@@ -56,14 +57,13 @@ from .loop_layout import (
     NEEDS_RESTART_INDEX,
     PAUSED,
     POSITION_ERROR,
-    REFERENCE,
     RESTART,
     ROTATION_ERROR,
     SPENT,
-    STALL,
 )
 from .result import CONVERGED as CONVERGED_STATUS
 from .result import MAX_ITERATIONS, TIMEOUT
+from .step_source import step_source
 
 #: Iterations ``run`` does between returns to Python (its time-budget checks): ~15-40 µs on the
 #: benchmark arms, against budgets of milliseconds.
@@ -89,9 +89,11 @@ ROW_FUNCTIONS = ("start_rows", "finish_rows")
 
 @functools.cache
 def shared_imports() -> str:
-    """The generated loops' import of the compiled functions they share with the generic loop
-    (real imports, not their text): :func:`robokin_ros.ik.generic_loop.log_near_pi` (inlined
-    into ``iteration``), and :data:`ROW_FUNCTIONS` defined as calls of the generic loop's. A
+    """The generated modules' import of the compiled functions they share with the generic loop
+    (real imports, not their text): the outer loop :func:`robokin_ros.ik.generic_loop.loop` and
+    :func:`~robokin_ros.ik.generic_loop.loop_rows`, the SO(3) log
+    :func:`~robokin_ros.ik.generic_loop.log_so3` (inlined into ``iteration``), and
+    :data:`ROW_FUNCTIONS` defined as calls of the generic loop's. A
     digest of the files they are compiled from comes first: numba's cache of a generated module
     is keyed on its own text, so a change there makes new modules instead of loading code
     compiled from the old functions. Read on first use (the compiling process of the generic
@@ -100,7 +102,7 @@ def shared_imports() -> str:
     for module in (generic_loop, loop_layout):
         with open(module.__file__, "rb") as file:
             digest.update(file.read())
-    shared = ", ".join(["log_near_pi", *(f"{name} as shared_{name}" for name in ROW_FUNCTIONS)])
+    shared = ", ".join(["log_so3", "loop", "loop_rows", *(f"{name} as shared_{name}" for name in ROW_FUNCTIONS)])
     lines = [f"# shared functions: {generic_loop.__name__} and {loop_layout.__name__}, sha256 {digest.hexdigest()}",
              f"from {generic_loop.__name__} import {shared}"]
     for name in ROW_FUNCTIONS:
@@ -115,68 +117,35 @@ VERDICTS = np.array([CONVERGED_STATUS, MAX_ITERATIONS, TIMEOUT], "<U14")
 
 def loop_source(s) -> str:
     """Source of the numba module of solver ``s`` (see the module docstring): ``flat(q)``,
-    ``iteration(q, t, mu, qn, err)``, ``run(x, chunk, max_iterations)``, ``run_many(X, status,
-    max_iterations, quota)`` and what it shares with the generic loop (:func:`shared_imports`)."""
+    ``iteration(q, t, mu, qn, err, context)``, ``restart(q, k, context)``, ``run(x, chunk,
+    max_iterations)``, ``run_many(X, status, max_iterations, quota)`` and what it shares with the
+    generic loop (:func:`shared_imports`)."""
     generated = s.compiled.generated
     n_q, size = s.model.n_q, len(generated.values)
-    n_t = 12 * s.n_tips
     flat = [_JIT, "def flat(q):", *generated.body, f"    F = np.empty({size})"]
     flat += [f"    F[{k}] = {v!r}" if isinstance(v, float) else f"    F[{k}] = {v}"
              for k, v in enumerate(generated.values)]
     flat.append("    return F")
-    restarts = [f"            q[{i}] = {lo!r} + (0.5 + k * {step!r}) % 1.0 * {width!r}"
+    restarts = [f"    q[{i}] = {lo!r} + (0.5 + k * {step!r}) % 1.0 * {width!r}"
                 for i, lo, width, step in s.restart_floats]
     run = [_JIT,
+           "def restart(q, k, context):",
+           *(restarts or ["    pass"]),
+           "",
+           "",
+           _JIT,
            "def run(x, chunk, max_iterations):",
-           f"    q, t = x[0:{n_q}], x[{n_q}:{n_q + n_t}]",
-           f"    best_q, state = x[{n_q + n_t}:{2 * n_q + n_t}], x[{2 * n_q + n_t}:]",
-           f"    qn, err = np.empty({n_q}), state[{POSITION_ERROR}:{ROTATION_ERROR + 1}]",
-           f"    it, stall, best_cost, reference, k = state[{ITERATIONS}], state[{STALL}], state[{BEST_COST}], "
-           f"state[{REFERENCE}], state[{RESTART}]",
-           f"    status = {PAUSED}",
-           "    for _ in range(chunk):",
-           f"        if stall >= {STALL_ITERATIONS}:  # the next configuration of the R2 sequence",
-           "            if k < 0.0:",
-           f"                status = {NEEDS_RESTART_INDEX}",
-           "                break",
-           *restarts,
-           "            k += 1.0",
-           "            stall, reference = 0.0, inf",
-           f"        cost = iteration(q, t, {DAMPING_COST!r}, qn, err)",
-           "        if cost < 0.0:",
-           f"            status = {CONVERGED}",
-           "            break",
-           "        if cost < best_cost:",
-           "            best_cost = cost",
-           "            best_q[:] = q",
-           f"        if cost < reference * {1.0 - STALL_PROGRESS!r}:",
-           "            reference, stall = cost, 0.0",
-           "        else:",
-           "            stall += 1.0",
-           "        if it >= max_iterations:",
-           "            q[:] = best_q",
-           f"            status = {SPENT}",
-           "            break",
-           "        q[:] = qn",
-           "        it += 1.0",
-           f"    state[{ITERATIONS}], state[{STALL}], state[{BEST_COST}], state[{REFERENCE}], state[{RESTART}] = "
-           "it, stall, best_cost, reference, k",
-           "    return status",
+           f"    return loop(x, np.empty({n_q}), chunk, max_iterations, iteration=iteration, restart=restart, "
+           "context=0.0)",
            "",
            "",
            _JIT,
            "def run_many(X, status, max_iterations, quota):",
-           "    whole = int(max_iterations) + 2   # a row's every iteration in one run (its restart index set)",
-           "    spent = 0.0",
-           "    for p in range(X.shape[0]):",
-           "        status[p] = run(X[p], whole, max_iterations)",
-           f"        spent += X[p, {2 * n_q + n_t + ITERATIONS}] + 1.0",
-           "        if spent >= quota:",
-           "            return p + 1",
-           "    return X.shape[0]"]
-    iteration = float_source(s, numba=True).replace("def iteration(", f"{_JIT}\ndef iteration(", 1)
+           f"    return loop_rows(X, status, max_iterations, quota, np.empty({n_q}), iteration=iteration, "
+           "restart=restart, context=0.0)"]
+    iteration = step_source(s).replace("def iteration(", f"{_JIT}\ndef iteration(", 1)
     return "\n".join(["# generated by robokin_ros.ik.compiled_loop; safe to delete (rebuilt on demand)",
-                      "from math import acos, atan2, cos, inf, nan, pi, sin, sqrt",
+                      "from math import cos, inf, nan, pi, sin, sqrt",
                       "import numba",
                       "import numpy as np",
                       shared_imports(), "", "", "\n".join(flat), "", "", iteration, "", "\n".join(run)]) + "\n"
@@ -196,10 +165,10 @@ class CompiledLoop(LazyAccelerated):
         self._n_q = n_q
         self._local = threading.local()   # per thread: its scratch (_scratch)
 
-    def function(self, float_iterations: int = 0):
-        """The loaded ``run``, or None; ``float_iterations`` spent on the float path count
-        towards starting the background load."""
-        return self._kernel(float_iterations)
+    def function(self, iterations: int = 0):
+        """The loaded ``run``, or None; ``iterations`` spent on the other paths count towards
+        starting the background load."""
+        return self._kernel(iterations)
 
     def _load(self):
         solver, width = self._solver(), self._state + 7
@@ -230,32 +199,36 @@ class CompiledLoop(LazyAccelerated):
         return q, [pose[i] for i in solver.pose_index.reshape(-1).tolist()]
 
     def _agrees(self, run, solver) -> bool:
-        """One compiled iteration equals the float path's on :meth:`check_problem`: the same cost
-        and next configuration, or (a start already within tolerance, e.g. a tip the joint does
-        not move) the same convergence and errors."""
+        """One compiled iteration equals the numpy path's on :meth:`check_problem` to rounding:
+        the same cost and next configuration, or (a start already within tolerance, e.g. a tip
+        the joint does not move) the same convergence and errors."""
         q, target = self.check_problem(solver)
-        cost, q_next = solver.iteration(q, target, DAMPING_COST)
+        cost, q_next = solver.first_iteration(q, target)
         x = np.array(q + target + q + [0.0, 0.0, math.inf, math.inf, -1.0, 0.0, 0.0])
         status = run(x, 1, 1e9)
         if cost is None:
-            return status == CONVERGED and np.allclose(x[self._state + POSITION_ERROR:], q_next, rtol=1e-12,
-                                                       atol=1e-15)
-        return status == PAUSED and math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-12) and np.allclose(
-            x[:self._n_q], q_next, rtol=0.0, atol=1e-12)
+            return status == CONVERGED and np.allclose(x[self._state + POSITION_ERROR:], q_next, rtol=1e-9,
+                                                       atol=1e-12)
+        return status == PAUSED and math.isclose(x[self._state + BEST_COST], cost, rel_tol=1e-9) and np.allclose(
+            x[:self._n_q], q_next, rtol=0.0, atol=1e-9)
 
-    def solve(self, run, q: list, target: list, budget, row, problem: int) -> tuple:
-        """:meth:`Solver.scalar <robokin_ros.ik.solver.Solver.scalar>` on ``run``: the same
-        arguments (``row`` a :class:`~robokin_ros.ik.lm.RowState`) and result."""
+    def run_problem(self, run, q: list, target: list, budget, problem: int = 0) -> tuple:
+        """Solve problem number ``problem`` of the call from ``q`` (a list, the seed) to the
+        target components ``target`` (a list) on ``run`` (this loop's or the generic one's),
+        stalled attempts restarting in turn along the problem's stretch of the restart sequence.
+
+        Returns:
+            ``(q, status, iterations, position error, rotation error, success)``.
+        """
         solver, n, S = self._solver(), self._n_q, self._state
-        x = np.array(q + target + (q if row.best_q is None else row.best_q)
-                     + [float(row.it), float(row.stall), row.best_cost, row.reference, -1.0, 0.0, 0.0])
+        x = np.array(q + target + q + [0.0, 0.0, math.inf, math.inf, -1.0, 0.0, 0.0])
         max_iterations = float(solver.tol.max_iterations)
         while True:
             status = run(x, CHUNK, max_iterations)
             if status == CONVERGED or status == SPENT:
                 break
             if status == NEEDS_RESTART_INDEX:
-                x[S + RESTART] = float(solver.restart_base(budget, problem) + row.restarts)
+                x[S + RESTART] = float(solver.restart_base(budget, problem))
             if budget.timed_out():
                 x[:n] = x[S - n:S]   # the best iterate
                 break
@@ -264,8 +237,8 @@ class CompiledLoop(LazyAccelerated):
             return q, CONVERGED_STATUS, it, float(x[S + POSITION_ERROR]), float(x[S + ROTATION_ERROR]), True
         return (q, MAX_ITERATIONS if status == SPENT else TIMEOUT, it) + solver.report(q, target)
 
-    def solve_batch(self, kernels: BatchKernels, target, seeds, out) -> None:
-        """:meth:`Solver.solve <robokin_ros.ik.solver.Solver.solve>` of a batch on ``kernels``:
+    def run_problems(self, kernels: BatchKernels, target, seeds, out) -> None:
+        """:meth:`Solver.solve_problems <robokin_ros.ik.solver.Solver.solve_problems>` of a batch on ``kernels``:
         each problem alone from its seed, with its own stretch of the restart sequence, in chunks
         of :data:`BATCH_CHUNK` problems on ``out.budget.threads`` threads
         (:func:`robokin_ros.kernels.parallel.run_chunks`), each chunk from its set-up to its
@@ -304,7 +277,7 @@ class CompiledLoop(LazyAccelerated):
     def _scratch(self, rows: int) -> tuple:
         """This thread's states ``X (rows, S + 7)``, loop statuses ``(rows,)`` (all ``PAUSED``)
         and verdict codes ``(rows,)`` for ``rows <=`` :data:`SCRATCH_ROWS` problems of
-        :meth:`solve_batch` (views of scratch it reuses: a call allocates no states for its whole
+        :meth:`run_problems` (views of scratch it reuses: a call allocates no states for its whole
         batch, whose first touch of fresh pages cost a tenth of a 2-thread batch)."""
         kept = getattr(self._local, "scratch", None)
         if kept is None or len(kept[0]) < rows:
@@ -316,7 +289,7 @@ class CompiledLoop(LazyAccelerated):
 
 
 class BatchKernels(NamedTuple):
-    """The compiled functions :meth:`CompiledLoop.solve_batch` runs, from one loop's module:
+    """The compiled functions :meth:`CompiledLoop.run_problems` runs, from one loop's module:
     ``run_many(X, status, max_iterations, quota)`` and :mod:`~robokin_ros.ik.loop_layout`'s
     ``start_rows`` and ``finish_rows``."""
 

@@ -55,7 +55,7 @@ from .constraints import (
 from .options import IKOptions, clamped_seeds, effective_bounds
 from .reach import reach_upper_bound
 from .result import CONVERGED, MAX_ITERATIONS, TIMEOUT, IKResult
-from .solve import solve
+from .solve import solve_with_options
 
 Array = NDArray[np.float64]
 
@@ -327,7 +327,7 @@ class _Search:
             iterations = max(1, min(limit, self.budget.iterations - self.budget.used))
             attempt = dataclasses.replace(self.opts, axis_tolerances=np.stack(bands), timeout=self.budget.timeout(),
                                           max_iterations=iterations)
-            result = solve(self.solve_model, np.stack(targets), tips, seed, attempt, self.budget.cancel)
+            result = solve_with_options(self.solve_model, np.stack(targets), tips, seed, attempt, self.budget.cancel)
             self.budget.used += int(result.iterations)
         T = _link_poses(self.model, result.q, self.opts.base)
         found = tuple(Residual(c, c.excess(T[self.model.link_index(c.link)])) for c in self.constraints)

@@ -1,31 +1,29 @@
-"""The IK loop of :mod:`robokin_ros.ik.compiled_loop` for any serial chain, the robot given as data.
+"""The compiled IK loop: the one Levenberg–Marquardt outer loop in numba, and its step for any
+serial chain given as data.
 
-The compiled loop of a solver is generated for its robot (constants folded in) and compiles in
-seconds, once per robot and machine; until it is loaded a robot new to the machine runs on the
-Python-float path (20-30 µs an iteration, against ~0.5-1 µs compiled). The functions here take
-the chain as arrays instead (:func:`chain_data`), so they compile once per installation (numba's
-cache beside this file; ``make venv`` compiles them) and serve every robot from its first
-request while its own loop compiles (:class:`GenericKernels`).
+:func:`loop` is the outer loop (iterations, best-so-far, stall detection, restarts along the
+problem's stretch of the R2 sequence) of one problem; :func:`loop_rows` runs it over a batch's
+rows. It is written once and calls its step, a compiled function passed in and inlined:
 
-They run the same algorithm as the generated loop (:func:`robokin_ros.ik.float_source.float_source`
-and ``run``): the same error twist, tolerance test, weights, bound holding, damped step through
-the smaller normal system, clamping and wrapping, stall detection and restarts along the
-problem's stretch of the R2 sequence, with the same state layout and return values, so
-:meth:`CompiledLoop.solve <robokin_ros.ik.compiled_loop.CompiledLoop.solve>` and
-:meth:`~robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch` drive them. The arithmetic is in
-another order (a loop over the chain's joints, not the generated straight line), so the iterates
-agree with the float path's to rounding (~1e-12), not bit for bit.
+- here, :func:`iteration` and :func:`restart` on the chain as arrays
+  (:func:`robokin_ros.ik.chain_arrays.chain_data`): :func:`run` and :func:`run_many` compile once
+  per installation (numba's cache beside this file; ``make venv`` compiles them) and serve every
+  robot from its first request while its own step compiles (:class:`GenericKernels`);
+- a robot's generated step (:mod:`robokin_ros.ik.compiled_loop`: its pose+Jacobian kernel and
+  iteration in straight lines, constants folded in), whose generated module imports :func:`loop`
+  and :func:`loop_rows` and passes its own ``iteration`` and ``restart``.
 
-What they cover (:func:`chain_data` gives None otherwise, and the float path runs): one tip, no
-per-axis tolerances (the step in world axes), every joint between the root and the tip fixed,
-revolute, continuous or prismatic (mimic joints included), ``n_q == n_v``.
+The chain's step computes what the generated one does (the same error twist through the one
+SO(3) log, :func:`log_so3`; tolerance test, weights, bound holding, damped step through the
+smaller normal system, clamping and wrapping) in another order (a loop over the chain's joints,
+not a straight line), so their iterates agree to rounding (~1e-12), not bit for bit.
+:meth:`CompiledLoop.run_problem <robokin_ros.ik.compiled_loop.CompiledLoop.run_problem>` and
+:meth:`~robokin_ros.ik.compiled_loop.CompiledLoop.run_problems` drive both.
 
-``data`` (:func:`chain_data`): ``origins (n_path, 4, 4)``, ``kinds (n_path,)`` (0 fixed, 1
-revolute or continuous, 3 prismatic), ``axes (n_path, 3)``, ``source (n_path,)`` (the q index a
-joint's value follows, -1 fixed), ``multiplier, offset (n_path,)``, ``column (n_q,)`` (the free
-column of a q coordinate, -1 held), ``free_q (n,)``, ``lower, upper (n,)``, ``wrap (n,)`` (bool),
-``restart_q (r,)``, ``restart_lo, restart_width, restart_step (r,)``, ``weights (6,)``,
-``tolerances (2,)`` (squared position and rotation tolerances).
+What the chain's step covers (:func:`~robokin_ros.ik.chain_arrays.chain_data` gives None
+otherwise, and the numpy path serves until the generated step is loaded): one tip, no per-axis
+tolerances (the step in world axes), every joint between the root and the tip fixed, revolute,
+continuous or prismatic (mimic joints included), ``n_q == n_v``.
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ import numpy as np
 
 # (absolute imports: the compiling process runs this file's text as a module of its own)
 from robokin_ros.ik import loop_layout
+from robokin_ros.ik.chain_arrays import pack
 from robokin_ros.ik.lm import DAMPING_COST, DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
 from robokin_ros.ik.loop_layout import (
     BEST_COST,
@@ -54,14 +53,11 @@ from robokin_ros.ik.loop_layout import (
     STALL,
 )
 from robokin_ros.kernels import accel, compile_process, compile_record, disk_cache
-from robokin_ros.model import JointType
 
 try:
     import numba
-except ImportError:   # (numba is optional: chain_data still works, GenericKernels never loads)
+except ImportError:   # (numba is optional: GenericKernels never loads)
     numba = None
-
-_NEAR_PI = math.cos(math.pi - 1e-3)
 
 
 def _jit(function):
@@ -77,10 +73,11 @@ def _inline(function):
 
 
 @_inline
-def log_near_pi(r):
-    """:func:`robokin_ros.spatial.log_so3` of one matrix given as the tuple of its 9 entries
-    row-major, the axis read from the symmetric part near π (:func:`robokin_ros.ik.lm.log_near_pi`
-    in numba; every generated loop imports this very function,
+def log_so3(r):
+    """The rotation vector of one rotation matrix given as the tuple of its 9 entries row-major:
+    :func:`robokin_ros.spatial.log_so3` in numba (the same formula: ``atan2`` of the sine and
+    cosine, the axis read from the symmetric part near π), the one SO(3) log of the compiled
+    loops (every generated step imports this very function,
     :func:`robokin_ros.ik.compiled_loop.shared_imports`)."""
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
     v0, v1, v2 = r21 - r12, r02 - r20, r10 - r01
@@ -175,20 +172,11 @@ def _jacobian(data, T, W, O, J):
 def _error_twist(T, t, d, E):
     """The error twist ``d (6,)`` in world axes, ``[p - p_t; log(R R_tᵀ)]`` (as the generated
     loop's; ``E (3, 3)``: scratch)."""
-    trace = 0.0
     for i in range(3):
         d[i] = T[i, 3] - t[9 + i]
         for j in range(3):
             E[i, j] = T[i, 0] * t[3 * j] + T[i, 1] * t[3 * j + 1] + T[i, 2] * t[3 * j + 2]
-            trace += T[i, j] * t[3 * i + j]
-    c = 0.5 * (trace - 1.0)
-    if c > _NEAR_PI:
-        theta = math.acos(c) if c < 1.0 else 0.0
-        f = 0.5 + theta * theta / 12.0 if theta < 1e-4 else theta / (2.0 * math.sqrt(1.0 - c * c))
-        d[3], d[4], d[5] = f * (E[2, 1] - E[1, 2]), f * (E[0, 2] - E[2, 0]), f * (E[1, 0] - E[0, 1])
-    else:
-        d[3], d[4], d[5] = log_near_pi((E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1],
-                                        E[2, 2]))
+    d[3], d[4], d[5] = log_so3((E[0, 0], E[0, 1], E[0, 2], E[1, 0], E[1, 1], E[1, 2], E[2, 0], E[2, 1], E[2, 2]))
 
 
 @_inline
@@ -294,14 +282,15 @@ def _step(q, dx, qn, data):
 
 
 @_inline
-def iteration(q, t, mu, data, scratch):
-    """One iteration of the generated loop's ``iteration(q, t, mu, qn, err)``: the cost with the
-    next configuration in ``qn``, or -1.0 with the position and rotation errors in ``err`` when
-    within tolerance (``qn``, ``err`` and the arrays it works in: ``scratch``, :func:`_scratch`)."""
+def iteration(q, t, mu, qn, err, context):
+    """One Levenberg–Marquardt iteration of the chain (``context``: its ``(data, scratch)``,
+    :func:`unpack` and :func:`_scratch`), the step :func:`loop` calls: the cost with the next
+    configuration in ``qn``, or -1.0 with the position and rotation errors in ``err`` when within
+    tolerance."""
+    data, scratch = context
     weights, tolerances = data[15], data[16]
     T, W, O, J, A, E, d, rw, dx = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5], \
         scratch[6], scratch[7], scratch[8]
-    qn, err = scratch[12], scratch[13]
     _chain_pose(q, data, T, W, O, A)
     _error_twist(T, t, d, E)
     position, rotation = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], d[3] * d[3] + d[4] * d[4] + d[5] * d[5]
@@ -322,6 +311,16 @@ def iteration(q, t, mu, data, scratch):
     return cost
 
 
+@_inline
+def restart(q, k, context):
+    """``q`` moved to configuration ``k`` of the problem's R2 sequence (the restarted
+    coordinates of the chain in ``context``), the restart :func:`loop` calls."""
+    data = context[0]
+    restart_q, restart_lo, restart_width, restart_step = data[11], data[12], data[13], data[14]
+    for r in range(restart_q.shape[0]):
+        q[restart_q[r]] = restart_lo[r] + (0.5 + k * restart_step[r]) % 1.0 * restart_width[r]
+
+
 @_jit
 def _scratch(n_path, n, n_q):
     """The arrays :func:`iteration` works in, for a chain of ``n_path`` joints, ``n`` free
@@ -334,9 +333,9 @@ def _scratch(n_path, n, n_q):
 
 @_inline
 def unpack(fdata, idata):
-    """The chain's arrays (the module docstring's ``data``) as views of the two arrays
-    :func:`chain_data` packs them into (two arguments: numba's dispatch of a call costs ~1 µs
-    per argument array)."""
+    """The chain's arrays (:mod:`robokin_ros.ik.chain_arrays`'s ``data``) as views of the two
+    arrays :func:`~robokin_ros.ik.chain_arrays.chain_data` packs them into (two arguments:
+    numba's dispatch of a call costs ~1 µs per argument array)."""
     n_path, n, r, n_q = idata[0], idata[1], idata[2], idata[3]
     o = 4
     kinds, source = idata[o:o + n_path], idata[o + n_path:o + 2 * n_path]
@@ -357,23 +356,23 @@ def unpack(fdata, idata):
             restart_lo, restart_width, restart_step, fdata[f:f + 6], fdata[f + 6:f + 8])
 
 
-@_jit
-def run(x, chunk, max_iterations, fdata, idata):
-    """The generated loop's ``run(x, chunk, max_iterations)`` for the chain packed in ``fdata,
-    idata`` (:func:`chain_data`)."""
-    return _run(x, chunk, max_iterations, unpack(fdata, idata))
-
-
-@_jit
-def _run(x, chunk, max_iterations, data):
-    """:func:`run` on the unpacked ``data``."""
-    n_q = data[6].shape[0]
-    n_t = 12
-    restart_q, restart_lo, restart_width, restart_step = data[11], data[12], data[13], data[14]
+@_inline
+def loop(x, qn, chunk, max_iterations, iteration, restart, context):
+    """The Levenberg–Marquardt outer loop of one problem, the only one compiled: iterations,
+    best-so-far, stall detection and the restarts along the problem's stretch of the R2 sequence,
+    for up to ``chunk`` iterations on the state ``x`` (:mod:`~robokin_ros.ik.loop_layout`; ``qn
+    (n_q,)``: scratch for the next configuration). The step is a compiled function passed in
+    (inlined, no call through a pointer): ``iteration(q, t, mu, qn, err, context)`` (the cost, or
+    -1.0 within tolerance) and ``restart(q, k, context)`` — this module's :func:`iteration` and
+    :func:`restart` on the chain as data, or a robot's generated ones
+    (:mod:`robokin_ros.ik.compiled_loop`). Returns one of ``loop_layout``'s return values:
+    to Python when the problem converges, spends its iterations, needs its first restart index,
+    or after ``chunk`` iterations (Python checks the time budget: numba has no clock)."""
+    n_q = qn.shape[0]
+    n_t = x.shape[0] - 7 - 2 * n_q
     q, t = x[0:n_q], x[n_q:n_q + n_t]
     best_q, state = x[n_q + n_t:2 * n_q + n_t], x[2 * n_q + n_t:]
-    scratch = _scratch(data[0].shape[0], data[7].shape[0], n_q)
-    qn, err = scratch[12], scratch[13]
+    err = state[POSITION_ERROR:ROTATION_ERROR + 1]
     it, stall, best_cost, reference, k = state[ITERATIONS], state[STALL], state[BEST_COST], state[REFERENCE], \
         state[RESTART]
     status = PAUSED
@@ -382,13 +381,11 @@ def _run(x, chunk, max_iterations, data):
             if k < 0.0:
                 status = NEEDS_RESTART_INDEX
                 break
-            for r in range(restart_q.shape[0]):
-                q[restart_q[r]] = restart_lo[r] + (0.5 + k * restart_step[r]) % 1.0 * restart_width[r]
+            restart(q, k, context)
             k += 1.0
             stall, reference = 0.0, math.inf
-        cost = iteration(q, t, DAMPING_COST, data, scratch)
+        cost = iteration(q, t, DAMPING_COST, qn, err, context)
         if cost < 0.0:
-            state[POSITION_ERROR], state[ROTATION_ERROR] = err[0], err[1]
             status = CONVERGED
             break
         if cost < best_cost:
@@ -409,74 +406,48 @@ def _run(x, chunk, max_iterations, data):
     return status
 
 
-@_jit
-def run_many(X, status, max_iterations, quota, fdata, idata):
-    """The generated loop's ``run_many(X, status, max_iterations, quota)`` for the chain packed in
-    ``fdata, idata``."""
-    data = unpack(fdata, idata)
-    whole = int(max_iterations) + 2
+@_inline
+def loop_rows(X, status, max_iterations, quota, qn, iteration, restart, context):
+    """:func:`loop` over the rows of a batch's states ``X`` (statuses into ``status``), each row
+    to its end, until ``quota`` iterations are spent (the batch's next time-budget check);
+    returns the rows done. A row still iterating when the quota is spent is paused (``PAUSED``,
+    its state kept in ``X``) and not counted: the next call goes on with it (a row with a huge
+    iteration budget never holds the budget check off)."""
     spent = 0.0
-    n_q = data[6].shape[0]
+    at = X.shape[1] - 7 + ITERATIONS
     for p in range(X.shape[0]):
-        status[p] = _run(X[p], whole, max_iterations, data)
-        spent += X[p, 2 * n_q + 12 + ITERATIONS] + 1.0
+        start = X[p, at]
+        left = max(1, int(quota - spent))
+        status[p] = loop(X[p], qn, left, max_iterations, iteration=iteration, restart=restart, context=context)
+        spent += X[p, at] - start + 1.0
+        if status[p] == PAUSED:
+            return p
         if spent >= quota:
             return p + 1
     return X.shape[0]
 
 
+@_jit
+def run(x, chunk, max_iterations, fdata, idata):
+    """:func:`loop` for the chain packed in ``fdata, idata``
+    (:func:`~robokin_ros.ik.chain_arrays.chain_data`)."""
+    data = unpack(fdata, idata)
+    scratch = _scratch(data[0].shape[0], data[7].shape[0], data[6].shape[0])
+    return loop(x, scratch[12], chunk, max_iterations, iteration=iteration, restart=restart,
+                context=(data, scratch))
+
+
+@_jit
+def run_many(X, status, max_iterations, quota, fdata, idata):
+    """:func:`loop_rows` for the chain packed in ``fdata, idata``."""
+    data = unpack(fdata, idata)
+    scratch = _scratch(data[0].shape[0], data[7].shape[0], data[6].shape[0])
+    return loop_rows(X, status, max_iterations, quota, scratch[12], iteration=iteration, restart=restart,
+                     context=(data, scratch))
+
+
 #: The set-up and read-back of a batch's rows (:mod:`robokin_ros.ik.loop_layout`), compiled here too.
 start_rows, finish_rows = _jit(loop_layout.start_rows), _jit(loop_layout.finish_rows)
-
-
-def chain_data(solver) -> tuple | None:
-    """The chain of ``solver`` (a :class:`~robokin_ros.ik.solver.Solver`) packed as ``(fdata
-    (float64), idata (int64))`` for :func:`run` and :func:`run_many` (the arrays of the module
-    docstring, see :func:`unpack`), or None when they do not cover its problem."""
-    s, model = solver, solver.model
-    if s.n_tips != 1 or not s.tol.world or len(s.lm_rows) != 6 or not s.free or model.n_q != model.n_v:
-        return None
-    path, link = [], int(s.problem.tips[0])
-    while link > 0:
-        path.append(link - 1)
-        link = int(model.link_parents[link])
-    path.reverse()
-    kinds, source, multiplier, offset = [], [], [], []
-    for j in path:
-        kind = JointType(model.joint_types[j])
-        if kind not in (JointType.FIXED, JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC):
-            return None
-        src = int(model.mimic_source[j]) if model.is_mimic[j] else j
-        if kind != JointType.FIXED and JointType(model.joint_types[src]) != kind:
-            return None
-        kinds.append(0 if kind == JointType.FIXED else 3 if kind == JointType.PRISMATIC else 1)
-        source.append(-1 if kind == JointType.FIXED else int(model.joint_q_index[src]))
-        multiplier.append(float(model.mimic_multiplier[j]) if model.is_mimic[j] else 1.0)
-        offset.append(float(model.mimic_offset[j]) if model.is_mimic[j] else 0.0)
-    free_q = np.array([i for _, (i, _, _) in s.free], np.int64)
-    column = np.full(model.n_q, -1, np.int64)
-    column[free_q] = np.arange(len(free_q))
-    wrap = np.zeros(len(free_q), bool)
-    wrap[s.wrap] = True
-    restarts = s.restart_floats
-    return pack({"origins": model.joint_origins[path], "kinds": kinds, "axes": model.joint_axes[path],
-                 "source": source, "multiplier": multiplier, "offset": offset, "column": column, "free_q": free_q,
-                 "lower": [lo for _, (_, lo, _) in s.free], "upper": [hi for _, (_, _, hi) in s.free], "wrap": wrap,
-                 "restart_q": [r[0] for r in restarts], "restart_lo": [r[1] for r in restarts],
-                 "restart_width": [r[2] for r in restarts], "restart_step": [r[3] for r in restarts],
-                 "weights": s.weights, "tolerances": [s.tol.position ** 2, s.tol.rotation ** 2]})
-
-
-def pack(chain: dict) -> tuple:
-    """``(fdata, idata)`` of the chain's arrays, by name (the module docstring's; see :func:`unpack`)."""
-    c = chain
-    head = [len(c["kinds"]), len(c["free_q"]), len(c["restart_q"]), len(c["column"])]
-    idata = np.concatenate([head, c["kinds"], c["source"], c["column"], c["free_q"], np.asarray(c["wrap"], np.int64),
-                            c["restart_q"]]).astype(np.int64)
-    fdata = np.concatenate([np.ravel(c["origins"]), np.ravel(c["axes"]), c["multiplier"], c["offset"], c["lower"],
-                            c["upper"], c["restart_lo"], c["restart_width"], c["restart_step"], c["weights"],
-                            c["tolerances"]]).astype(np.float64)
-    return fdata, idata
 
 
 def _calls() -> list:
@@ -549,7 +520,7 @@ class GenericKernels:
     def load(self) -> bool:
         """Load them now, compiling them first (in a separate process) unless they are compiled
         already (:func:`compiled`): what ``make venv`` runs once per installation. True when
-        loaded (and recorded as compiled); a failure warns once (the float path serves)."""
+        loaded (and recorded as compiled); a failure warns once (the numpy path serves)."""
         if self._loaded is not None:
             return True
         try:
@@ -564,7 +535,7 @@ class GenericKernels:
                 globals()[function](*args)
         except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
             import warnings
-            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the float path ({error!r})",
+            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the numpy path ({error!r})",
                           RuntimeWarning, stacklevel=2)
             return False
         try:
@@ -591,3 +562,10 @@ RECORD = compile_record.CompileRecord(_PATH)
 
 #: The process's generic kernels.
 KERNELS = GenericKernels()
+
+
+def generic_kernels() -> GenericKernels:
+    """The process's generic IK kernels (:data:`KERNELS`; what ``make venv`` loads, step 4b of
+    ``tools/bootstrap_ros_env.sh``, as :func:`robokin_ros.kernels.generic_tier.generic_kernels`
+    for the FK tier)."""
+    return KERNELS

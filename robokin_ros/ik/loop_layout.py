@@ -41,13 +41,17 @@ def finish_rows(X, status, verdicts, results):
     gave them ``status (m,)``: ``verdicts (m,)`` (a ``VERDICT_*`` code) and, in ``results = (q
     (m, n_q), iterations (m,), position_error (m,), rotation_error (m,), success (m,), unfinished
     (m,))``, each row's ``q`` and iterations; a converged row's errors too, ``success`` True and
-    ``unfinished`` False. A row never run (``PAUSED``) keeps its ``q`` (the seed) and iterations:
-    ``VERDICT_TIMEOUT``."""
+    ``unfinished`` False. A row the time budget stopped (``PAUSED``): ``VERDICT_TIMEOUT``, its
+    ``q`` its best iterate and its iterations (a row never run keeps its seed and 0)."""
     q, iterations, position_error, rotation_error, success, unfinished = results
     n_q, S = q.shape[1], X.shape[1] - 7
     for p in range(X.shape[0]):
         if status[p] == PAUSED:
             verdicts[p] = VERDICT_TIMEOUT
+            if X[p, S + ITERATIONS] > 0.0:
+                for i in range(n_q):
+                    q[p, i] = X[p, S - n_q + i]
+                iterations[p] = int(X[p, S + ITERATIONS])
             continue
         for i in range(n_q):
             q[p, i] = X[p, i]

@@ -1,10 +1,10 @@
 """The IK primitive: :func:`solve_poses`, tip poses from seeds on the call's cached
 :class:`~robokin_ros.ik.call.IKCall`, without objective or distinct solutions.
 
-One problem (one target set, one seed; the ``/compute_ik`` case) iterates in Python floats or on
-the compiled loop (:func:`robokin_ros.ik.single.solve_one`); anything else is stacked
-(:meth:`Solver.solve <robokin_ros.ik.solver.Solver.solve>`, which still solves up to
-:data:`~robokin_ros.ik.solver.SCALAR_ROWS` problems one by one in floats: the same iterates).
+One problem (one target set, one seed; the ``/compute_ik`` case) is checked and set up with few
+numpy calls, its entries as lists (:func:`_solve_target_set`), and solved by
+:meth:`Solver.solve_problem <robokin_ros.ik.solver.Solver.solve_problem>`; anything else is
+stacked (:meth:`Solver.solve_problems <robokin_ros.ik.solver.Solver.solve_problems>`).
 A problem on a chain of the robot is solved on the chain's model, the robot's other coordinates
 kept at the (clamped) seed.
 """
@@ -16,8 +16,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import ROTATION_TOLERANCE, check_rigid_targets, numbers
+from ..checks import ROTATION_TOLERANCE, check_rigid_targets, finite_configuration, numbers
 from ..errors import IKOptionError, NonFiniteError, ShapeError
+from ..kernels.fk_codegen import compiled_frames
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
 from .budget import Budget, CancelToken
@@ -25,7 +26,6 @@ from .call import IKCall, ik_call
 from .collision_gate import collision_test, refuse_collisions
 from .options import IKOptions
 from .result import IKResult
-from .single import solve_one
 from .solver import Outcome
 
 Array = NDArray[np.float64]
@@ -51,10 +51,10 @@ def solve_poses(model: RobotModel, targets, tips, seed, options: IKOptions,
     call = ik_call(model, (tips,) if single else tuple(tips), options)
     T, entries = checked_targets(targets, call.n_tips, single)
     accept = collision_test(model, options.avoid_collisions)
-    if entries is not None and call.floats and (seed is None or getattr(seed, "ndim", None) == 1
+    if entries is not None and call.single_lane and (seed is None or getattr(seed, "ndim", None) == 1
                                                 or np.ndim(seed) == 1):
         budget = Budget(options.timeout, 1, options.rng, accept, cancel, (entries, seed))
-        return solve_one(model, call, (T, entries), seed, budget)
+        return _solve_target_set(model, call, (T, entries), seed, budget)
     return _solve_batch(model, call, T, seed, lambda n: Budget(options.timeout, n, options.rng, accept, cancel,
                                                                (T, seed), threads=options.threads))
 
@@ -103,6 +103,43 @@ def _rigid(e: list) -> bool:
     return max(defects) <= _STRICT and min(defects) >= -_STRICT
 
 
+def _solve_target_set(model: RobotModel, call: IKCall, targets: tuple[Array, list], seed, budget: Budget) -> IKResult:
+    """One target set ``targets``: ``T (n_tips, 4, 4)`` (checked) and its entries as a list
+    (see :func:`checked_targets`), from ``seed`` (None or ``(n_q,)``), with few numpy calls: the
+    seed checked and clamped in floats, the targets' components as a list
+    (:meth:`Solver.solve_problem <robokin_ros.ik.solver.Solver.solve_problem>`).
+
+    Raises:
+        ShapeError, NonFiniteError, ArgumentError: a bad seed (see :meth:`RobotModel.check_q`).
+    """
+    if seed is None:
+        full = call.home
+    else:
+        full = finite_configuration(model, seed)
+        if full is None:
+            full = model.check_q(seed, "seed").tolist()   # raises the named error, or accepts a list
+    full = call.clamped_seed(model, full)
+    q0 = full if call.whole else [full[i] for i in call.index]
+    problem, nt = call.problem, call.n_tips
+    T, entries = targets
+    if problem.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
+        solved = call.solver.model
+        T_world_base = compiled_frames(solved, (solved.link_names[problem.base],)).single(np.array(q0))[0, :4, :4]
+        entries = (T_world_base @ T).reshape(-1).tolist()
+    elif problem.base:
+        entries = (problem.T_world_base @ T).reshape(-1).tolist()
+    target = [x for k in range(0, 16 * nt, 16) for x in entries[k:k + 3] + entries[k + 4:k + 7] + entries[k + 8:k + 11]
+              + entries[k + 3:k + 12:4]]
+    q, status, it, position, rotation, success = call.solver.solve_problem(q0, target, budget)
+    if not call.whole:
+        q, solved_q = full[:], q
+        for i, x in zip(call.index, solved_q):
+            q[i] = x
+    result = IKResult(np.array(q), np.array(success), np.array(position), np.array(rotation),
+                      np.array(it, np.int64), np.array(status, "<U14"))
+    return refuse_collisions(result, budget.accept)
+
+
 def _solve_batch(model: RobotModel, call: IKCall, T: Array, seed, budget) -> IKResult:
     """Targets ``T (..., n_tips, 4, 4)`` (checked) from ``seed`` (None or ``(..., n_q)``), stacked;
     ``budget(n)`` the call's :class:`Budget` for ``n`` problems."""
@@ -130,7 +167,7 @@ def _solve_batch(model: RobotModel, call: IKCall, T: Array, seed, budget) -> IKR
     components[..., 9:] = T[..., :3, 3]
     targets_flat = components.reshape(n, nt * 12)
     out = Outcome(solved, budget(n))
-    q, *rest = call.solver.solve(targets_flat, solved, out)
+    q, *rest = call.solver.solve_problems(targets_flat, solved, out)
     if not call.whole:
         seeds[:, call.index] = q
         q = seeds

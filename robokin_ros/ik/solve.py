@@ -1,23 +1,20 @@
 """Inverse kinematics: Levenberg–Marquardt on the SE(3) pose error, within the joint limits.
 
-A few problems (the ``/compute_ik`` case) iterate one at a time in plain Python floats: each
-solver generates one straight-line function doing a whole iteration on the robot's generated
-kernel output (:mod:`robokin_ros.kernels.fk_codegen`: ``flat`` on a list) — error twists, tolerance test,
-weighted Jacobian rows, bound handling, the normal equations' Cholesky solve and the clamped
-step — with the tips, tolerances, weights, free joints and bounds folded in as constants,
-where a numpy call would cost more than the arithmetic it does; the same loop compiled by numba
-(:mod:`robokin_ros.ik.compiled_loop`: the same iterates, ~0.5 µs an iteration) takes over once
-loaded, in the background once the float path has been busy, or at once by :func:`prepare_ik
-<robokin_ros.ik.single.prepare_ik>` (for the few problems solved one at a time, and the last
-few of a batch: the same iterates, so the answers do not depend on whether it is loaded). One
-problem (one target set, one seed) is checked and solved with few numpy calls
-(:mod:`robokin_ros.ik.single`). Many problems iterate together,
-stacked: the kernel's batched output is a ``(size, B)`` array and every operation covers all
-rows (the small normal systems are solved by a straight-line Cholesky factorisation whose
-entries are ``(B,)`` arrays). Finished problems make room for waiting ones; the last few
-finish in floats. Models the generator does not handle (floating, planar joints) use the
-generic FK and Jacobians, stacked. Stalled rows restart at the next points of a
-low-discrepancy (R2) sequence of configurations within the bounds.
+The algorithm runs in two technologies. numpy (:meth:`Solver.stacked
+<robokin_ros.ik.solver.Solver.stacked>`): many problems iterate together, stacked: the kernel's
+batched output is a ``(size, B)`` array and every operation covers all rows (the small normal
+systems are solved by a straight-line Cholesky factorisation whose entries are ``(B,)`` arrays,
+or by LAPACK for a few rows); finished problems make room for waiting ones. It is the oracle and
+the path without numba, also for one problem (one row). numba: the one compiled outer loop
+(:func:`robokin_ros.ik.generic_loop.loop`) on the robot's generated step
+(:mod:`robokin_ros.ik.compiled_loop`: the same iterates to rounding, ~0.5 µs an iteration), loaded
+in the background once the other paths have been busy, at once by :func:`prepare_ik
+<robokin_ros.ik.preparation.prepare_ik>`, or when the solver is made if the machine has it
+compiled; until then on the step of any serial chain given as arrays (compiled once per
+installation) when it covers the problem. One problem (one target set, one seed) is checked and
+set up with few numpy calls (:func:`~robokin_ros.ik.poses.solve_poses`). Models the generator
+does not handle (floating, planar joints) use the generic FK and Jacobians, stacked. Stalled rows
+restart at the next points of a low-discrepancy (R2) sequence of configurations within the bounds.
 
 Notation: a *problem* is one target set (a pose per tip) with one seed; a *row* is one iterate
 of one problem (its seed, or a restart). ``x`` are the problem's free coordinates (the
@@ -28,11 +25,14 @@ dead band, no free axis) the step is computed in the world axes instead, with
 the kernel's LOCAL_WORLD_ALIGNED Jacobian as it is.
 
 Call graph: :func:`solve_ik` makes the call's :class:`~robokin_ros.ik.options.IKOptions` and hands
-them to :func:`solve`, which dispatches to :func:`~robokin_ros.ik.branches.distinct_solutions`,
+them to :func:`solve_with_options`, which dispatches to :func:`~robokin_ros.ik.branches.distinct_solutions`,
 :func:`~robokin_ros.ik.branches.solve_with_objective` or the primitive
 :func:`~robokin_ros.ik.poses.solve_poses` (which they call too); the primitive takes the cached
-:class:`~robokin_ros.ik.call.IKCall` and solves one problem in floats
-(:func:`~robokin_ros.ik.single.solve_one`) or a stacked batch.
+:class:`~robokin_ros.ik.call.IKCall` and solves one target set given as lists (:meth:`Solver.solve_problem
+<robokin_ros.ik.solver.Solver.solve_problem>`) or a stacked batch (:meth:`Solver.solve_problems
+<robokin_ros.ik.solver.Solver.solve_problems>`), each on the compiled loop
+(:meth:`CompiledLoop.run_problem <robokin_ros.ik.compiled_loop.CompiledLoop.run_problem>`) when it
+serves the call, else in numpy.
 """
 
 from __future__ import annotations
@@ -48,31 +48,42 @@ from .poses import solve_poses
 from .result import IKResult
 
 
-def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions | None = None,
-             cancel: CancelToken | None = None, **keywords) -> IKResult:
+def solve_ik(model: RobotModel, targets, tips, seed=None, *,
+             base: str | None = None,
+             position_tolerance: float = 1e-5,
+             rotation_tolerance: float = 1e-5,
+             axis_tolerances=None,
+             weights=None,
+             active_joints=None,
+             lower=None,
+             upper=None,
+             timeout: float | None = None,
+             max_iterations: int = 500,
+             restarts: int | None = 0,
+             rng=None,
+             avoid_collisions=False,
+             objective: str | None = None,
+             solutions: int | None = None,
+             solution_distance: float = 0.1,
+             threads: int | None = None,
+             options: IKOptions | None = None,
+             cancel: CancelToken | None = None) -> IKResult:
     """Joint configurations that put one or several tips at target poses.
 
-    ``solve_ik(model, targets, tips, seed=None, *, base=None, position_tolerance=1e-5,
-    rotation_tolerance=1e-5, axis_tolerances=None, weights=None, active_joints=None, lower=None,
-    upper=None, timeout=None, max_iterations=500, restarts=None, rng=None, avoid_collisions=False,
-    objective=None, solutions=None, solution_distance=0.1, threads=None, options=None, cancel=None)``:
-    the keywords ``base`` ... ``threads`` are the fields of
-    :class:`~robokin_ros.ik.options.IKOptions` (any other keyword: ``TypeError``).
+    The keywords ``base`` ... ``threads`` are the fields of
+    :class:`~robokin_ros.ik.options.IKOptions`, with its defaults (a test holds them equal).
 
     Damped least squares (Levenberg–Marquardt, position rows weighted by
     :data:`~robokin_ros.ik.lm.POSITION_WEIGHT`) from each seed; a row whose cost stops dropping restarts at another
     configuration (see ``restarts``); a problem stops as soon as one of its rows meets the
-    tolerances (several rows at once: the one closest to the seed wins). Up to
-    :data:`~robokin_ros.ik.solver.SCALAR_ROWS` problems iterate one by one in Python floats on the generated kernel; a
-    larger batch iterates vectorised (each
-    problem walks the same iterates either way, restarts included: each draws from its own
-    stretch of the restart sequence). Once the call's compiled loop is loaded
-    (:func:`~robokin_ros.ik.single.prepare_ik`, or in the background after
-    :data:`~robokin_ros.kernels.accel.MIN_BATCH` iterations), problems run one by one on it, a
-    batch on every core (``threads``), with the same iterates as in floats (the time budget is
-    then checked every :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations, every
-    :data:`~robokin_ros.ik.compiled_loop.BATCH_QUOTA` in a batch), bit-identical for every thread
-    count.
+    tolerances (several rows at once: the one closest to the seed wins). Problems run on the
+    compiled loop when it serves the call (:func:`~robokin_ros.ik.preparation.prepare_ik`, or in
+    the background after :data:`~robokin_ros.kernels.accel.MIN_BATCH` iterations; up to
+    :data:`~robokin_ros.ik.solver.SCALAR_ROWS` one by one, a batch on every core, ``threads``;
+    the time budget then checked every :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations,
+    every :data:`~robokin_ros.ik.compiled_loop.BATCH_QUOTA` in a batch), else stacked in numpy;
+    each problem walks the same iterates every way (to rounding), restarts included: each draws
+    from its own stretch of the restart sequence; bit-identical for every thread count.
 
     Args:
         model: the robot.
@@ -102,8 +113,8 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
         max_iterations: iterations per problem (restarts included). The default, 500, solves
             what a 5 ms budget per problem solves (measured with the TRAC-IK protocol on the
             arms and the 18 humanoid and legged-robot arms of ``bench/bench_ik.py``: every
-            target within 500 iterations, 99.98 % within 200; one iteration costs 15-30 µs in
-            floats, ~0.5 µs on the compiled loop).
+            target within 500 iterations, 99.98 % within 200; one iteration costs ~0.5 µs on
+            the compiled loop, ~0.5 ms for one problem in numpy).
         restarts: extra rows per problem started at other configurations alongside the seed
             (all iterated together, vectorised, even for one problem); None or 0: the seed row
             only. Independently of it, a row whose cost has not dropped by ``STALL_PROGRESS``
@@ -165,10 +176,13 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *, options: IKOptions 
             ``threads`` not a whole number >= 1.
         CollisionUnavailableError: ``avoid_collisions`` without coal installed.
     """
-    return solve(model, targets, tips, seed, _options(options, keywords), cancel)
+    given = locals()
+    keywords = {name: given[name] for name in _DEFAULTS}
+    return solve_with_options(model, targets, tips, seed, _options(options, keywords), cancel)
 
 
-def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: CancelToken | None = None) -> IKResult:
+def solve_with_options(model: RobotModel, targets, tips, seed, options: IKOptions,
+                       cancel: CancelToken | None = None) -> IKResult:
     """:func:`solve_ik` with its options as one validated value: distinct solutions
     (:func:`~robokin_ros.ik.branches.distinct_solutions`), an objective
     (:func:`~robokin_ros.ik.branches.solve_with_objective`), else the primitive
@@ -188,24 +202,26 @@ def solve(model: RobotModel, targets, tips, seed, options: IKOptions, cancel: Ca
 
 
 def _options(options, keywords: dict) -> IKOptions:
-    """The call's :class:`IKOptions`: made of ``keywords``, or ``options`` when no keyword is
-    given (a keyword that is None or the very object of its default counts as not given).
+    """The call's :class:`IKOptions`: made of ``keywords`` (every option, by name), or ``options``
+    when every keyword is left at its default (a keyword that is None or equal to its default
+    counts as not given).
 
     Raises:
-        TypeError: a keyword that is not an option (as Python raises for an unknown keyword).
         IKOptionError: ``options`` not an IKOptions, or an option given both ways.
     """
-    for name in keywords:
-        if name not in _DEFAULTS:
-            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
     if options is None:
         return IKOptions(**keywords)
     if not isinstance(options, IKOptions):
         raise IKOptionError(f"options must be an IKOptions or None, got {type(options).__name__}", "options")
     for name, value in keywords.items():
-        if value is not None and value is not _DEFAULTS[name]:
+        if value is not None and not _is_default(value, _DEFAULTS[name]):
             raise IKOptionError(f"{name} given both as a keyword and in options=: give it once", name)
     return options
+
+
+def _is_default(value, default) -> bool:
+    """``value`` is the option's default (the very object, or a number of its type equal to it)."""
+    return value is default or (type(value) is type(default) and value == default)
 
 
 #: The options :func:`solve_ik` takes as keywords, and their defaults.

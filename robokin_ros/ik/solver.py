@@ -1,18 +1,22 @@
-"""The Levenberg–Marquardt iterations of IK, one row in floats or many rows stacked.
+"""The Levenberg–Marquardt iterations of IK: many rows stacked in numpy, or on the compiled loop.
 
 A :class:`Solver` holds everything fixed for one problem, options and bounds (no per-call
-state); :meth:`Solver.solve` runs a batch of problems, :meth:`Solver.solve_floats` one problem in
-Python floats. Per call, a :class:`~robokin_ros.ik.budget.Budget` holds the time limit, the cancel
-token, the restart sequence and the collision test; an :class:`Outcome` the results as problems
-finish.
+state). IK runs in two technologies, the same algorithm in each: numpy (:meth:`Solver.stacked`,
+every problem's rows iterated together; the oracle, and the path without numba, also for one
+problem) and numba (the one compiled outer loop, :func:`robokin_ros.ik.generic_loop.loop`, on
+the robot's generated step once loaded, :mod:`~robokin_ros.ik.compiled_loop`, else on the chain
+step compiled once per installation). :meth:`Solver.solve_problems` runs a batch of problems,
+:meth:`Solver.solve_problem` one problem given as lists (the ``/compute_ik`` case). Per call, a
+:class:`~robokin_ros.ik.budget.Budget` holds the time limit, the cancel token, the restart
+sequence and the collision test; an :class:`Outcome` the results as problems finish.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import weakref
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,19 +27,17 @@ from ..model.configuration import integrate, wrap_angle
 from ..runtime import current_runtime
 from . import generic_loop
 from .budget import Budget
+from .chain_arrays import chain_data
 from .collision_gate import rejected_rows
 from .compiled_loop import BatchKernels, CompiledLoop
-from .float_source import float_source
 from .lm import (
     DAMPING_COST,
     DAMPING_FLOOR,
     POSITION_WEIGHT,
     STALL_ITERATIONS,
     STALL_PROGRESS,
-    RowState,
     errors_stacked,
     lm_step_arrays,
-    log_near_pi,
     normal_solve,
 )
 from .options import Tolerances
@@ -46,20 +48,15 @@ Array = NDArray[np.float64]
 
 #: Rows iterated together in a vectorised pass (finished problems make room for waiting ones).
 BATCH_ROWS = 2048
-#: Calls with this many problems or fewer (and no parallel restarts) solve them one by one in
-#: Python floats: a vectorised iteration costs a fixed ~1 ms of numpy calls, a float iteration
-#: 15-30 µs (measured per problem on the Panda and the Talos arm: floats 2-4x faster for 16
-#: problems, 1.2-2x for 64, about even at 128; vectorised 1.8x faster at 256). They run on the
-#: compiled loop once it is loaded (the same iterates). Larger batches iterate vectorised until
-#: the compiled loop is loaded, then run one by one on it, on every core
-#: (:meth:`CompiledLoop.solve_batch <robokin_ros.ik.compiled_loop.CompiledLoop.solve_batch>`:
-#: 5-6x faster on one core). Every problem walks the same iterates on all three paths, its
-#: restarts included (each draws from its own stretch of the restart sequence), so a batch's
-#: answers do not depend on which path ran (bit for bit between floats and the compiled loop;
-#: to rounding, ~1e-12, for the vectorised arithmetic).
+#: Calls with this many problems or fewer run one by one on the compiled loop (each checks the
+#: time budget every :data:`~robokin_ros.ik.compiled_loop.CHUNK` iterations); larger batches run
+#: on it in chunks on every core (:meth:`CompiledLoop.run_problems
+#: <robokin_ros.ik.compiled_loop.CompiledLoop.run_problems>`). Without a compiled loop (numba off
+#: or not loaded yet, a problem it does not cover, parallel restarts, a collision test), every
+#: batch and single problem iterates stacked in numpy (:meth:`Solver.stacked`). Every problem walks
+#: the same iterates on every path, its restarts included (each draws from its own stretch of the
+#: restart sequence), so a batch's answers do not depend on which path ran, to rounding (~1e-12).
 SCALAR_ROWS = 64
-#: A batch's last problems (this many) finish one by one in floats too.
-TAIL_PROBLEMS = 4
 
 
 def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
@@ -71,6 +68,13 @@ def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array
         out[:, k, :4, :4] = T[:, tip]
         out[:, k, 4:, :model.n_v] = jacobian(model, q, model.link_names[tip], LOCAL_WORLD_ALIGNED, poses=T)
     return out
+
+
+class _Errors(NamedTuple):
+    """Where :meth:`Solver.record_errors` writes one configuration's errors."""
+
+    position_error: Array
+    rotation_error: Array
 
 
 class Outcome:
@@ -184,45 +188,49 @@ class Solver:
         self.angular = np.array([[row[0] == k and row[1] >= 3 for row in rows] for k in range(nt)], float)
         # The stacked damped step's straight-line solve of the smaller normal system
         self.normal_solve = normal_solve(min(len(self.lm_rows), len(fq))) if self.lm_rows and len(fq) else None
-        if compiled is not None:  # the float path's generated functions, see float_source
-            namespace = {"flat": compiled.flat, "acos": math.acos, "sqrt": math.sqrt, "log_near_pi": log_near_pi}
-            exec(compile(float_source(self), f"<robokin ik {model.name}>", "exec"), namespace)  # noqa: S102
-            self.iteration, self.report = namespace["iteration"], namespace["report"]
-        # The same loop compiled by numba, loaded once the float path has been busy (see compiled_loop)
+        # The robot's generated step, run by the compiled outer loop, loaded once the other paths
+        # have been busy (see compiled_loop)
         self.loop = CompiledLoop(self) if compiled is not None and self.free and self.lm_rows else None
-        # ... and, while that loop is not compiled on this machine, the same loop with the chain as
-        # data, compiled once per installation (see generic_loop; None: not needed, off, or a
-        # problem it does not cover). A robot whose loop is compiled never uses it: its answers are
-        # the float path's bit for bit from its first request.
+        # ... and, while that is not compiled on this machine, the chain step compiled once per
+        # installation (see generic_loop; None: not needed, off, or a problem it does not cover).
+        # Compiled on this machine already: loaded now, before any time budget (< 1 s), so that
+        # the same request gets the same bits from the first (the numpy path agrees to rounding).
         self.chain, self._generic = None, None
-        if self.loop is not None and generic_loop.enabled() and not self.loop.in_cache():
-            self.chain = generic_loop.chain_data(self)
+        cached = self.loop is not None and current_runtime().accelerated and self.loop.in_cache()
+        if cached:
+            self.loop.accelerate()
+        elif self.loop is not None and generic_loop.enabled():
+            self.chain = chain_data(self)
         if self.chain is not None:
             generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
 
     # ------------------------------------------------------------------ driver
-    def solve(self, target: Array, seeds: Array, out: Outcome):
+    def solve_problems(self, target: Array, seeds: Array, out: Outcome):
         """Solve ``n`` problems: target components ``(n, n_tips * 12)`` from ``seeds (n, n_q)``:
-        one by one in floats (a few), on the compiled loop on every core (once loaded), else
-        vectorised (see :data:`SCALAR_ROWS`)."""
+        on the compiled loop when it serves them (one by one up to :data:`SCALAR_ROWS`, else in
+        chunks on every core), else stacked in numpy."""
         n = len(seeds)
-        if self.compiled is not None and self.tol.restarts == 0 and n <= SCALAR_ROWS:
-            for p in range(n):
-                (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-                 out.success[p]) = self.scalar(seeds[p].tolist(), target[p].tolist(), out.budget, problem=p)
-            out.unfinished[:] = False
-        elif len(self.problem.free_q) == 0:
+        if len(self.problem.free_q) == 0:
             out.status[:] = NO_FREE_JOINTS
-        elif (kernels := self._compiled_batch(out.budget)) is not None:
-            self.loop.solve_batch(kernels, target, seeds, out)
-            self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated loop)
+        elif (compiled := self._compiled(out.budget)) is not None:
+            run, kernels = compiled
+            if n <= SCALAR_ROWS:
+                for p in range(n):
+                    (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
+                     out.success[p]) = self.loop.run_problem(run, seeds[p].tolist(), target[p].tolist(), out.budget, p)
+                out.unfinished[:] = False
+            else:
+                self.loop.run_problems(kernels, target, seeds, out)
+            self.loop.function(int(out.iterations.sum()))   # (counts towards loading the generated step)
         else:
-            self.vectorised(out, target, seeds)
+            with np.errstate(over="ignore", invalid="ignore"):   # (a huge target: costs overflow, steps NaN)
+                self.stacked(out, target, seeds)
         left = np.flatnonzero(out.unfinished)
         if left.size:
-            d = self.errors(self.frames(out.q[left]), target[left].T)
-            ok = self.residual(d)[1]
-            self.record_errors(out, left, d)
+            with np.errstate(over="ignore", invalid="ignore"):
+                d = self.errors(self.frames(out.q[left]), target[left].T)
+                ok = self.residual(d)[1]
+                self.record_errors(out, left, d)
             out.success[left] = ok
             out.status[left[ok & (out.status[left] == NO_FREE_JOINTS)]] = CONVERGED
         if self.wrap.size:  # continuous joints: the equivalent angle nearest the seed
@@ -230,21 +238,43 @@ class Solver:
             out.q[:, cols] = seeds[:, cols] + wrap_angle(out.q[:, cols] - seeds[:, cols])
         return out.q, out.success, out.position_error, out.rotation_error, out.iterations, out.status
 
-    def _compiled_batch(self, budget: Budget) -> BatchKernels | None:
-        """The compiled loop's batch functions when a batch may run on them (one row per problem;
-        no collision test): the generated loop's once loaded, else the generic one's (see
-        :meth:`_generic_runs`); None: neither is loaded."""
+    def solve_problem(self, seed: list, target: list, budget: Budget) -> tuple:
+        """One problem from ``seed`` (a list of ``n_q`` floats, not modified) to the target
+        components ``target`` (a list): on the compiled loop when it serves the problem, else
+        stacked in numpy on one row; continuous joints reported nearest the seed.
+
+        Returns:
+            ``(q (list), status, iterations, position error, rotation error, success)``.
+        """
+        compiled = self._compiled(budget)
+        if compiled is None:
+            out = Outcome(np.array([seed], float), budget)
+            q, success, position, rotation, it, status = self.solve_problems(np.array([target], float), out.q.copy(),
+                                                                             out)
+            return q[0].tolist(), str(status[0]), int(it[0]), float(position[0]), float(rotation[0]), bool(success[0])
+        q, status, it, position, rotation, success = self.loop.run_problem(compiled[0], seed, target, budget)
+        self.loop.function(it + 1)   # iterations count towards loading the generated step
+        for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
+            i = self.free[c][1][0]
+            q[i] = seed[i] + wrap_angle(q[i] - seed[i])
+        return q, status, it, position, rotation, success
+
+    def _compiled(self, budget: Budget) -> tuple[object, BatchKernels] | None:
+        """``(run, batch kernels)`` of the compiled loop when it may serve this call (no parallel
+        restarts, no collision test): on the generated step once loaded, else on the chain step
+        (see :meth:`_generic_runs`); None: neither is loaded."""
         if self.loop is None or self.tol.restarts or budget.accept is not None:
             return None
-        if self.loop.function() is not None:
-            return self.loop.batch
-        runs = self._generic_runs()
-        return None if runs is None else runs[1]
+        run = self.loop.function()
+        if run is not None:
+            return run, self.loop.batch
+        return self._generic_runs()
 
     def _generic_runs(self) -> tuple | None:
-        """``(run, batch kernels)`` of the generic compiled loop (:mod:`~robokin_ros.ik.generic_loop`,
-        the same iterates as the generated one to rounding) bound to this problem's chain, when it
-        covers this problem and is loaded; else None. Bound once (single requests ask on every call)."""
+        """``(run, batch kernels)`` of the compiled loop on the chain step
+        (:mod:`~robokin_ros.ik.generic_loop`, the same iterates as the generated step to rounding)
+        bound to this problem's chain, when it covers this problem and is loaded; else None.
+        Bound once (single requests ask on every call)."""
         if self.chain is None or not current_runtime().accelerated:
             return None
         if self._generic is None and (generic := generic_loop.KERNELS.functions()) is not None:
@@ -260,74 +290,34 @@ class Solver:
         :attr:`restart_stride` indices)."""
         return budget.first_restart() + problem * self.restart_stride
 
-    def solve_floats(self, seed: list, target: list, budget: Budget) -> tuple:
-        """:meth:`scalar` from ``seed`` (not modified), continuous joints reported nearest the seed."""
-        q, status, it, position, rotation, success = self.scalar(seed[:], target, budget)
-        for c in self.wrap.tolist():  # continuous joints: the equivalent angle nearest the seed
-            i = self.free[c][1][0]
-            q[i] = seed[i] + wrap_angle(q[i] - seed[i])
-        return q, status, it, position, rotation, success
+    def report(self, q: list, target: list) -> tuple:
+        """``(position error, rotation error, within tolerance)`` of one configuration ``q`` (a
+        list) against the target components ``target`` (a list), in numpy: the worst tip's raw
+        errors, and whether every tip is within tolerance."""
+        with np.errstate(over="ignore", invalid="ignore"):   # (a huge target)
+            d = self.errors(self.frames(np.array([q], float)), np.array(target, float)[:, None])
+            out = _Errors(np.zeros(1), np.zeros(1))
+            self.record_errors(out, slice(0, 1), d)
+            return float(out.position_error[0]), float(out.rotation_error[0]), bool(self.residual(d)[1][0])
 
-    # ------------------------------------------------------------------ one problem in floats
-    def scalar(self, q: list, target: list, budget: Budget, row: RowState | None = None, problem: int = 0) -> tuple:
-        """Solve one problem (number ``problem`` of the call) alone in Python floats on the
-        generated :meth:`iteration` (every free coordinate is then a scalar joint with a q twin);
-        stalled attempts restart in turn along the problem's stretch of the restart sequence. A
-        row of a vectorised pass continues from its ``row`` state. Runs the compiled loop
-        (:mod:`robokin_ros.ik.compiled_loop`, the same iterates) once it is loaded, unless
-        converged configurations must pass ``budget.accept``.
-
-        Returns:
-            ``(q, status, iterations, position error, rotation error, success)``.
-        """
-        row = RowState() if row is None else row
-        if self.loop is not None and budget.accept is None:
-            run = self.loop.function()
-            if run is not None:
-                return self.loop.solve(run, q, target, budget, row, problem)
-            generic = self._generic_runs()
-            if generic is not None:
-                result = self.loop.solve(generic[0], q, target, budget, row, problem)
-            else:
-                result = self._scalar_floats(q, target, budget, row, problem)
-            self.loop.function(result[2] - row.it + 1)   # iterations count towards compiling the loop
-            return result
-        return self._scalar_floats(q, target, budget, row, problem)
-
-    def _scalar_floats(self, q: list, target: list, budget: Budget, row: RowState, problem: int) -> tuple:
-        """:meth:`scalar` in Python floats."""
-        iteration, max_iterations, moves = self.iteration, self.tol.max_iterations, bool(self.free)
-        it, stall, best_cost, reference = row.it, row.stall, row.best_cost, row.reference
-        k = None   # the next restart's index, once one is drawn
-        best_q = q if row.best_q is None else row.best_q
-        while True:
-            cost, q_next = iteration(q, target, DAMPING_COST)
-            if cost is None:
-                if budget.accept is None or budget.accept(q):
-                    return (q, CONVERGED, it) + q_next + (True,)
-                cost, q_next, stall = math.inf, q, STALL_ITERATIONS  # in collision: restart elsewhere
-            if not moves:
-                status = NO_FREE_JOINTS
-                break
-            if cost < best_cost:
-                best_cost, best_q = cost, q
-            if cost < reference * (1.0 - STALL_PROGRESS):
-                reference, stall = cost, 0
-            else:
-                stall += 1
-            timed_out = budget.timed_out()
-            if it >= max_iterations or timed_out:
-                q, status = best_q, TIMEOUT if timed_out else MAX_ITERATIONS
-                break
-            q = q_next
-            if stall >= STALL_ITERATIONS:
-                k, q = self.restart_base(budget, problem) + row.restarts if k is None else k, q[:]
-                for i, lo, width, step in self.restart_floats:  # the next configuration of the R2 sequence
-                    q[i] = lo + (0.5 + k * step) % 1.0 * width
-                k += 1
-                stall, reference = 0, math.inf
-            it += 1
-        return (q, status, it) + self.report(q, target)
+    def first_iteration(self, q: list, target: list) -> tuple:
+        """One numpy iteration from ``q`` (a list) to the target components ``target`` (a list):
+        ``(cost, next q)``, or ``(None, [position error, rotation error])`` when within tolerance
+        (the compiled loop's self-check compares its first iteration with this)."""
+        Q, t = np.array(q, float)[:, None], np.array(target, float)[:, None]
+        F = self.frames(Q.T)
+        d = self.errors(F, t)
+        r, ok = self.residual(d)
+        if ok[0]:
+            position, rotation, _ = self.report(q, target)
+            return None, [position, rotation]
+        rw = r if self.unit_weights else r[self.lm_rows] * self.sqrt_weight[:, 0]
+        cost = 0.5 * (rw * rw).sum(axis=0)
+        zero = np.zeros(1, np.int64)
+        rows = _Rows(q=Q.copy(), target=t, problem=zero, iteration=zero.copy(), best_cost=cost, best_q=Q.copy(),
+                     stall=zero.copy(), reference=cost.copy())
+        self.step(None, rows, F, t, r, cost)
+        return float(cost[0]), rows.q[:, 0].tolist()
 
     # ------------------------------------------------------------------ many problems, stacked
     def frames(self, q: Array) -> Array:
@@ -335,6 +325,8 @@ class Solver:
         B = q.shape[0]
         if self.compiled is None:
             return _generic_frames(self.model, self.problem.tips, self.width, q).reshape(B, -1).T
+        if B == 1:   # one row (a single problem, a batch's last one): the kernel's single entry
+            return self.compiled.single(q[0]).reshape(-1, 1)
         return self.compiled.batch(q).reshape(B, -1).T
 
     def errors(self, F: Array, target: Array) -> Array:
@@ -400,20 +392,17 @@ class Solver:
         return _Rows(q=q, target=np.repeat(target[start:stop].T, R, axis=1), problem=problem, iteration=zero,
                      best_cost=inf, best_q=q.copy(), stall=zero.copy(), reference=inf.copy())
 
-    def vectorised(self, out: Outcome, target: Array, seeds: Array) -> None:
-        """Iterate the problems together, at most :data:`BATCH_ROWS` rows at a time: finished
-        problems make room for waiting ones; the last :data:`TAIL_PROBLEMS` finish in floats.
-        Row iterations count towards loading the compiled loop (which later batches then use)."""
+    def stacked(self, out: Outcome, target: Array, seeds: Array) -> None:
+        """Iterate the problems together in numpy, at most :data:`BATCH_ROWS` rows at a time:
+        finished problems make room for waiting ones. Row iterations count towards loading the
+        compiled loop (which later calls then use)."""
         tol, problem, n, R = self.tol, self.problem, len(seeds), 1 + self.tol.restarts
         loaded = min(n, max(1, BATCH_ROWS // R))
         rows = self.load(out, target, seeds, 0, loaded)
         several = R > 1  # some problem has several rows
         while rows.problem.size:
-            if loaded == n and R == 1 and self.compiled is not None and rows.problem.size <= TAIL_PROBLEMS:
-                self.finish_in_floats(out, rows)
-                return
             if self.loop is not None and R == 1:
-                self.loop.function(rows.problem.size)
+                self.loop.function(rows.problem.size)   # (counts towards loading the generated step)
             F = self.frames(rows.q.T)
             d = self.errors(F, rows.target)
             r, ok = self.residual(d)
@@ -462,20 +451,10 @@ class Solver:
                 more = min(n, loaded + (BATCH_ROWS - rows.problem.size) // R)
                 rows, loaded = rows.extend(self.load(out, target, seeds, loaded, more)), more
 
-    def finish_in_floats(self, out: Outcome, rows: _Rows) -> None:
-        """Finish the last problems one by one in floats (a vectorised iteration costs more than
-        a few rows' float iterations), each from its row with the lowest cost so far."""
-        for j in _pick(rows.problem, rows.best_cost, np.arange(rows.problem.size)).tolist():
-            p = int(rows.problem[j])
-            row = RowState(int(rows.iteration[j]), int(rows.stall[j]), float(rows.best_cost[j]),
-                           float(rows.reference[j]), rows.best_q[:, j].tolist(), int(out.restarts[p]))
-            (out.q[p], out.status[p], out.iterations[p], out.position_error[p], out.rotation_error[p],
-             out.success[p]) = self.scalar(rows.q[:, j].tolist(), rows.target[:, j].tolist(), out.budget, row, p)
-            out.unfinished[p] = False
-
-    def step(self, out: Outcome, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> None:
+    def step(self, out: Outcome | None, rows: _Rows, F: Array, target: Array, r: Array, cost: Array) -> None:
         """One damped step of every row (in place), coordinates held at a bound the gradient
-        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart."""
+        pushes outwards (their column zeroed), clamped into the bounds; stalled rows restart
+        (``out``: the call's outcome, which counts each problem's restarts; None: no row stalled)."""
         problem = self.problem
         if self.lm_rows:  # else every weight is zero
             J = self.jacobian(F, target)

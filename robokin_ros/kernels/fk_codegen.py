@@ -362,7 +362,7 @@ class CompiledFK(LazyAccelerated):
         generated code's temporaries stay cache-sized and peak memory stays near the output's.
         """
         B, size = qb.shape[0], self._flat_template.size
-        parallel.thread_count(threads)   # checked on every path
+        parallel.check_threads(threads)   # checked on every path
         if out is None:
             out = np.empty((B, size))
         kernel = self._kernel(B)

@@ -219,7 +219,7 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
     """
     reference = Reference.parse(reference)
     if threads is not None:
-        parallel.thread_count(threads)   # a bad cap is refused on every path
+        parallel.check_threads(threads)   # a bad cap is refused on every path
     k = model.link_index(frame)
     if point is not None:
         point = real_array(point, "point", (3,), batch=False)

@@ -102,7 +102,7 @@ def test_bench_times_ik_on_the_prepared_compiled_loop_with_the_same_options(caps
     for options in solves:   # the timed requests run the loop prepare_ik loaded
         assert {k: options[k] for k in prepared} == prepared
         assert options["timeout"] == query.BENCH_IK_TIMEOUT
-    assert re.search(r"IK of tool0, 200 targets, 5 ms each, (compiled loop|float path, cold[^\[]*) \[us/solve\] "
+    assert re.search(r"IK of tool0, 200 targets, 5 ms each, (compiled loop|numpy path, cold[^\[]*) \[us/solve\] "
                      r"\(\d+\.\d % solved\)", out), out
 
 

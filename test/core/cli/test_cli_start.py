@@ -147,7 +147,7 @@ def test_bench_on_a_robot_new_to_the_machine_does_not_wait_for_its_compiles(tmp_
     rows = [line for line in proc.stdout.splitlines() if line.startswith("  ") and "Pinocchio" not in line]
     assert len(rows) == 5, proc.stdout
     assert all("cold (compiling in the background)" in row for row in rows), proc.stdout
-    assert re.search(r"IK of tool, 200 targets, 5 ms each, float path, cold \[us/solve\] \(\d+\.\d % solved\) +\d",
+    assert re.search(r"IK of tool, 200 targets, 5 ms each, numpy path, cold \[us/solve\] \(\d+\.\d % solved\) +\d",
                      proc.stdout), proc.stdout
     assert re.search(r"prepared Kinematics\(model\)\.fk\(q, out\) \[us\] +- +cold", proc.stdout), proc.stdout
     pids = [int(p) for p in held.read_text().split()]

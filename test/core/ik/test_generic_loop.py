@@ -1,9 +1,9 @@
 """The generic IK loop (robokin_ros.ik.generic_loop, issue 31): the chain given as data, compiled
 once per installation, serves a robot whose own compiled loop is not on this machine yet, from
-its first request. Checked against the float path (the same iterates to rounding: same status and
+its first request. Checked against the numpy path (the same iterates to rounding: same status and
 iteration count, configurations within 1e-9), by FK, on bundled arms and on built chains with
 prismatic, continuous and mimic joints; a batch on it is bit-identical for every thread count; a
-robot whose loop is compiled never uses it (its answers stay the float path's bit for bit)."""
+robot whose loop is compiled never uses it (its answers stay the generated step's bit for bit)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import pytest
 
 from robokin_ros import JointType, RobotModel, frame_transform
 from robokin_ros.ik import IKOptions, generic_loop, prepare_ik, solve_ik
-from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.budget import Budget
 from robokin_ros.ik.call import ik_call
+from robokin_ros.ik.chain_arrays import chain_data
 from robokin_ros.ik.compiled_loop import CompiledLoop
-from robokin_ros.ik.lm import RowState
 from robokin_ros.kernels import accel
-from robokin_ros.kernels.selection import use
 from robokin_ros.model import ModelFields
+from robokin_ros.model.configuration import wrap_angle
+from robokin_ros.runtime import current_runtime
 from robokin_ros.spatial import exp_so3
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,12 +104,15 @@ def problems(model: RobotModel, tip: str, base: str | None, n: int, rng):
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_generic_loop_walks_the_float_paths_iterates(generic, monkeypatch, case):
+def test_the_generic_loop_walks_the_numpy_paths_iterates(generic, case):
+    """The compiled loop on the chain step against the numpy path on one row (the oracle): the
+    same status and iteration count, the same configuration (modulo 2π on continuous joints: the
+    numpy path reports them nearest the seed) and errors to rounding; answers checked by FK."""
     make, tip, base, active = CASES[case]
     model = make()
     call = ik_call(model, (tip,), IKOptions(base=base, active_joints=active, max_iterations=200))
     s = call.solver
-    chain = generic_loop.chain_data(s)
+    chain = chain_data(s)
     assert chain is not None
     run = generic[0]
 
@@ -122,31 +125,31 @@ def test_the_generic_loop_walks_the_float_paths_iterates(generic, monkeypatch, c
     for i in range(len(T)):
         target = np.concatenate([T[i, :3, :3].reshape(9), T[i, :3, 3]]).tolist()
         q0 = s.model.clamp(seeds[i]).tolist()
-        with use(accelerated=False):
-            floats = s.scalar(q0[:], target, Budget(None, 1, i))
-        ours = s.loop.solve(generic_run, q0[:], target, Budget(None, 1, i), RowState(), 0)
+        with current_runtime().use(accelerated=False):
+            floats = s.solve_problem(q0[:], target, Budget(None, 1, i))
+        ours = s.loop.run_problem(generic_run, q0[:], target, Budget(None, 1, i))
         assert ours[1:3] == floats[1:3] and ours[5] == floats[5], (i, ours[1:3], floats[1:3])   # status, iterations
-        np.testing.assert_allclose(ours[0], floats[0], rtol=0.0, atol=1e-9)
+        np.testing.assert_allclose(wrap_angle(np.subtract(ours[0], floats[0])), 0.0, rtol=0.0, atol=1e-9)
         np.testing.assert_allclose(ours[3:5], floats[3:5], rtol=1e-6, atol=1e-12)
         if ours[5]:   # an answer, by FK
             Tq = frame_transform(s.model, np.array(ours[0]), s.model.root_link, s.model.link_names[s.problem.tips[0]])
             assert np.linalg.norm(Tq[:3, 3] - T[i, :3, 3]) <= 1e-5 + 1e-12
 
 
-def test_what_the_generic_loop_does_not_cover_takes_the_float_path(generic):
+def test_what_the_generic_loop_does_not_cover_takes_the_numpy_path(generic):
     panda = RobotModel.from_urdf_file(os.path.join(ROBOTS, "panda.urdf"))
     twin = RobotModel.from_urdf_file(os.path.join(ROBOTS, "twin_arm_torso.urdf"))
-    assert generic_loop.chain_data(ik_call(panda, ("panda_hand_tcp",), IKOptions()).solver) is not None
+    assert chain_data(ik_call(panda, ("panda_hand_tcp",), IKOptions()).solver) is not None
     dead_band = IKOptions(axis_tolerances=[0, 0, 0, 0, 0, math.inf])
-    assert generic_loop.chain_data(ik_call(panda, ("panda_hand_tcp",), dead_band).solver) is None
+    assert chain_data(ik_call(panda, ("panda_hand_tcp",), dead_band).solver) is None
     two = ik_call(twin, ("left_gripper_link", "right_gripper_link"), IKOptions()).solver
-    assert generic_loop.chain_data(two) is None
+    assert chain_data(two) is None
 
 
 def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_request(run_with, generic, tmp_path, monkeypatch):
     """An empty kernel cache: the robot's own loop is not compiled, so single requests and a batch
     run on the generic loop (counted), answers checked by FK; the batch is bit-identical on 1 and
-    2 threads and walks the iterates of the same batch solved one by one in floats."""
+    2 threads and walks the iterates of the same batch solved stacked in numpy."""
     cache = tmp_path / "kernels"
     cache.mkdir(mode=0o700)
     monkeypatch.setenv("ROBOKIN_CACHE_DIR", str(cache))
@@ -179,7 +182,6 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
     assert all(len(f.signatures) == 1 for f in rows)   # (called with the types compiled for: no compile here)
     for field in ("q", "success", "status", "iterations"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
-    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
     run_with(accelerated=False)
     floats = solve_ik(model, T, "tool0", seeds, max_iterations=300)
     np.testing.assert_array_equal(one.iterations, floats.iterations)
@@ -189,7 +191,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
 
 
 def test_a_robot_whose_loop_is_compiled_never_uses_the_generic_loop(generic):
-    """Its answers are then the float path's bit for bit from its first request (the same
+    """Its answers are then the generated step's bit for bit from its first request (the same
     request, repeated in a fresh process, gives the same bits)."""
     assert prepare_ik(RobotModel.from_urdf_file(os.path.join(ROBOTS, "panda.urdf")), "panda_hand_tcp",
                       max_iterations=321)

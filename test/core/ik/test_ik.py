@@ -4,6 +4,7 @@ FK/Jacobian, and every error path."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import os
 
@@ -21,7 +22,7 @@ from robokin_ros import (
     frame_transform,
     jacobian,
 )
-from robokin_ros.ik import IKOptionError, IKOptions, IKResult, integrate, lm, solve_ik
+from robokin_ros.ik import IKOptionError, IKOptions, IKResult, generic_loop, integrate, lm, prepare_ik, solve_ik
 from robokin_ros.ik import solver as ik_solver
 from robokin_ros.ik.budget import Budget
 from robokin_ros.ik.call import ik_call
@@ -30,7 +31,7 @@ from robokin_ros.ik.lm import errors_stacked, lm_step_arrays, normal_solve, twis
 from robokin_ros.ik.options import tolerances
 from robokin_ros.ik.problem import IKProblem
 from robokin_ros.ik.solver import Solver
-from robokin_ros.kernels import selection
+from robokin_ros.kernels import accel
 from robokin_ros.kernels.fk_codegen import compiled_frames
 from robokin_ros.spatial import exp_so3, inverse_transform, log_so3, transform
 
@@ -86,9 +87,9 @@ def flat_target(T):
 
 
 @pytest.mark.parametrize("world", [True, False])
-def test_tip_errors_match_log_so3_in_floats_and_stacked(world):
+def test_tip_errors_match_log_so3_in_the_generated_step_and_stacked(world):
     """d = [p - p_t; log(R R_tᵀ)] (world axes) or [R_tᵀ (p - p_t); log(R_tᵀ R)] (target axes),
-    including tiny angles and angles near π."""
+    including tiny angles and angles near π: the generated step's lines and the numpy path's."""
     rng = np.random.default_rng(2)
     n = 40
     vectors = rng.normal(size=(n, 3))
@@ -111,7 +112,7 @@ def test_tip_errors_match_log_so3_in_floats_and_stacked(world):
     names = [f"b0_{i}{j}" for i in range(3) for j in range(3)] + [f"u0_{i}" for i in range(3)]
     source = (f"def twist(F, t):\n    {', '.join(names)} = t\n" + "\n".join(twist_lines(0, 4, world)) +
               f"\n    return [{', '.join(f'd0_{i}' for i in range(6))}]\n")
-    namespace = {"acos": math.acos, "sqrt": math.sqrt, "log_near_pi": lm.log_near_pi}
+    namespace = {"log_so3": generic_loop.log_so3}   # (the generated step's import; plain Python without numba)
     exec(source, namespace)
     for k in range(n):
         np.testing.assert_allclose(namespace["twist"](F[k].reshape(-1).tolist(), t[:, k].tolist()), expected[k], atol=1e-9)
@@ -167,10 +168,11 @@ def numpy_step(s, q, t):
     ("panda", ("panda_hand_tcp",), None, {"axis_tolerances": [np.inf, np.inf, 0, np.inf, np.inf, np.inf]}),  # 1 x 7
     ("twin_arm_torso", ("left_tool0", "right_tool0"), None, {"weights": [4.0, 0.25]}),           # 12 x 13, weighted
 ])
-def test_float_iteration_matches_a_numpy_step(name, tips, active, options):
-    """The generated float iteration: same cost, held columns and next configuration as numpy
-    on the stacked pieces, from configurations with coordinates at their bounds; ``report``
-    gives the FK errors."""
+def test_first_iteration_matches_a_reference_step(name, tips, active, options):
+    """One iteration of the numpy path (Solver.first_iteration, what the compiled loop's load
+    check compares with): same cost, held columns and next configuration as a reference step by
+    np.linalg.solve on the stacked pieces, from configurations with coordinates at their bounds;
+    ``report`` gives the FK errors."""
     model = robot(name)
     s = solver(model, tips, active, **options)
     rng = np.random.default_rng(31)
@@ -184,7 +186,7 @@ def test_float_iteration_matches_a_numpy_step(name, tips, active, options):
         t = np.concatenate([flat_target(Tk) for Tk in Tq])
         ok, cost, held, q_next = numpy_step(s, q, t)
         held_any |= held.any()
-        step_cost, step_q = s.iteration(q.tolist(), t.tolist(), lm.DAMPING_COST)
+        step_cost, step_q = s.first_iteration(q.tolist(), t.tolist())
         assert not ok and step_cost is not None
         assert math.isclose(step_cost, cost, rel_tol=1e-12)
         np.testing.assert_allclose(step_q, q_next, atol=1e-10)
@@ -196,8 +198,8 @@ def test_float_iteration_matches_a_numpy_step(name, tips, active, options):
     for q in qs[:2]:  # within tolerance (a 1e-7 rad rotation off the tips' poses): the errors instead of a step
         T_here = [frame_transform(model, q, model.root_link, tip) @ transform(exp_so3([0, 1e-7, 0]), None) for tip in tips]
         t = np.concatenate([flat_target(Tk) for Tk in T_here]).tolist()
-        cost, errors = s.iteration(q.tolist(), t, lm.DAMPING_COST)
-        assert cost is None and errors == s.report(q.tolist(), t)[:2] and math.isclose(errors[1], 1e-7, rel_tol=1e-6)
+        cost, errors = s.first_iteration(q.tolist(), t)
+        assert cost is None and errors == list(s.report(q.tolist(), t)[:2]) and math.isclose(errors[1], 1e-7, rel_tol=1e-6)
 
 
 @pytest.mark.parametrize("m, n", [(6, 7), (6, 4), (12, 9), (1, 1)])
@@ -230,22 +232,26 @@ def near_seed_problems(model, tip, n, seed):
 
 @pytest.mark.parametrize("options", [{}, {"axis_tolerances": [1e-3, 1e-3, 0, 0, 0, np.inf]},
                                      {"axis_tolerances": [0, 0, 0, np.inf, np.inf, np.inf]}])
-def test_float_path_equals_vectorised_path(monkeypatch, options):
+def test_compiled_loop_equals_numpy_path(run_with, monkeypatch, options):
+    """The numpy path (numba off) against the compiled loop one problem at a time and in a batch
+    (SCALAR_ROWS 0): the same iterations and answers to rounding."""
     model = robot("panda")
     seeds, T = near_seed_problems(model, "panda_hand_tcp", 12, 5)
+    run_with(accelerated=False)
+    stacked = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
+    assert stacked.success.all()
+    if not accel.available():
+        return
+    run_with(accelerated=True)
+    assert prepare_ik(model, "panda_hand_tcp", axis_tolerances=options.get("axis_tolerances"))
+    one_by_one = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
-    monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
-    vectorised = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
-    monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 5)  # the batch's last problems finish in floats
-    mixed = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
-    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
-    floats = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
-    assert vectorised.success.all() and floats.success.all()
-    for other in (floats, mixed):
-        np.testing.assert_allclose(other.q, vectorised.q, atol=1e-9)
-        np.testing.assert_array_equal(other.iterations, vectorised.iterations)
-        np.testing.assert_allclose(other.position_error, vectorised.position_error, atol=1e-12)
-        np.testing.assert_allclose(other.rotation_error, vectorised.rotation_error, atol=1e-12)
+    batch = solve_ik(model, T, "panda_hand_tcp", seeds, rng=0, **options)
+    for other in (one_by_one, batch):
+        np.testing.assert_allclose(other.q, stacked.q, atol=1e-9)
+        np.testing.assert_array_equal(other.iterations, stacked.iterations)
+        np.testing.assert_allclose(other.position_error, stacked.position_error, atol=1e-12)
+        np.testing.assert_allclose(other.rotation_error, stacked.rotation_error, atol=1e-12)
 
 
 def test_generated_and_generic_kernels_give_the_same_solutions(run_with, monkeypatch):
@@ -509,16 +515,16 @@ def dataclass_values(result):
     return [result.q, result.success, result.position_error, result.rotation_error, result.iterations, result.status]
 
 
-@pytest.mark.parametrize("scalar_rows", [0, 10**9])  # batch vectorised / solved one by one in floats
+@pytest.mark.parametrize("scalar_rows", [0, 10**9])  # a batch in chunks / one by one (on the compiled loop)
 def test_batched_equals_looped(monkeypatch, scalar_rows):
     """Targets near their seeds converge without restarts, so each problem is independent; a
-    single request (the float path) gives the batch's answer."""
+    single request gives the batch's answer (to rounding: either may run on the numpy path or the
+    compiled loop, which the first requests start loading)."""
     model = robot("ur5e")
     rng = np.random.default_rng(20)
     seeds = model.random_configuration(8, rng)
     T = frame_transform(model, seeds + rng.normal(scale=0.05, size=seeds.shape), model.root_link, "tool0")
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", scalar_rows)
-    monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     batched = solve_ik(model, T.reshape(2, 4, 4, 4), "tool0", seeds.reshape(2, 4, -1), rng=0)
     assert batched.q.shape == (2, 4, model.n_q) and batched.status.shape == (2, 4)
     for i in range(8):
@@ -530,21 +536,18 @@ def test_batched_equals_looped(monkeypatch, scalar_rows):
         assert single.iterations == batched.iterations.reshape(8)[i]
 
 
-def test_vectorised_batch_with_restarts_walks_each_problems_own_restarts(monkeypatch):
+def test_vectorised_batch_with_restarts_walks_each_problems_own_restarts(run_with, monkeypatch):
     """Far targets stall and restart while problems wait for room (BATCH_ROWS 64). Each problem
-    draws its restarts from its own stretch of the sequence, so the vectorised batch gives the
-    answers of the same problems solved one by one in floats (the same iterations; q to
-    rounding); answers exact, within limits, and honest."""
+    draws its restarts from its own stretch of the sequence, so the batch gives the answers of
+    the same batch with room for every row at once (the same iterations; q to rounding);
+    answers exact, within limits, and honest."""
     model = robot("panda")
-    monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
-    monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
-    monkeypatch.setattr(ik_solver, "BATCH_ROWS", 64)  # problems wait for room
     q_true, T = targets_of(model, "panda_hand_tcp", 120, np.random.default_rng(24))
     seed = np.where(np.isfinite(model.q_lower), 0.5 * (model.q_lower + model.q_upper), 0.0)
-    with selection.use(accelerated=False):
-        result = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
-        monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 10**9)
-        floats = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
+    run_with(accelerated=False)
+    floats = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)   # every row at once
+    monkeypatch.setattr(ik_solver, "BATCH_ROWS", 64)  # problems wait for room
+    result = solve_ik(model, T, "panda_hand_tcp", seed, rng=0, max_iterations=500)
     np.testing.assert_array_equal(result.iterations, floats.iterations)
     np.testing.assert_array_equal(result.success, floats.success)
     np.testing.assert_allclose(result.q, floats.q, rtol=0.0, atol=1e-9)
@@ -614,9 +617,9 @@ def test_restarts_cover_the_window_evenly_and_repeat_with_the_seed():
         assert model.within_limits(restarts(Budget(None, 1, np.random.default_rng(3))).T).all()
 
 
-def test_float_and_vectorised_restarts_agree(monkeypatch):
+def test_single_and_vectorised_restarts_agree(monkeypatch):
     """A far target needs restarts: one row alone in a vectorised pass (BATCH_ROWS 1) walks
-    the same restarts as the float path, so both give the same answer."""
+    the same restarts as a single request, so both give the same answer."""
     model = robot("panda")
     tip = "panda_hand_tcp"
     seed = np.where(np.isfinite(model.q_lower), 0.5 * (model.q_lower + model.q_upper), 0.0)
@@ -625,7 +628,6 @@ def test_float_and_vectorised_restarts_agree(monkeypatch):
     restarted = np.flatnonzero(floats.success & (floats.iterations > 3 * ik_solver.STALL_ITERATIONS))[:3]
     assert restarted.size
     monkeypatch.setattr(ik_solver, "SCALAR_ROWS", 0)
-    monkeypatch.setattr(ik_solver, "TAIL_PROBLEMS", 0)
     monkeypatch.setattr(ik_solver, "BATCH_ROWS", 1)
     for i in restarted:
         one = solve_ik(model, T[i:i + 1], tip, seed, rng=5, max_iterations=300)
@@ -758,6 +760,18 @@ def test_options_as_one_value_give_the_keywords_results(ur5e):
         solve_ik(ur5e, T[0], "tool0", options=dict(kw))
     with pytest.raises(ArgumentError, match="cancel"):
         solve_ik(ur5e, T[0], "tool0", cancel=True)
+
+
+def test_solve_ik_shows_every_option_with_its_default():
+    """solve_ik's keyword-only parameters are IKOptions's fields, in order and with their
+    defaults (then options and cancel): written twice, held equal here; an unknown keyword is
+    Python's TypeError."""
+    parameters = inspect.signature(solve_ik).parameters.values()
+    keyword_only = [(p.name, p.default) for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    fields = [(f.name, f.default) for f in dataclasses.fields(IKOptions)]
+    assert keyword_only == fields + [("options", None), ("cancel", None)]
+    with pytest.raises(TypeError, match="tolerance"):
+        solve_ik(None, np.eye(4), "tool0", tolerance=1e-3)
 
 
 def test_ik_options_are_checked_when_made_and_frozen():

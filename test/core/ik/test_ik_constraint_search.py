@@ -145,14 +145,14 @@ def _counted(monkeypatch):
     """The iterations of every solve a constrained call runs, counted outside it (its result's
     own count is checked against this)."""
     spent = []
-    solve = constrained.solve
+    solve = constrained.solve_with_options
 
     def counting(*args, **kwargs):
         result = solve(*args, **kwargs)
         spent.append(int(result.iterations))
         return result
 
-    monkeypatch.setattr(constrained, "solve", counting)
+    monkeypatch.setattr(constrained, "solve_with_options", counting)
     return spent
 
 
@@ -201,7 +201,7 @@ def test_a_thousand_position_constraints_are_refused_before_any_work(monkeypatch
     """Issue 33, item 1: 1,000 PositionConstraints into solve_constrained(..., timeout=1) were a
     RecursionError after 25 s (833 MB): the solver's generated code grows with the tips. Now an
     IKOptionError naming the bound, before any model is built or solve run."""
-    monkeypatch.setattr(constrained, "solve", lambda *a, **k: pytest.fail("solved"))
+    monkeypatch.setattr(constrained, "solve_with_options", lambda *a, **k: pytest.fail("solved"))
     monkeypatch.setattr(constrained, "_with_points", lambda *a, **k: pytest.fail("built"))
     region = (Region("sphere", (0.01,), np.eye(4)),)
     many = [PositionConstraint("tool", (0.0, 0.0, 0.001 * k), region) for k in range(1000)]

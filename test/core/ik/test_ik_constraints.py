@@ -65,7 +65,8 @@ def test_full_pose_an_arm_under_6_dof_cannot_reach_is_never_success(model):
 @pytest.mark.parametrize("model", [SO101, OMX], ids=lambda m: m.name)
 def test_yaw_free_pick_solves_and_keeps_the_approach_axis(model):
     """Tool z (the approach) within 0.01 rad of the target's, any rotation about it: the arm
-    answers (searching until the timeout, as the node does), and FK of the answer meets the
+    answers within an iteration budget (no wall-clock budget: the numpy path, which serves until
+    a compiled step is loaded, spends ~0.6 ms an iteration), and FK of the answer meets the
     position and the two constrained axes."""
     rng = np.random.default_rng(6)
     for q in model.random_configuration(6, rng):
@@ -73,8 +74,8 @@ def test_yaw_free_pick_solves_and_keeps_the_approach_axis(model):
         target = reachable.copy()
         target[:3, :3] = reachable[:3, :3] @ exp_so3(np.array([0.0, 0.0, rng.uniform(-3, 3)]))
         constraint = OrientationConstraint("tool", target[:3, :3], (0.01, 0.01, math.pi))
-        result = solve_constrained(model, [constraint], poses={"tool": target}, timeout=0.5, rng=0,
-                                   max_iterations=10 ** 6)
+        result = solve_constrained(model, [constraint], poses={"tool": target}, timeout=None, rng=0,
+                                   max_iterations=10 ** 4)
         assert bool(result.result.success), [r.describe() for r in result.residuals]
         reached = _tool(model, result.result.q)
         assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) < 1e-4

@@ -1,9 +1,9 @@
 """The compiled IK loop on one-joint chains (issue 31): its self-check starts away from its target.
 
 The self-check once reversed its test configuration to make the target, which for one joint is
-the same configuration: the float path converged at once where the compiled loop was asked for a
-step, so every one-joint group (the derived groups of grippers' fingers, wheels, heads) compiled
-twice, warned twice and fell back to the float path.
+the same configuration: the reference path converged at once where the compiled loop was asked
+for a step, so every one-joint group (the derived groups of grippers' fingers, wheels, heads)
+compiled twice, warned twice and fell back to the slower path.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import warnings
 import pytest
 
 from robokin_ros import RobotModel, prepare_ik
+from robokin_ros.ik import generic_loop
 from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.compiled_loop import loop_source
-from robokin_ros.ik.lm import DAMPING_COST
 from robokin_ros.ik.options import IKOptions
 from robokin_ros.kernels import accel, notices
 from robokin_ros.model.groups import derive_groups
@@ -49,14 +49,14 @@ def test_the_corpus_has_one_joint_groups():
 
 @needs_corpus
 def test_the_self_check_takes_a_step_on_every_one_joint_group():
-    """The float path's first iteration from the check's start is a step, not convergence (what
+    """The numpy path's first iteration from the check's start is a step, not convergence (what
     the compiled loop is compared with), on every one-joint group."""
     converged = []
     for file, tip in GROUPS:
         model = RobotModel.from_urdf_file(CORPUS / file)
         solver = ik_call(model, (tip,), IKOptions()).solver
         q, target = solver.loop.check_problem(solver)
-        cost, _ = solver.iteration(q, target, DAMPING_COST)
+        cost, _ = solver.first_iteration(q, target)
         if cost is None:
             converged.append((file, tip))
     assert converged == []
@@ -64,16 +64,20 @@ def test_the_self_check_takes_a_step_on_every_one_joint_group():
 
 def python_run(solver):
     """The compiled loop's ``run`` of ``solver`` as plain Python (its module with ``numba.njit``
-    a no-op): the same arithmetic, without a compile."""
+    a no-op, the generic loop's functions it imports as their Python originals): the same
+    arithmetic, without a compile."""
     stub = types.SimpleNamespace(njit=lambda *args, **kwargs: lambda function: function)
     namespace = {"numba": stub}
     exec(compile(loop_source(solver).replace("import numba\n", ""), "<loop>", "exec"), namespace)  # noqa: S102
+    for name in ("loop", "loop_rows", "log_so3"):
+        function = getattr(generic_loop, name)
+        namespace[name] = getattr(function, "py_func", function)
     return namespace["run"]
 
 
 @needs_corpus
 def test_the_self_check_accepts_the_loop_on_every_one_joint_group():
-    """The loop's self-check, run on the loop's own source in plain Python, agrees with the float
+    """The loop's self-check, run on the loop's own source in plain Python, agrees with the numpy
     path on every one-joint group (it refused every one of them)."""
     refused = []
     for file, tip in GROUPS:

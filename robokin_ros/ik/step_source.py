@@ -1,11 +1,11 @@
-"""One IK row in Python floats: the straight-line iteration generated per solver.
+"""A robot's IK step as straight-line source: the generated ``iteration`` of one solver.
 
 A function generated per :class:`~robokin_ros.ik.solver.Solver` (tips, tolerances, weights,
-free joints and bounds folded in as constants) reads the kernel's flat output (``kernel_all``:
-per tip a block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9 the
-LOCAL_WORLD_ALIGNED Jacobian, see
-:func:`robokin_ros.kernels.fk_codegen.generate_frames_source`): where a numpy call would cost more
-than the arithmetic it does.
+free joints and bounds folded in as constants) reads the kernel's flat output (``flat``: per tip
+a block of 10 rows of ``width`` values, rows 0-2 ``[R | p]``, rows 4-9 the LOCAL_WORLD_ALIGNED
+Jacobian, see :func:`robokin_ros.kernels.fk_codegen.generate_frames_source`). It is compiled by
+numba into the solver's generated module (:mod:`robokin_ros.ik.compiled_loop`) and called by the
+one compiled outer loop (:func:`robokin_ros.ik.generic_loop.loop`).
 """
 
 from __future__ import annotations
@@ -15,49 +15,35 @@ import math
 from .lm import DAMPING_FLOOR, damped_step_lines, twist_lines
 
 
-def float_source(s, numba: bool = False) -> str:
-    """Source of ``iteration(q, t, mu)`` and ``report(q, t)`` for one problem of solver ``s`` in
-    Python floats: ``q`` the configuration (list), ``t`` the targets' components (per tip its
-    rotation row-major, then its position).
+def step_source(s) -> str:
+    """Source of ``iteration(q, t, mu, qn, err, context)`` for one problem of solver ``s`` (the
+    solver must move something: free joints and a weighted row) on float64 arrays: ``q`` the
+    configuration, ``t`` the targets' components (per tip its rotation row-major, then its
+    position); ``context`` unused (the chain step's data, :mod:`robokin_ros.ik.generic_loop`).
 
-    ``iteration(q, t, mu)`` returns ``(cost, q_next)``: the weighted cost ``½‖r‖²`` at ``q`` and
-    the configuration after one step damped by ``λ = mu · cost + DAMPING_FLOOR`` (a coordinate at
-    a bound the gradient pushes outwards is held, the others are clamped into the bounds,
-    unbounded continuous ones wrapped); when every tip is within tolerance, ``(None, (position
-    error, rotation error))`` instead. ``report`` returns the worst tip position and rotation
-    errors (raw) and whether every tip is within tolerance.
-
-    With ``numba`` (for :mod:`robokin_ros.ik.compiled_loop`; the solver must move something:
-    free joints and a weighted row), only ``iteration(q, t, mu, qn, err)`` on float64 arrays,
-    with the same arithmetic in the same order and type-stable returns: the cost, with the next
-    configuration written into ``qn (n_q,)``; or -1.0 when every tip is within tolerance, with
-    the position and rotation errors written into ``err (2,)``.
+    Returns the weighted cost ``½‖r‖²`` at ``q``, with the configuration after one step damped by
+    ``λ = mu · cost + DAMPING_FLOOR`` written into ``qn (n_q,)`` (a coordinate at a bound the
+    gradient pushes outwards is held, the others are clamped into the bounds, unbounded continuous
+    ones wrapped); or -1.0 when every tip is within tolerance, with the worst tip position and
+    rotation errors written into ``err (2,)``.
     """
     tol, nt, n_q = s.tol, s.n_tips, s.model.n_q
+    m, n = len(s.lm_rows), len(s.free)
+    if m == 0 or n == 0:
+        raise ValueError("a compiled iteration needs free joints and a weighted row")
     names = [[f"b{k}_{i}{j}" for i in range(3) for j in range(3)] + [f"u{k}_{i}" for i in range(3)] for k in range(nt)]
-    head = ["    F = flat(q)", f"    {''.join(x + ', ' for row in names for x in row)}= t"]
+    lines = ["def iteration(q, t, mu, qn, err, context):", "    F = flat(q)",
+             f"    {''.join(x + ', ' for row in names for x in row)}= t"]
     for k in range(nt):
-        head += twist_lines(k, s.width, tol.world)
-    head += _residual_lines(tol)
-    ok = _within_tolerance(tol, nt)
+        lines += twist_lines(k, s.width, tol.world)
+    lines += _residual_lines(tol)
     norm = lambda k, axes: "sqrt(" + " + ".join(f"d{k}_{i} * d{k}_{i}" for i in axes) + ")"  # noqa: E731
     errors = (f"max({', '.join(norm(k, range(3)) for k in range(nt))}, 0.0), "
               f"max({', '.join(norm(k, range(3, 6)) for k in range(nt))}, 0.0)")
-    m, n = len(s.lm_rows), len(s.free)
-    if numba:
-        if m == 0 or n == 0:
-            raise ValueError("a compiled iteration needs free joints and a weighted row")
-        report = []
-        lines = ["def iteration(q, t, mu, qn, err):"] + head + [f"    if {ok}:", f"        err[0], err[1] = {errors}",
-                                                               "        return -1.0"]
-    else:
-        report = ["def report(q, t):"] + head + [f"    return {errors}, {ok}"]
-        lines = ["def iteration(q, t, mu):"] + head + [f"    if {ok}:", f"        return None, ({errors})"]
+    lines += [f"    if {_within_tolerance(tol, nt)}:", f"        err[0], err[1] = {errors}", "        return -1.0"]
     lines += [f"    rw{a} = " + (f"r{j}" if s.weights[a] == 1.0 else f"{s.weights[a]!r} * r{j}")
               for a, j in enumerate(s.lm_rows)]
-    lines.append("    cost = 0.5 * (" + (" + ".join(f"rw{a} * rw{a}" for a in range(m)) or "0.0") + ")")
-    if m == 0 or n == 0:  # every weight zero, or nothing moves
-        return "\n".join(report + lines + ["    return cost, q"]) + "\n"
+    lines.append("    cost = 0.5 * (" + " + ".join(f"rw{a} * rw{a}" for a in range(m)) + ")")
     lines.append(f"    {''.join(f'q{i}, ' for i in range(n_q))}= q")
     lines += _jacobian_lines(s)
     lines += _hold_lines(s)
@@ -65,11 +51,8 @@ def float_source(s, numba: bool = False) -> str:
     lines += damped_step_lines(m, n)
     out, step = _step_lines(s)
     lines += step
-    if numba:
-        lines += [f"    qn[{i}] = {x}" for i, x in enumerate(out)] + ["    return cost"]
-    else:
-        lines.append(f"    return cost, [{', '.join(out)}]")
-    return "\n".join(report + lines) + "\n"
+    lines += [f"    qn[{i}] = {x}" for i, x in enumerate(out)] + ["    return cost"]
+    return "\n".join(lines) + "\n"
 
 
 def _residual_lines(tol) -> list:
