@@ -27,14 +27,14 @@ ARMS = [("ur5e", "ur5e.urdf", "tool0"), ("panda", "panda.urdf", "panda_hand_tcp"
 
 def _generic_only(model, tip):
     """Make the solver of ``(model, tip)`` run on the chain step: its generated step unloaded."""
-    from robokin_ros.ik import IKOptions, generic_loop
+    from robokin_ros.ik import IKOptions, generic_loop, generic_loop_loading
     from robokin_ros.ik.call import ik_call
     try:
         from robokin_ros.ik.chain_arrays import chain_data
     except ImportError:   # (the tree before the one outer loop)
         chain_data = generic_loop.chain_data
     s = ik_call(model, (tip,), IKOptions()).solver
-    assert generic_loop.KERNELS.load()
+    assert generic_loop_loading.KERNELS.load()
     s.chain, s._generic = chain_data(s), None
     s.loop.function = lambda *args: None
 

@@ -186,7 +186,7 @@ fi
 # it compiles once per installation: the installed copy and this source tree (what the tests and
 # benchmarks import). Loading it when compiled takes a fraction of a second.
 step "the generic IK loop (compiled once per installation, ~20 s)"
-warm='import sys, robokin_ros.ik.generic_loop as g; sys.exit(0 if g.generic_kernels().load() else 1)'
+warm='import sys, robokin_ros.ik.generic_loop_loading as g; sys.exit(0 if g.generic_kernels().load() else 1)'
 (cd "$BUILD" && "$PY" -c "$warm") > "$LOGS/generic-loop.log" 2>&1 \
   && (cd "$ROOT" && "$PY" -c "$warm") >> "$LOGS/generic-loop.log" 2>&1 \
   || fail_log "compiling the generic IK loop failed" "$LOGS/generic-loop.log"

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..kernels import accel, parallel
 from ..kernels.lazy_accel import LazyAccelerated
-from . import generic_loop, loop_layout
+from . import generic_loop, generic_loop_loading, loop_layout
 from .loop_layout import (
     BEST_COST,
     CONVERGED,
@@ -174,7 +174,7 @@ class CompiledLoop(LazyAccelerated):
         solver, width = self._solver(), self._state + 7
         calls = [("run", (np.zeros(width), 0, 1.0)),
                  ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0)),
-                 *generic_loop.row_calls(self._n_q, 12 * solver.n_tips)]
+                 *generic_loop_loading.row_calls(self._n_q, 12 * solver.n_tips)]
         return accel.load_function(loop_source(solver), "run", calls, lambda run: self._agrees(run, solver),
                                    solver.model.name)
 

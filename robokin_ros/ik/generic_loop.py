@@ -8,7 +8,7 @@ rows. It is written once and calls its step, a compiled function passed in and i
 - here, :func:`iteration` and :func:`restart` on the chain as arrays
   (:func:`robokin_ros.ik.chain_arrays.chain_data`): :func:`run` and :func:`run_many` compile once
   per installation (numba's cache beside this file; ``make venv`` compiles them) and serve every
-  robot from its first request while its own step compiles (:class:`GenericKernels`);
+  robot from its first request while its own step compiles (loaded by :mod:`robokin_ros.ik.generic_loop_loading`);
 - a robot's generated step (:mod:`robokin_ros.ik.compiled_loop`: its pose+Jacobian kernel and
   iteration in straight lines, constants folded in), whose generated module imports :func:`loop`
   and :func:`loop_rows` and passes its own ``iteration`` and ``restart``.
@@ -29,15 +29,12 @@ continuous or prismatic (mimic joints included), ``n_q == n_v``.
 from __future__ import annotations
 
 import math
-import os
-import threading
 from math import atan2, cos, pi, sin, sqrt
 
 import numpy as np
 
 # (absolute imports: the compiling process runs this file's text as a module of its own)
 from robokin_ros.ik import loop_layout
-from robokin_ros.ik.chain_arrays import pack
 from robokin_ros.ik.lm import DAMPING_COST, DAMPING_FLOOR, STALL_ITERATIONS, STALL_PROGRESS
 from robokin_ros.ik.loop_layout import (
     BEST_COST,
@@ -52,11 +49,10 @@ from robokin_ros.ik.loop_layout import (
     SPENT,
     STALL,
 )
-from robokin_ros.kernels import accel, compile_process, compile_record, disk_cache
 
 try:
     import numba
-except ImportError:   # (numba is optional: GenericKernels never loads)
+except ImportError:   # (numba is optional: the loop never loads)
     numba = None
 
 
@@ -448,124 +444,3 @@ def run_many(X, status, max_iterations, quota, fdata, idata):
 
 #: The set-up and read-back of a batch's rows (:mod:`robokin_ros.ik.loop_layout`), compiled here too.
 start_rows, finish_rows = _jit(loop_layout.start_rows), _jit(loop_layout.finish_rows)
-
-
-def _calls() -> list:
-    """``(function, args)`` compiling :func:`run` and :func:`run_many` for every chain (a
-    one-joint chain's arrays: the types every call has)."""
-    chain = pack({"origins": np.eye(4)[None], "kinds": [1], "axes": [[0.0, 0.0, 1.0]], "source": [0],
-                  "multiplier": [1.0], "offset": [0.0], "column": [0], "free_q": [0], "lower": [-1.0], "upper": [1.0],
-                  "wrap": [False], "restart_q": [0], "restart_lo": [0.0], "restart_width": [1.0],
-                  "restart_step": [0.5], "weights": np.ones(6), "tolerances": [1e-10, 1e-10]})
-    width = 2 * 1 + 12 + 7
-    return [("run", (np.zeros(width), 1, 1.0, *chain)),
-            ("run_many", (np.zeros((1, width)), np.zeros(1, np.int64), 1.0, 1.0, *chain)), *row_calls(1, 12)]
-
-
-def row_calls(n_q: int, n_t: int) -> list:
-    """``(function, args)`` compiling :func:`~robokin_ros.ik.loop_layout.start_rows` and
-    :func:`~robokin_ros.ik.loop_layout.finish_rows` (in this module and in every generated loop)
-    with the types of every call: C-contiguous writeable arrays, for ``n_q`` coordinates and
-    ``n_t`` target components."""
-    width, one = 2 * n_q + n_t + 7, np.zeros(1)
-    return [("start_rows", (np.zeros((1, width)), np.zeros((1, n_q)), np.zeros((1, n_t)), 0, 1, 0)),
-            ("finish_rows", (np.zeros((1, width)), np.zeros(1, np.int64), np.zeros(1, np.int8),
-                             (np.zeros((1, n_q)), np.zeros(1, np.int64), one, one.copy(), np.zeros(1, bool),
-                              np.ones(1, bool))))]
-
-
-#: The environment variable that turns the generic loop off (``0``, ``off``, ``false``, ``no``).
-ENVIRONMENT = "ROBOKIN_GENERIC_IK"
-
-
-def enabled() -> bool:
-    """Whether the generic loop may serve (:data:`ENVIRONMENT` not off, the accelerator active)."""
-    return (os.environ.get(ENVIRONMENT, "1").strip().lower() not in ("0", "off", "false", "no")
-            and accel.active())
-
-
-#: This file (numba's cache of it is keyed on it).
-_PATH = os.path.abspath(__file__)
-
-
-class GenericKernels:
-    """:func:`run` and :func:`run_many` loaded from numba's cache beside this file (compiled
-    there first, in a separate process, when it lacks them): :meth:`functions`."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._loaded: tuple | None = None
-        self._started = False
-
-    def functions(self) -> tuple | None:
-        """``(run, run_many, start_rows, finish_rows)``, or None (numba off or missing, not loaded
-        yet, or failed). The first call loads them when they are compiled already (a fraction of a
-        second, in the calling thread: call it before a time budget starts; :func:`compiled`),
-        else starts compiling them in the background (a separate process) and loading them once
-        compiled."""
-        if not enabled():
-            return None
-        if self._loaded is not None or self._started:
-            return self._loaded
-        with self._lock:
-            if self._started:
-                return self._loaded
-            self._started = True
-        if compiled():
-            self.load()
-        else:
-            threading.Thread(target=self.load, name="robokin_ros accel", daemon=True).start()
-        return self._loaded
-
-    def load(self) -> bool:
-        """Load them now, compiling them first (in a separate process) unless they are compiled
-        already (:func:`compiled`): what ``make venv`` runs once per installation. True when
-        loaded (and recorded as compiled); a failure warns once (the numpy path serves)."""
-        if self._loaded is not None:
-            return True
-        try:
-            disk_cache.check_numba_cache_dir()
-            calls = _calls()
-            if not compiled():
-                with open(_PATH, encoding="utf-8") as file:
-                    source = file.read()
-                # (as this module: numba's cache records the module of the code it holds)
-                compile_process.compile_module(_PATH, __name__, source, calls, "every robot (the generic IK loop)")
-            for function, args in calls:   # loads from numba's cache
-                globals()[function](*args)
-        except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
-            import warnings
-            warnings.warn(f"robokin_ros.accel: the generic IK loop is unavailable, using the numpy path ({error!r})",
-                          RuntimeWarning, stacklevel=2)
-            return False
-        try:
-            RECORD.write()
-        except OSError as error:   # (loaded all the same; the next process compiles in a separate one first)
-            import warnings
-            warnings.warn(f"robokin_ros.accel: cannot record the generic IK loop as compiled ({error!r})",
-                          RuntimeWarning, stacklevel=2)
-        self._started, self._loaded = True, (run, run_many, start_rows, finish_rows)
-        return True
-
-
-def compiled() -> bool:
-    """Whether :func:`run`, :func:`run_many` and the row functions are compiled in numba's cache
-    for this very file, interpreter, numba and machine (our own record of it,
-    :class:`~robokin_ros.kernels.compile_record.CompileRecord`; one left by an older copy of this
-    file does not count: numba would compile again, in this process)."""
-    return numba is not None and RECORD.holds()
-
-
-#: The record of this file's compile, written once its functions are loaded.
-RECORD = compile_record.CompileRecord(_PATH)
-
-
-#: The process's generic kernels.
-KERNELS = GenericKernels()
-
-
-def generic_kernels() -> GenericKernels:
-    """The process's generic IK kernels (:data:`KERNELS`; what ``make venv`` loads, step 4b of
-    ``tools/bootstrap_ros_env.sh``, as :func:`robokin_ros.kernels.generic_tier.generic_kernels`
-    for the FK tier)."""
-    return KERNELS

@@ -25,7 +25,7 @@ from ..kinematics import LOCAL_WORLD_ALIGNED, forward_kinematics, jacobian
 from ..model import RobotModel
 from ..model.configuration import integrate, wrap_angle
 from ..runtime import current_runtime
-from . import generic_loop
+from . import generic_loop_loading
 from .budget import Budget
 from .chain_arrays import chain_data
 from .collision_gate import rejected_rows
@@ -199,10 +199,10 @@ class Solver:
         cached = self.loop is not None and current_runtime().accelerated and self.loop.in_cache()
         if cached:
             self.loop.accelerate()
-        elif self.loop is not None and generic_loop.enabled():
+        elif self.loop is not None and generic_loop_loading.enabled():
             self.chain = chain_data(self)
         if self.chain is not None:
-            generic_loop.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
+            generic_loop_loading.KERNELS.functions()   # loads them now (before any time budget) or starts compiling
 
     # ------------------------------------------------------------------ driver
     def solve_problems(self, target: Array, seeds: Array, out: Outcome):
@@ -277,7 +277,7 @@ class Solver:
         Bound once (single requests ask on every call)."""
         if self.chain is None or not current_runtime().accelerated:
             return None
-        if self._generic is None and (generic := generic_loop.KERNELS.functions()) is not None:
+        if self._generic is None and (generic := generic_loop_loading.KERNELS.functions()) is not None:
             (fdata, idata), (run, run_many, start_rows, finish_rows) = self.chain, generic
             self._generic = ((lambda x, chunk, max_iterations: run(x, chunk, max_iterations, fdata, idata)),
                              BatchKernels((lambda X, status, max_iterations, quota: run_many(X, status, max_iterations,

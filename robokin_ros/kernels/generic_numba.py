@@ -8,7 +8,7 @@ arrays of its FK plan (:func:`robokin_ros.kernels.plan.fk_plan`: anchors, consta
 joint kinds, mimic multipliers and offsets; :class:`robokin_ros.kernels.generic_tier.RobotArrays`)
 instead, so they compile once per installation (numba's cache beside this file; ``make venv``
 compiles them, ``tools/bootstrap_ros_env.sh`` step 4c) and load in a fraction of a second
-(:class:`robokin_ros.kernels.generic_tier.GenericKernels`, which also compiles them in a separate
+(:func:`robokin_ros.kernels.generic_tier.generic_kernels`, which also compiles them in a separate
 process in the background where numba's cache lacks them; nothing compiles on a caller's thread).
 
 They run the arithmetic of the numpy kernel (:func:`robokin_ros.kinematics.fk`'s

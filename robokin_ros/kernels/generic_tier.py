@@ -3,9 +3,10 @@
 process and bound to one model's arrays (the dynamics ones by
 :mod:`robokin_ros.kernels.generic_dynamics_tier`).
 
-:class:`GenericKernels` loads them from numba's cache beside their files (compiled there once per
-installation: ``make venv``, or by the first use on a machine without it, in a separate process
-in the background while the numpy kernels answer). :func:`robot_arrays` lays a model out as they
+:func:`generic_kernels` (:mod:`robokin_ros.kernels.installed_kernels`) loads them from numba's
+cache beside their files (compiled there once per installation: ``make venv``, or by the first
+use on a machine without it, in a separate process in the background while the numpy kernels
+answer). :func:`robot_arrays` lays a model out as they
 read it (per model, cached); :func:`bound` gives a :class:`Bound` pair of callables for one
 kernel of :mod:`robokin_ros.kernels.fk_codegen` (every link's poses, some links' poses in a
 layout, one frame's Jacobian, frames' poses + Jacobians): ``single(q, out) -> status`` and the
@@ -15,18 +16,16 @@ layout, one frame's Jacobian, frames' poses + Jacobians): ``single(q, out) -> st
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-import threading
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import model_cache
 from ..model import SCALAR_TYPES, RobotModel
-from ..runtime import current_runtime, process_state
-from . import accel, compile_process, compile_record, disk_cache
+from ..runtime import process_state
+from . import accel
+from .installed_kernels import InstalledKernels, InstalledModule
 from .plan import fk_plan
 
 #: The compiled module, its name and file (numba keys its cache on them).
@@ -151,79 +150,28 @@ def bound(arrays: RobotArrays, what: str, argument) -> Bound | None:
     return _pick(functions, what, arrays, argument) or NOT_COVERED
 
 
-class GenericKernels:
-    """The generic kernels loaded from numba's cache beside their file (compiled there first, in
-    a separate process, when it lacks them): :meth:`functions`."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._loaded: dict | None = None
-        self._started = False
-
-    def functions(self) -> dict | None:
-        """The compiled functions by name, or None (turned off, numba missing, not loaded yet, or
-        failed). The first call loads them when numba's cache has them (a fraction of a second,
-        in the calling thread), else starts compiling them in a separate process in the
-        background and loading them once compiled (callers run numpy meanwhile)."""
-        if self._loaded is not None:
-            return self._loaded if enabled() else None
-        if not enabled() or self._started:
-            return None
-        with self._lock:
-            if self._started:
-                return self._loaded
-            self._started = True
-        if compiled():
-            self.load()
-        elif current_runtime().start_background(self.load) is None:   # (the runtime starts none now)
-            self._started = False
-        return self._loaded
-
-    def load(self) -> bool:
-        """Load them now, compiling them first (in a separate process) unless numba's cache has
-        them: what ``make venv`` runs once per installation. True when loaded; a failure warns
-        once (the numpy kernels serve)."""
-        if self._loaded is not None:
-            return True
-        try:
-            disk_cache.check_numba_cache_dir()
-            if not compiled():
-                for name, path, _, label in MODULES:
-                    with open(path, encoding="utf-8") as file:
-                        source = file.read()
-                    compile_process.compile_module(path, name, source, [("warm_up", ())], label)
-            functions = {}
-            for name, _, names, _ in MODULES:
-                module = importlib.import_module(name)
-                module.warm_up()   # loads every signature from numba's cache
-                functions.update({function: getattr(module, function) for function in names})
-            for function in functions.values():
-                function.disable_compile()   # another type refuses (TypeError): never compiles here
-        except Exception as error:  # noqa: BLE001 - an optional accelerator must not break a call
-            warnings.warn(f"robokin_ros.accel: the generic compiled kernels are unavailable, using numpy ({error!r})",
-                          RuntimeWarning, stacklevel=2)
-            return False
-        try:
-            for record in RECORDS:
-                record.write()
-        except OSError as error:   # (loaded all the same; the next process compiles in a separate one first)
-            warnings.warn(f"robokin_ros.accel: cannot record the generic kernels as compiled ({error!r})",
-                          RuntimeWarning, stacklevel=2)
-        self._started, self._loaded = True, functions
-        return True
+def _collect(modules: list) -> dict:
+    """The loaded modules' functions by name, none of which may compile here again (another
+    argument type is refused: TypeError)."""
+    functions = {}
+    for module, (_, _, names, _) in zip(modules, MODULES):
+        functions.update({name: getattr(module, name) for name in names})
+    for function in functions.values():
+        function.disable_compile()
+    return functions
 
 
-#: The records of this tier's compile (:mod:`robokin_ros.kernels.compile_record`), one per module,
-#: written once loaded.
-RECORDS = tuple(compile_record.CompileRecord(path) for _, path, _, _ in MODULES)
+def _installed() -> InstalledKernels:
+    return InstalledKernels([InstalledModule(name, path, [("warm_up", ())], label) for name, path, _, label in MODULES],
+                            _collect, enabled, "the generic compiled kernels are (numpy serves)")
+
+
+def generic_kernels() -> InstalledKernels:
+    """This process's generic kernels (one per process: :func:`robokin_ros.runtime.process_state`):
+    ``functions()`` gives them by name once loaded."""
+    return process_state("generic kernels", _installed)
 
 
 def compiled() -> bool:
-    """Whether numba's cache holds the generic kernels compiled from these very files, interpreter,
-    numba and machine (our own records of it, written after they loaded)."""
-    return all(record.holds() for record in RECORDS)
-
-
-def generic_kernels() -> GenericKernels:
-    """This process's generic kernels (one per process: :func:`robokin_ros.runtime.process_state`)."""
-    return process_state("generic kernels", GenericKernels)
+    """Whether numba's cache holds the generic kernels compiled from these very files."""
+    return generic_kernels().compiled()

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from robokin_ros import JointType, RobotModel, frame_transform
-from robokin_ros.ik import IKOptions, generic_loop, prepare_ik, solve_ik
+from robokin_ros.ik import IKOptions, generic_loop, generic_loop_loading, prepare_ik, solve_ik
 from robokin_ros.ik.budget import Budget
 from robokin_ros.ik.call import ik_call
 from robokin_ros.ik.chain_arrays import chain_data
@@ -38,9 +38,9 @@ pytestmark = pytest.mark.skipif(not accel.available(), reason="numba is not inst
 @pytest.fixture
 def generic(monkeypatch):
     """The generic loop on (test/conftest.py turns it off for the rest of the suite), loaded."""
-    monkeypatch.setenv(generic_loop.ENVIRONMENT, "1")
-    assert generic_loop.KERNELS.load()   # (make venv compiles it; else now, in a separate process)
-    return generic_loop.KERNELS.functions()
+    monkeypatch.setenv(generic_loop_loading.ENVIRONMENT, "1")
+    assert generic_loop_loading.KERNELS.load()   # (make venv compiles it; else now, in a separate process)
+    return generic_loop_loading.KERNELS.functions()
 
 
 def built_chain() -> RobotModel:
@@ -165,7 +165,7 @@ def test_a_robot_new_to_the_machine_solves_on_the_generic_loop_from_its_first_re
         counted["run_many"] += 1
         return many(*args)
 
-    monkeypatch.setattr(generic_loop.KERNELS, "_loaded", (run_counted, many_counted, *rows))
+    monkeypatch.setattr(generic_loop_loading.KERNELS, "_loaded", (run_counted, many_counted, *rows))
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "ur5e.urdf"))
     s = ik_call(model, ("tool0",), IKOptions(max_iterations=300)).solver
     assert s.chain is not None and not s.loop.in_cache()
@@ -201,8 +201,8 @@ def test_a_robot_whose_loop_is_compiled_never_uses_the_generic_loop(generic):
 
 
 def test_the_generic_loop_can_be_turned_off(generic, monkeypatch):
-    monkeypatch.setenv(generic_loop.ENVIRONMENT, "off")
-    assert generic_loop.KERNELS.functions() is None and not generic_loop.enabled()
+    monkeypatch.setenv(generic_loop_loading.ENVIRONMENT, "off")
+    assert generic_loop_loading.KERNELS.functions() is None and not generic_loop_loading.enabled()
     monkeypatch.setattr(CompiledLoop, "in_cache", lambda self: False)
     model = RobotModel.from_urdf_file(os.path.join(ROBOTS, "so101_arm.urdf"))
     assert ik_call(model, ("tool",), IKOptions(max_iterations=77)).solver.chain is None
@@ -215,8 +215,8 @@ def test_once_loaded_the_loop_is_recorded_as_compiled_and_a_new_process_loads_it
     import subprocess
     import sys
 
-    assert generic_loop.compiled() and generic_loop.RECORD.holds()
-    program = ("import threading, robokin_ros.ik.generic_loop as g; assert g.compiled(); "
+    assert generic_loop_loading.compiled() and generic_loop_loading.RECORD.holds()
+    program = ("import threading, robokin_ros.ik.generic_loop_loading as g; assert g.compiled(); "
                "assert g.KERNELS.functions() is not None; assert threading.active_count() == 1")
     root = os.path.dirname(os.path.dirname(os.path.dirname(generic_loop.__file__)))
     env = dict(os.environ, ROBOKIN_GENERIC_IK="1", PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
