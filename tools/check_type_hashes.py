@@ -1,7 +1,7 @@
 """Check the RIHS01 type hashes of the locally built interface packages.
 
 The interface packages in tools/ros_interfaces are field-identical subsets of the upstream
-tf2_msgs, object_recognition_msgs and moveit_msgs. Equal RIHS01 hashes mean equal wire types,
+tf2_msgs, object_recognition_msgs, moveit_msgs and control_msgs. Equal RIHS01 hashes mean equal wire types,
 so a node built here talks to a real ROS 2 Jazzy install. The tf2_msgs values equal the
 published Jazzy golden hashes; the others pin the definitions so a rebuild cannot drift.
 
@@ -14,6 +14,8 @@ import pathlib
 import sys
 
 EXPECTED_TYPE_HASHES = {
+    'control_msgs/msg/JointJog':
+        'RIHS01_ba249455a20f70168a1acb7bf43b776b72ff1f7eb5fc4cfea443f749e963c6e7',
     'moveit_msgs/msg/AttachedCollisionObject':
         'RIHS01_7fdfe7951a33a857f20fc42c9ed410a38d06dd0c209ac774ecea746dc487dc41',
     'moveit_msgs/msg/BoundingVolume':
@@ -40,8 +42,14 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_200709be614f71f4d11d0bdd672785db28d27f7a10b516d9b961706a0c7f6d7d',
     'moveit_msgs/msg/RobotState':
         'RIHS01_7c516dc15713e545cb2836c5ca745fbdcfcc10de4855a41c83e6b4bf1afc3f83',
+    'moveit_msgs/msg/RobotTrajectory':
+        'RIHS01_af1dc87fb94d13e5f233e9c210d2662fa06143a8b3c6aec47c57ad45074fcce8',
+    'moveit_msgs/msg/ServoStatus':
+        'RIHS01_882a75f7648d6f8a9bf528e4787f51c58f2d5d88b702e450443d99f270e6936b',
     'moveit_msgs/msg/VisibilityConstraint':
         'RIHS01_2b479935307de421623221520ee5d9ffab494af7f4b1945114fc7e4831856c75',
+    'moveit_msgs/srv/GetCartesianPath':
+        'RIHS01_b19f501df5d378141d918199894c3ad24533e76021a880b15dc5d62fec8d7b1a',
     'moveit_msgs/srv/GetMultiStateValidity':
         'RIHS01_750136a86f8cdaa78bea7522b5f3de5643ea9fcab9144f3de7c8177ebc91551f',
     'moveit_msgs/srv/GetPositionFK':
@@ -50,6 +58,8 @@ EXPECTED_TYPE_HASHES = {
         'RIHS01_054ed6f6f71a09b01b5246c5d80beb4dacc6f444f58df039849c76292933e9e3',
     'moveit_msgs/srv/GetStateValidity':
         'RIHS01_e9fcd24ae0fd8c2f16d4afe397efaf03427d1f899fe91ecf6cb7f7f1c6ca8720',
+    'moveit_msgs/srv/ServoCommandType':
+        'RIHS01_2065f4daf271249330596d344ecd48f5c2d2a52e3b21b1fc56d99c52b8eeae22',
     'object_recognition_msgs/msg/ObjectType':
         'RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134',
     'robokin_interfaces/srv/GetPositionIKSolutions':
