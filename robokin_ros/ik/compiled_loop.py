@@ -180,7 +180,7 @@ class CompiledLoop(LazyAccelerated):
 
     def in_cache(self) -> bool:
         """Whether this machine's kernel cache holds the loop (loading it compiles nothing)."""
-        return accel.in_cache(loop_source(self._solver()), ["run", "run_many", "start_rows", "finish_rows"])
+        return accel.in_cache(loop_source(self._solver()))
 
     def _installed(self, run) -> None:
         #: The module's batch functions (loaded with ``run``, from the same module).

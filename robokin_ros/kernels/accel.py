@@ -38,6 +38,7 @@ import weakref
 from ..errors import KernelCheckError
 from ..runtime import COMPILE_AFTER, current_runtime, process_state
 from . import compile_process, disk_cache
+from .compile_record import CompileRecord
 
 #: Configurations after which a kernel not loaded yet starts compiling: the default of the
 #: runtime's ``compile_after`` (:data:`robokin_ros.runtime.COMPILE_AFTER`).
@@ -196,12 +197,13 @@ def load(source: str, input_sizes, size: int, reference=None, robot: str = ""):
     return load_function(source, "kernel", calls, check, robot)
 
 
-def in_cache(source: str, functions) -> bool:
-    """Whether numba's disk cache holds ``functions`` (names) of the generated module ``source``
-    (:func:`load_function` would load them without compiling)."""
+def in_cache(source: str) -> bool:
+    """Whether the generated module ``source`` has been compiled into numba's disk cache and
+    loaded from it (:func:`load_function` would load it without compiling): its
+    :class:`~robokin_ros.kernels.compile_record.CompileRecord` holds."""
     name = disk_cache.MODULE_PREFIX + hashlib.sha256(source.encode()).hexdigest()[:24]
     path = os.path.join(disk_cache.cache_dir(), name + ".py")
-    return os.path.isfile(path) and compile_process.has_compiled(path, name, functions)
+    return os.path.isfile(path) and CompileRecord(path).holds()
 
 
 def _gate(name: str) -> threading.Lock:
@@ -257,7 +259,6 @@ def load_function(source: str, entry: str, calls, check=None, robot: str = ""):
 def _build(folder: str, name: str, source: str, entry: str, calls, *, check, robot: str):
     """:func:`load_function` past its lookups: compile (in a separate process) unless cached,
     load, check; on a failure purge and do it once more."""
-    functions = sorted({function for function, _ in calls} | {entry})
     state = loaded()
     with state.lock:
         if name not in state.modules and len(state.modules) >= module_cap():
@@ -265,7 +266,8 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
                                    "limit (ROBOKIN_MAX_KERNELS; numba never frees them): not loading another")
     for attempt in range(2):
         path = disk_cache.store_module(folder, name, source)
-        if not compile_process.has_compiled(path, name, functions):   # a failed compile is not retried
+        record = CompileRecord(path)   # our record that numba's cache holds the module (not numba's files)
+        if not record.holds():   # a failed compile is not retried
             compile_process.compile_module(path, name, source, calls, robot or "a robot")
         try:
             with state.lock:   # loading runs LLVM's linker in this process: one at a time
@@ -287,6 +289,10 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
             raise KernelCheckError(f"the compiled function {name} disagrees with its reference after a rebuild")
         warnings.warn(f"robokin_ros.accel: compiled function {name} disagreed with its reference; rebuilt",
                       RuntimeWarning, stacklevel=3)
+    try:
+        record.write()   # loaded from numba's cache: the next first call loads it without a compile process
+    except OSError:   # (an unwritable record: the next first call starts the process again, which loads fast)
+        pass
     with state.lock:
         if len(state.functions) < MAX_LOADED:
             state.functions[name] = function

@@ -12,14 +12,12 @@ The compiling process runs at the lowest priority, ``nice`` +:data:`NICENESS`, f
 ~0.5 s of CPU): where cores are few, the threads of the caller that answer requests meanwhile
 keep the CPU (a compile the caller waits for, e.g. ``prepare``, is not slower on an idle core).
 
-:func:`has_compiled` says whether numba's cache already holds a module's functions (then
-nothing is compiled: the caller loads them at once).
+Whether a module needs this process at all is the caller's record
+(:class:`~robokin_ros.kernels.compile_record.CompileRecord`), not numba's files.
 """
 
 from __future__ import annotations
 
-import glob
-import hashlib
 import os
 import pickle
 import shutil
@@ -71,24 +69,6 @@ exec(compile(source, path, "exec"), module.__dict__)
 for function, args in calls:
     getattr(module, function)(*args)
 """
-
-
-def _numba_cache_folder(path: str) -> str:
-    """Where numba keeps the compiled code of the module at ``path`` (its ``_CacheLocator`` s):
-    ``__pycache__`` beside it, or under ``NUMBA_CACHE_DIR`` when that is set."""
-    folder = os.path.dirname(os.path.abspath(path))
-    user = os.environ.get("NUMBA_CACHE_DIR")
-    if not user:
-        return os.path.join(folder, "__pycache__")
-    sub = os.path.split(folder)[-1] + "_" + hashlib.sha1(folder.encode()).hexdigest()  # noqa: S324 - numba's name
-    return os.path.join(user, sub)
-
-
-def has_compiled(path: str, name: str, functions) -> bool:
-    """True when numba's disk cache holds an index of each of ``functions`` (names) of the
-    module ``name`` at ``path``."""
-    cache = glob.escape(_numba_cache_folder(path))
-    return all(glob.glob(os.path.join(cache, f"{glob.escape(name)}.{f}-*.nbi")) for f in functions)
 
 
 def worker_command(program: str) -> list[str]:

@@ -7,7 +7,10 @@
 - no private member of numba, llvmlite, viser or websockets: no attribute chain from one of them
   (``numba.core._x``), no ``from numba... import _x`` or ``import viser._viser``, and none of the
   private members the package once reached into (``._cache``, ``._load_index``,
-  ``._websock_server``...) on anything but ``self`` / ``cls``.
+  ``._websock_server``...) on anything but ``self`` / ``cls``;
+- no reading of numba's cache files (their names and format are numba's private matter: the
+  package keeps its own :class:`~robokin_ros.kernels.compile_record.CompileRecord`): no ``.nbi``
+  or ``.nbc`` in its source.
 """
 
 from __future__ import annotations
@@ -94,6 +97,13 @@ def test_no_process_wide_switch_heap_scan_or_source_text(call):
             for path in SOURCES for source in [path.read_text(encoding="utf-8")]
             for m in pattern.finditer(source)]
     assert not hits, f"{call} in the package: {', '.join(hits)}"
+
+
+def test_no_reading_of_numbas_cache_files():
+    pattern = re.compile(r"\.nb[ic]\b")
+    hits = [f"{path.relative_to(ROOT)}:{source[:m.start()].count(chr(10)) + 1}" for path in SOURCES
+            for source in [path.read_text(encoding="utf-8")] for m in pattern.finditer(source)]
+    assert not hits, "numba's cache files named in the package: " + ", ".join(hits)
 
 
 def test_no_private_member_of_numba_llvmlite_viser_or_websockets():

@@ -92,13 +92,23 @@ def test_the_callers_thread_keeps_the_gil_while_a_kernel_compiles(accelerated, c
     assert compiles_here == []
 
 
-def test_has_compiled_reads_numbas_index(accelerated, tmp_path):
-    source = heavy_source(3)
+def test_a_loaded_module_is_recorded_by_our_record_not_by_numbas_files(accelerated, monkeypatch):
+    """Whether a module needs the compile process is our CompileRecord's answer (numba's cache
+    files are its private format): written once the module is loaded, it skips the process on
+    the next load; a module whose file changed reads as not compiled."""
+    from robokin_ros.kernels.compile_record import CompileRecord
+
+    source = heavy_source(4)
     f = accel.load_function(source, "f", [("f", (1.0,))])
     path = f.py_func.__code__.co_filename
-    name = f.py_func.__module__
-    assert compile_process.has_compiled(path, name, ["f"])
-    assert not compile_process.has_compiled(path, name, ["g"])
+    assert accel.in_cache(source) and CompileRecord(path).holds()
+    started = []
+    monkeypatch.setattr(compile_process, "compile_module", lambda *args: started.append(args))
+    accel.loaded().functions.clear()   # (as a new process: loads from numba's cache again)
+    assert accel.load_function(source, "f", [("f", (1.0,))])(2.0) == f(2.0)
+    assert started == []   # the record held: no compile process
+    os.utime(path, ns=(1, 1))   # the module's file changed under the record
+    assert not CompileRecord(path).holds() and not accel.in_cache(source)
 
 
 def test_a_compile_runs_at_the_lowest_priority_from_its_start(accelerated, monkeypatch):
