@@ -47,11 +47,11 @@ class GroupLimits:
         index = [model.joint_index(n) for n in names]
         lower = np.array(model.joint_lower, dtype=float)[index]
         upper = np.array(model.joint_upper, dtype=float)[index]
-        margins = np.broadcast_to(np.array(parameters.joint_limit_margins, dtype=float), (len(names),)) \
-            if len(parameters.joint_limit_margins) in (1, len(names)) else np.full(len(names), parameters.joint_limit_margins[0])
-        middle = np.where(np.isfinite(lower + upper), 0.5 * (lower + upper), 0.0)
-        lo = np.minimum(lower + margins, middle)
-        hi = np.maximum(upper - margins, middle)
+        margins = np.broadcast_to(np.array(parameters.joint_limit_margins, dtype=float), (len(names),))
+        bounded = np.isfinite(lower) & np.isfinite(upper)
+        middle = np.where(bounded, 0.5 * np.where(bounded, lower + upper, 0.0), 0.0)
+        lo = np.where(bounded, np.minimum(lower + margins, middle), lower + margins)
+        hi = np.where(bounded, np.maximum(upper - margins, middle), upper - margins)
         velocity = np.array(model.joint_velocity, dtype=float)[index]
         velocity = np.where(np.isfinite(velocity) & (velocity > 0), velocity, parameters.default_velocity_limit)
         acceleration = np.array(model.joint_acceleration, dtype=float)[index]
