@@ -108,6 +108,10 @@ class Servo:
         self._velocity = np.zeros(len(self.joint_names)) if velocity is None else np.array(velocity, dtype=float)
         self._command, self._age = None, np.inf
 
+    def stop(self) -> None:
+        """Forget the command in force: the next cycles brake to rest at the acceleration limits."""
+        self._command = None
+
     def step(self, q, command=None, dt: float | None = None) -> ServoStep:
         """One cycle from configuration ``q``.
 
