@@ -223,3 +223,64 @@ def test_bad_parameters_or_description_refuse_to_start(node_context):
 def test_the_model_is_the_description(make_servo):
     node = make_servo()
     assert node.model.equals(RobotModel.from_urdf(PANDA)) and pathlib.Path(ROBOTS).is_dir()
+
+
+# ---------------------------------------------------------------------------- as a process (slow)
+def readme_twist_line():
+    """``(topic, type, YAML)`` of the README's ``ros2 topic pub`` twist line."""
+    import re
+    text = (pathlib.Path(__file__).resolve().parents[2] / 'README.md').read_text()
+    match = re.search(r'ros2 topic pub (?:-r \d+ )?(\S+) (\S+) "([^"]*)"', text)
+    assert match, 'the README shows no ros2 topic pub line'
+    return match.groups()
+
+
+@pytest.mark.parametrize('entry', [['-m', 'robokin_ros.node.servo_node'], ['robokin_entry.py', 'servo_node']],
+                         ids=['module', 'entry'])
+def test_the_process_follows_the_readme_twist_line_pauses_and_switches(ros, start_process, entry):
+    """The README's ``ros2 topic pub`` twist, as ``ros2 topic pub`` fills it (set_message_fields),
+    moves the tip along +x; pause and switch_command_type answer over DDS."""
+    import os
+
+    import yaml
+    from test_readme_commands import set_message_fields
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(root)] + [p for p in [env.get('PYTHONPATH')] if p])
+    proc = start_process([*entry, '--ros-args', '-p', 'robot_description:=' + PANDA], env=env, cwd=str(root))
+    topic, type_name, values = readme_twist_line()
+    assert topic == '/servo_node/delta_twist_cmds' and type_name == 'geometry_msgs/msg/TwistStamped'
+    command = TwistStamped()
+    set_message_fields(command, yaml.safe_load(values))
+    states = ros.node.create_publisher(JointState, '/joint_states', 10)
+    twists = ros.node.create_publisher(TwistStamped, topic, 10)
+    model = RobotModel.from_urdf(PANDA)
+    state = joint_state(model.joint_names, [READY.get(n, 0.0) for n in model.joint_names])
+    ros.node.create_timer(0.02, lambda: (states.publish(state), twists.publish(command)))
+    out = ros.wait_for_message(JointTrajectory, '/servo_node/joint_trajectory',
+                               lambda m: any(abs(v) > 1e-3 for v in m.points[0].velocities), watch=[proc])
+    q = model.q_from_dict(dict(zip(out.joint_names, out.points[0].positions)), base=model.q_from_dict(READY))
+    from robokin_ros import frame_transform
+    moved = frame_transform(model, q, 'panda_link0', 'panda_hand_tcp')[:3, 3] \
+        - frame_transform(model, model.q_from_dict(READY), 'panda_link0', 'panda_hand_tcp')[:3, 3]
+    assert moved[0] > 0 and abs(moved[0]) > 5 * max(abs(moved[1]), abs(moved[2]))
+    pause = ros.wait_for_service(SetBool, '/servo_node/pause_servo', watch=[proc])
+    assert ros.call(pause, SetBool.Request(data=True), watch=[proc]).success
+    from moveit_msgs.msg import ServoStatus as StatusMsg
+    ros.wait_for_message(StatusMsg, '/servo_node/status', lambda m: m.message == 'paused', watch=[proc])
+    switch = ros.wait_for_service(ServoCommandType, '/servo_node/switch_command_type', watch=[proc])
+    assert ros.call(switch, ServoCommandType.Request(command_type=2), watch=[proc]).success
+    assert not ros.call(switch, ServoCommandType.Request(command_type=9), watch=[proc]).success
+    proc.stop()
+
+
+def test_the_readme_servo_launch_line_uses_only_known_arguments():
+    """The README's ``ros2 launch robokin_ros servo.launch.py`` lines pass the launch's argument check."""
+    from robokin_ros.node.launch_arguments import unknown_arguments
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / 'README.md').read_text()
+    lines = [line.split('#')[0] for line in text.splitlines() if 'ros2 launch robokin_ros servo.launch.py' in line]
+    assert lines
+    for line in lines:
+        assert unknown_arguments(line.split('servo.launch.py', 1)[1].split()) == [], line
