@@ -249,7 +249,7 @@ def main(args=None):
             rclpy.logging.get_logger('servo_node').error(str(error))
             code = 1
             return code
-        executor = _executor()
+        executor = make_executor()
         executor.add_node(node)
         while rclpy.ok() and not stopping:
             executor.spin_once(timeout_sec=0.1)
@@ -264,13 +264,14 @@ def main(args=None):
     return code
 
 
-def _executor():
-    """rclpy's EventsExecutor where this rclpy has it (timers on time at 1 kHz), else the single-threaded one."""
+def make_executor(context=None):
+    """rclpy's EventsExecutor where this rclpy has it (timers on time at 1 kHz), else the
+    single-threaded one; on ``context`` (None: the default one)."""
     try:
         from rclpy.experimental import EventsExecutor
     except ImportError:
-        return SingleThreadedExecutor()
-    return EventsExecutor()
+        return SingleThreadedExecutor(context=context)
+    return EventsExecutor(context=context)
 
 
 if __name__ == '__main__':

@@ -34,12 +34,14 @@ class DampedSolution:
         damping: ``λ`` used (0 above the lower singularity threshold).
         unachievable: the fraction of the twist's norm outside the Jacobian's range (0 on a
             non-singular arm of 6 or more joints).
+        singular_values: of the scaled Jacobian, largest first.
     """
 
     velocity: np.ndarray
     condition: float
     damping: float
     unachievable: float
+    singular_values: np.ndarray
 
 
 def condition_number(singular_values: np.ndarray) -> float:
@@ -58,7 +60,7 @@ def damped_solve(jacobian: np.ndarray, twist: np.ndarray, parameters: ServoParam
     """
     u, s, vt = np.linalg.svd(jacobian, full_matrices=False)
     if s[0] <= 0.0:
-        return DampedSolution(np.zeros(jacobian.shape[1]), float("inf"), 0.0, 1.0 if twist.any() else 0.0)
+        return DampedSolution(np.zeros(jacobian.shape[1]), float("inf"), 0.0, 1.0 if twist.any() else 0.0, s)
     threshold = s[0] / parameters.lower_singularity_threshold
     ratio = s[-1] / threshold
     lam2 = (parameters.singularity_damping * s[0]) ** 2 * (1.0 - ratio * ratio) if ratio < 1.0 else 0.0
@@ -66,7 +68,7 @@ def damped_solve(jacobian: np.ndarray, twist: np.ndarray, parameters: ServoParam
     velocity = vt.T @ (coefficients * s / (s * s + lam2))
     norm = float(np.sqrt(twist @ twist))
     outside = float(np.sqrt(max(norm * norm - coefficients @ coefficients, 0.0))) / norm if norm > 0.0 else 0.0
-    return DampedSolution(velocity, condition_number(s), float(np.sqrt(lam2)), outside)
+    return DampedSolution(velocity, condition_number(s), float(np.sqrt(lam2)), outside, s)
 
 
 def singularity_scale(condition: float, approaching: bool, parameters: ServoParameters) -> tuple[float, list]:

@@ -63,11 +63,11 @@ class GroupLimits:
         """The most negative and most positive velocity of each joint from which it can still stop
         inside the range (``v dt + v² / 2a <= distance``), ``(n,)`` each."""
         a_dt = self.acceleration * dt
-        up = np.maximum(self.upper - q, 0.0)
-        down = np.maximum(q - self.lower, 0.0)
-        with np.errstate(invalid="ignore"):
-            top = np.where(np.isfinite(up), -a_dt + np.sqrt(a_dt * a_dt + 2.0 * self.acceleration * up), np.inf)
-            bottom = np.where(np.isfinite(down), a_dt - np.sqrt(a_dt * a_dt + 2.0 * self.acceleration * down), -np.inf)
+        base = a_dt * a_dt
+        twice = 2.0 * self.acceleration
+        # (an infinite distance gives an infinite bound: no where() needed)
+        top = np.sqrt(base + twice * np.maximum(self.upper - q, 0.0)) - a_dt
+        bottom = a_dt - np.sqrt(base + twice * np.maximum(q - self.lower, 0.0))
         return bottom, top
 
     def apply(self, wanted: np.ndarray, previous: np.ndarray, q: np.ndarray, dt: float) -> tuple[np.ndarray, list]:
@@ -81,16 +81,16 @@ class GroupLimits:
             dt: the cycle [s].
         """
         reports = []
-        speed = np.max(np.abs(wanted) / self.velocity) if wanted.size else 0.0
+        speed = (np.abs(wanted) / self.velocity).max()
         v = wanted / speed if speed > 1.0 else wanted.copy()
         bottom, top = self.braking_bounds(q, dt)
-        bounded = np.clip(v, bottom, top)
+        bounded = np.minimum(np.maximum(v, bottom), top)
         cut = np.abs(bounded - v) > 1e-9 * (1.0 + np.abs(v))
         if cut.any():
             names = ", ".join(n for n, c in zip(self.names, cut) if c)
             reports.append((StatusCode.JOINT_BOUND, f"close to a position limit: {names}"))
         step = bounded - previous
         allowed = self.acceleration * dt
-        over = np.max(np.abs(step) / allowed) if step.size else 0.0
+        over = (np.abs(step) / allowed).max()
         v = previous + step / over if over > 1.0 else bounded
-        return np.clip(v, bottom, top), reports
+        return np.minimum(np.maximum(v, bottom), top), reports

@@ -196,10 +196,10 @@ class Servo:
             wanted *= self.parameters.scale_joint
         return wanted
 
-    def _frame_rotation(self, frame, poses) -> np.ndarray:
-        """``R_base_frame`` of a command's frame (None: the base)."""
+    def _frame_rotation(self, frame, poses) -> np.ndarray | None:
+        """``R_base_frame`` of a command's frame (None for the base itself)."""
         if frame is None or frame == "" or frame == self.base:
-            return np.eye(3)
+            return None
         try:
             index = self.model.link_index(frame)
         except UnknownLinkError as error:
@@ -212,7 +212,7 @@ class Servo:
         if self.parameters.command_in_type == "unitless":
             linear, angular = linear * self.parameters.scale_linear, angular * self.parameters.scale_rotational
         R = self._frame_rotation(command.frame, poses)
-        return np.concatenate([R @ linear, R @ angular])
+        return np.concatenate([linear, angular] if R is None else [R @ linear, R @ angular])
 
     def _pose_twist(self, command: PoseCommand, poses) -> np.ndarray:
         """The twist closing the pose error: ``pose_gain`` times the error, capped at
@@ -255,20 +255,19 @@ class Servo:
                             "of this twist: following its achievable projection"))
         scale = 1.0
         if solution.condition > self.parameters.lower_singularity_threshold:
-            scale, notes = singularity_scale(solution.condition, self._approaching(q, J, solution.velocity),
-                                             self.parameters)
+            approaching = self._approaching(q, solution.singular_values, solution.velocity)
+            scale, notes = singularity_scale(solution.condition, approaching, self.parameters)
             reports += notes
         return solution.velocity * scale, reports, scale, solution.condition
 
-    def _approaching(self, q, J, velocity) -> bool:
+    def _approaching(self, q, s_now: np.ndarray, velocity) -> bool:
         """Whether moving along ``velocity`` lowers the inverse condition number (MoveIt's test,
         made on the step itself: a Jacobian a small step ahead)."""
-        peak = np.max(np.abs(velocity))
+        peak = np.abs(velocity).max()
         if peak == 0.0:
             return False
         ahead = q.copy()
         ahead[self._q_index] += velocity * (1e-3 / peak)
-        s_now = np.linalg.svd(J, compute_uv=False)
         self._kin.fk(ahead, self._poses)
         s_ahead = np.linalg.svd(self._group_jacobian(ahead), compute_uv=False)
         return s_ahead[-1] * s_now[0] < s_now[-1] * s_ahead[0]
