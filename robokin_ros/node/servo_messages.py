@@ -47,7 +47,8 @@ def joint_jog_command(msg: JointJog) -> JointJogCommand:
     if len(msg.joint_names) > MAX_JOG_JOINTS:
         raise InvalidMessageError(f'JointJog names {len(msg.joint_names)} joints (at most {MAX_JOG_JOINTS})')
     if len(msg.velocities) != len(msg.joint_names):
-        raise InvalidMessageError(f'JointJog has {len(msg.joint_names)} joint_names and {len(msg.velocities)} velocities')
+        raise InvalidMessageError(f'JointJog has {len(msg.joint_names)} joint_names and '
+                                  f'{len(msg.velocities)} velocities')
     return JointJogCommand(names=tuple(msg.joint_names), velocities=tuple(np.asarray(msg.velocities, dtype=float)))
 
 

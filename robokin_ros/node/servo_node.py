@@ -32,7 +32,14 @@ from ..model.groups import default_group_name, derive_groups
 from ..servo import CommandType, Servo, ServoParameters, ServoStatus, StatusCode
 from .conversions import InvalidMessageError, JointStateMap
 from .descriptions import Rejected, load_parameter
-from .servo_messages import command_message, joint_jog_command, message_type, pose_command, status_message, twist_command
+from .servo_messages import (
+    command_message,
+    joint_jog_command,
+    message_type,
+    pose_command,
+    status_message,
+    twist_command,
+)
 
 #: Prefix of the servo parameters (MoveIt Servo's ``moveit_servo.`` namespace).
 PREFIX = 'moveit_servo.'

@@ -92,6 +92,7 @@ def singularity_scale(condition: float, approaching: bool, parameters: ServoPara
         scale = max(scale, LEAVING_FLOOR)
     if approaching and scale <= 0.0:
         return 0.0, [(StatusCode.HALT_FOR_SINGULARITY, f"at a singularity (condition number {condition:.3g})")]
-    code = StatusCode.DECELERATE_FOR_APPROACHING_SINGULARITY if approaching else StatusCode.DECELERATE_FOR_LEAVING_SINGULARITY
+    code = (StatusCode.DECELERATE_FOR_APPROACHING_SINGULARITY if approaching
+            else StatusCode.DECELERATE_FOR_LEAVING_SINGULARITY)
     words = "approaching" if approaching else "leaving"
     return scale, [(code, f"{words} a singularity (condition number {condition:.3g}): slowed to {scale:.0%}")]

@@ -58,8 +58,9 @@ class Servo:
             to slow down near self-collision; None: ``parameters.check_collisions`` decides.
 
     Raises:
-        UnknownLinkError: an unknown tip or base. ArgumentError: bad parameters, a group without
-        joints or with a joint that is not revolute, continuous or prismatic.
+        UnknownLinkError: an unknown tip or base.
+        ArgumentError: bad parameters; a group without joints, or with a joint that is neither
+            revolute nor continuous nor prismatic.
 
     Attributes:
         joint_names: the group's joints (the order of its velocities).
@@ -126,10 +127,12 @@ class Servo:
         Returns:
             :class:`ServoStep` ``(q_next, velocity, status)``: ``q + velocity dt``.
 
+        A bad command never raises: that cycle's status is INVALID and it moves only to stop.
+
         Raises:
-            ShapeError, NonFiniteError: a ``q`` of the wrong length or with NaN/inf.
+            ShapeError: a ``q`` of the wrong length.
+            NonFiniteError: a ``q`` with NaN or inf.
             ArgumentError: ``dt`` not a finite number > 0.
-            (A bad command never raises: that cycle's status is INVALID and it moves only to stop.)
         """
         dt = self.parameters.publish_period if dt is None else dt
         if not (isinstance(dt, (int, float)) and np.isfinite(dt) and dt > 0):

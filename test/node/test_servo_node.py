@@ -275,12 +275,21 @@ def test_the_process_follows_the_readme_twist_line_pauses_and_switches(ros, star
     proc.stop()
 
 
-def test_the_readme_servo_launch_line_uses_only_known_arguments():
-    """The README's ``ros2 launch robokin_ros servo.launch.py`` lines pass the launch's argument check."""
+@pytest.mark.parametrize('page', ['README.md', 'docs/servo.md'])
+def test_the_servo_launch_and_twist_lines_of_the_pages(page):
+    """The ``ros2 launch robokin_ros servo.launch.py`` lines of README.md and docs/servo.md pass
+    the launch's argument check; their ``ros2 topic pub`` twist line is the README's (which the
+    process test runs); docs/servo.md's ``switch_command_type`` call names TWIST."""
+    import re
+
     from robokin_ros.node.launch_arguments import unknown_arguments
 
-    text = (pathlib.Path(__file__).resolve().parents[2] / 'README.md').read_text()
+    text = (pathlib.Path(__file__).resolve().parents[2] / page).read_text()
     lines = [line.split('#')[0] for line in text.splitlines() if 'ros2 launch robokin_ros servo.launch.py' in line]
     assert lines
     for line in lines:
         assert unknown_arguments(line.split('servo.launch.py', 1)[1].split()) == [], line
+    assert re.search(r'ros2 topic pub (?:-r \d+ )?(\S+) (\S+) "([^"]*)"', text).groups() == readme_twist_line()
+    call = re.search(r'ros2 service call (\S+) moveit_msgs/srv/ServoCommandType "\{command_type: (\d)\}"', text)
+    if call:
+        assert call.groups() == ('/servo_node/switch_command_type', str(int(ServoCommandType.Request.TWIST)))
