@@ -63,7 +63,9 @@ class PoseCommand:
 
     Attributes:
         pose: ``(4, 4)`` ``T_frame_tip`` wanted.
-        frame: the link the pose is given in; None: the planning frame (the group's base).
+        frame: the link the pose is given in; None: the planning frame (the group's base). The
+            pose is put in the planning frame when the command is first used (a pose in the tip's
+            frame is a move relative to where the tip was then).
     """
 
     pose: np.ndarray = field(default_factory=lambda: np.eye(4))

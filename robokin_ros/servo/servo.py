@@ -97,6 +97,7 @@ class Servo:
             collision = True
         self._collision = None if collision is None else CollisionSlowdown(model, collision, parameters)
         self.paused = False
+        self._pose_checked = (None, None)
         self.reset()
 
     @property
@@ -220,17 +221,29 @@ class Servo:
     def _pose_twist(self, command: PoseCommand, poses) -> np.ndarray:
         """The twist closing the pose error: ``pose_gain`` times the error, capped at
         ``scale.linear`` m/s and ``scale.rotational`` rad/s (a straight, proportional approach)."""
-        try:
-            target = rigid_transform(command.pose, "pose")
-        except RobokinError as error:
-            raise InvalidCommand(str(error)) from None
-        if command.frame not in (None, "", self.base):
-            T_base_frame = np.linalg.solve(poses[self._base_i], poses[self._frame_index(command.frame)])
-            target = T_base_frame @ target
-        T = np.linalg.solve(poses[self._base_i], poses[self._tip_i])
+        base = poses[self._base_i]
+        R_base = base[:3, :3].T
+        if self._pose_checked[0] is not command:
+            # Checked, and put in the planning frame, once: the frame's pose when the command came
+            # (as MoveIt transforms a pose target on receipt), however long it is held.
+            try:
+                target = rigid_transform(command.pose, "pose")
+            except RobokinError as error:
+                raise InvalidCommand(str(error)) from None
+            if command.frame not in (None, "", self.base):
+                frame = poses[self._frame_index(command.frame)]
+                T_base_frame = np.eye(4)
+                T_base_frame[:3, :3] = R_base @ frame[:3, :3]
+                T_base_frame[:3, 3] = R_base @ (frame[:3, 3] - base[:3, 3])
+                target = T_base_frame @ target
+            self._pose_checked = (command, target)
+        target = self._pose_checked[1]
+        tip = poses[self._tip_i]
+        R_tip = R_base @ tip[:3, :3]
+        p_tip = R_base @ (tip[:3, 3] - base[:3, 3])
         gain = self.parameters.pose_gain
-        linear = _capped(gain * (target[:3, 3] - T[:3, 3]), self.parameters.scale_linear)
-        angular = _capped(gain * log_so3(target[:3, :3] @ T[:3, :3].T), self.parameters.scale_rotational)
+        linear = _capped(gain * (target[:3, 3] - p_tip), self.parameters.scale_linear)
+        angular = _capped(gain * log_so3(target[:3, :3] @ R_tip.T), self.parameters.scale_rotational)
         return np.concatenate([linear, angular])
 
     def _frame_index(self, frame: str) -> int:

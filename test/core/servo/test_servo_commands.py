@@ -104,3 +104,15 @@ def test_a_robot_without_servo_settings_gets_derived_defaults(panda):
     assert servo.tip == "panda_hand_tcp" and servo.base == panda.link_names[0]
     assert servo.joint_names == tuple(f"panda_joint{i}" for i in range(1, 8))
     assert np.allclose(servo.limits.acceleration, servo.parameters.default_acceleration_per_velocity * servo.limits.velocity)
+
+
+def test_a_pose_in_the_tip_frame_is_a_move_from_where_the_tip_was(panda):
+    servo = rk.Servo(panda, "panda_hand_tcp", parameters={"command_in_type": "speed_units"})
+    q = ready(panda)
+    start = rk.frame_transform(panda, q, "panda_link0", "panda_hand_tcp")
+    move = np.eye(4)
+    move[:3, 3] = [0.0, 0.0, 0.04]   # 4 cm along the tool's z
+    record, q_end = run(servo, q, [PoseCommand(pose=move, frame="panda_hand_tcp")] * 1000, DT)
+    end = rk.frame_transform(panda, q_end, "panda_link0", "panda_hand_tcp")
+    assert np.linalg.norm(end[:3, 3] - (start @ move)[:3, 3]) < 1e-3
+    assert np.linalg.norm(rk.spatial.log_so3(end[:3, :3] @ start[:3, :3].T)) < 0.01
