@@ -293,3 +293,25 @@ def test_the_servo_launch_and_twist_lines_of_the_pages(page):
     call = re.search(r'ros2 service call (\S+) moveit_msgs/srv/ServoCommandType "\{command_type: (\d)\}"', text)
     if call:
         assert call.groups() == ('/servo_node/switch_command_type', str(int(ServoCommandType.Request.TWIST)))
+
+
+def test_config_servo_yaml_lists_every_parameter_with_its_default():
+    import yaml
+
+    from robokin_ros.servo import ServoParameters
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    content = yaml.safe_load((root / 'config' / 'servo.yaml').read_text())['/**']['ros__parameters']
+
+    def flat(mapping, prefix=''):
+        for key, value in mapping.items():
+            if isinstance(value, dict):
+                yield from flat(value, f'{prefix}{key}.')
+            else:
+                yield f'{prefix}{key}', value
+
+    listed = dict(flat(content['moveit_servo']))
+    defaults = ServoParameters().as_dict()
+    assert set(listed) == set(defaults)
+    assert {k: tuple(v) if isinstance(v, list) else v for k, v in listed.items()} == defaults
+    assert ServoParameters.from_dict(listed) == ServoParameters()
