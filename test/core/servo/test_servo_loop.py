@@ -238,3 +238,23 @@ def test_random_commands_never_break_a_limit(file, tip):
         commands += [c] * 50
     record, q_end = run(servo, q, commands, DT)
     assert not any(limit_violations(servo, record, DT).values())
+
+
+def test_motion_towards_self_collision_slows_down():
+    pytest.importorskip("coal", reason="coal (self-collision) is not installed")
+    from robokin_ros import robots
+    model = bundled("panda.urdf")
+    cm = rk.CollisionModel.build(model, srdf=robots.path("panda.srdf").read_text())
+    servo = rk.Servo(model, "panda_hand_tcp", collision=cm, parameters={
+        **SPEED, "self_collision_proximity_threshold": 0.1, "collision_check_rate": 1.0 / DT})
+    q0 = model.q_from_dict({"panda_joint2": -0.785, "panda_joint4": -2.356, "panda_joint6": 1.571,
+                            "panda_joint7": 0.785})
+    jog = JointJogCommand(names=("panda_joint4",), velocities=(-1.0,))   # folds the elbow: the hand nears the arm
+    record, q_end = run(servo, q0, [jog] * 600, DT)
+    codes = record.codes()
+    assert StatusCode.DECELERATE_FOR_COLLISION in codes
+    slowed = [s.scale for s in record.status if s.code == StatusCode.DECELERATE_FOR_COLLISION]
+    assert min(slowed) < 0.9
+    distances = rk.self_collisions(cm, np.array(record.q), distance=False).in_collision
+    assert not distances.any()
+    assert not any(limit_violations(servo, record, DT).values())
