@@ -71,8 +71,9 @@ class GroupLimits:
         return bottom, top
 
     def apply(self, wanted: np.ndarray, previous: np.ndarray, q: np.ndarray, dt: float) -> tuple[np.ndarray, list]:
-        """The velocity to command this cycle and the reports ``[(code, message)]`` of the limits
-        that cut it (velocity scaling is reported by the caller from the returned ratio).
+        """The velocity to command this cycle and the reports ``[(code, message)]`` of the
+        position limits that cut it (``JOINT_BOUND``; scaling into the velocity and acceleration
+        limits is not reported).
 
         Args:
             wanted: the velocity the law asks for ``(n,)``.

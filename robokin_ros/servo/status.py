@@ -34,8 +34,8 @@ class ServoStatus:
     Attributes:
         code: the most important :class:`StatusCode` of the cycle (:data:`PRIORITY`).
         message: one line saying why (empty for ``NO_WARNING`` without a note).
-        scale: the factor the cycle's commanded velocity was slowed by (1: not slowed; singularity,
-            collision and velocity-limit slow-downs multiplied).
+        scale: the factor the cycle's wanted velocity was slowed by near a singularity or
+            self-collision (1: not slowed; the limits' own cuts are not in it).
         condition: the condition number of the group's scaled Jacobian (0 for joint jogs).
     """
 
