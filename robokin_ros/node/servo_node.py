@@ -22,12 +22,14 @@ from control_msgs.msg import JointJog
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from moveit_msgs.msg import ServoStatus as ServoStatusMsg
 from moveit_msgs.srv import ServoCommandType
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
+from ..errors import RobokinError
 from ..model.groups import default_group_name, derive_groups
 from ..servo import CommandType, Servo, ServoParameters, ServoStatus, StatusCode
 from .conversions import InvalidMessageError, JointStateMap
@@ -63,13 +65,17 @@ class ServoNode(Node):
                      'frame_prefix'):
             self.declare_parameter(name, '')
         self.declare_parameter('joint_state_timeout', 1.0)
+        loose = ParameterDescriptor(dynamic_typing=True)   # (an integer for a float: ServoParameters checks)
         for name, value in ServoParameters().as_dict().items():
-            self.declare_parameter(PREFIX + name, list(value) if isinstance(value, tuple) else value)
+            self.declare_parameter(PREFIX + name, list(value) if isinstance(value, tuple) else value, loose)
         self.parameters = self._read_parameters()
         self.prefix = self.get_parameter('frame_prefix').value
         self.joint_state_timeout = float(self.get_parameter('joint_state_timeout').value)
         model, tip, base = self._load_group()
-        self.servo = Servo(model, tip, base, parameters=self.parameters)
+        try:
+            self.servo = Servo(model, tip, base, parameters=self.parameters)
+        except RobokinError as error:
+            raise Rejected(f'cannot servo {model.name!r}: {error}') from None
         self.model = model
         self.command_type = CommandType.TWIST
         self._joint_map = JointStateMap(model)
@@ -99,7 +105,7 @@ class ServoNode(Node):
             values[name] = tuple(value) if isinstance(value, (list, tuple)) or hasattr(value, 'tolist') else value
         try:
             return ServoParameters.from_dict(values)
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             raise Rejected(f'servo parameter {PREFIX}{error}') from None
 
     def _load_group(self):

@@ -20,6 +20,7 @@ COMMAND_IN_TYPES = ("unitless", "speed_units")
 COMMAND_OUT_TYPES = ("trajectory_msgs/JointTrajectory", "std_msgs/Float64MultiArray")
 #: MoveIt's dotted parameter names -> field names.
 DOTTED = {"scale.linear": "scale_linear", "scale.rotational": "scale_rotational", "scale.joint": "scale_joint"}
+_MOVEIT_NAMES = {field: dotted for dotted, field in DOTTED.items()}
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def _number(value) -> bool:
 
 def _check_positive(name: str, value) -> None:
     if not (_number(value) and value > 0):
-        raise ArgumentError(name, f"must be a finite number > 0, got {value!r}")
+        raise ArgumentError(_MOVEIT_NAMES.get(name, name), f"must be a finite number > 0, got {value!r}")
 
 
 def _check_choice(name: str, value, choices: tuple[str, ...]) -> None:

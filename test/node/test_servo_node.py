@@ -315,3 +315,14 @@ def test_config_servo_yaml_lists_every_parameter_with_its_default():
     assert set(listed) == set(defaults)
     assert {k: tuple(v) if isinstance(v, list) else v for k, v in listed.items()} == defaults
     assert ServoParameters.from_dict(listed) == ServoParameters()
+
+
+def test_integers_where_floats_are_meant_and_bad_groups(make_servo, node_context):
+    node = make_servo(**{'moveit_servo.scale.linear': 1, 'moveit_servo.joint_limit_margins': [0.05]})
+    assert node.parameters.scale_linear == 1 and node.parameters.joint_limit_margins == (0.05,)
+    with pytest.raises(Rejected, match='joint_limit_margins'):
+        ServoNode(context=node_context, parameter_overrides=[
+            Parameter('robot_description', value=PANDA), Parameter('moveit_servo.joint_limit_margins', value=[0.1, 0.2])])
+    with pytest.raises(Rejected, match=r'scale\.linear: must be'):
+        ServoNode(context=node_context, parameter_overrides=[
+            Parameter('robot_description', value=PANDA), Parameter('moveit_servo.scale.linear', value='fast')])
