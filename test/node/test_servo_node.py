@@ -326,3 +326,25 @@ def test_integers_where_floats_are_meant_and_bad_groups(make_servo, node_context
     with pytest.raises(Rejected, match=r'scale\.linear: must be'):
         ServoNode(context=node_context, parameter_overrides=[
             Parameter('robot_description', value=PANDA), Parameter('moveit_servo.scale.linear', value='fast')])
+
+
+def test_servo_launch_declares_kin_launchs_description_arguments_and_its_defaults_pass():
+    """launch/servo.launch.py (read, not imported: launch_ros may be missing here) declares the
+    description arguments of kin.launch.py, and its defaults pass the same checks before anything
+    starts."""
+    import ast
+
+    from robokin_ros.node.launch_arguments import ARGUMENTS, check_launch_arguments
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    tree = ast.parse((root / 'launch' / 'servo.launch.py').read_text())
+    defaults = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                    and getattr(node.targets[0], 'id', None) == 'DEFAULTS')
+    names = {key.value for key in defaults.keys}
+    assert names == {'description_file', 'semantic_file', 'params_file', 'frame_prefix', 'use_sim_time'}
+    assert names <= set(ARGUMENTS)
+    plan = check_launch_arguments({'description_file': str(ROBOTS / 'panda.urdf'), 'semantic_file': '',
+                                   'params_file': str(root / 'config' / 'servo.yaml'), 'frame_prefix': '',
+                                   'use_sim_time': 'false', 'use_rviz': 'false', 'use_web_view': 'false'},
+                                  ['description_file:=x.urdf'], rviz_available=lambda: False)
+    assert plan.params_file.endswith('servo.yaml') and not plan.use_rviz
