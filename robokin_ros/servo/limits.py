@@ -49,7 +49,7 @@ class GroupLimits:
         upper = np.array(model.joint_upper, dtype=float)[index]
         margins = np.broadcast_to(np.array(parameters.joint_limit_margins, dtype=float), (len(names),))
         bounded = np.isfinite(lower) & np.isfinite(upper)
-        middle = np.where(bounded, 0.5 * np.where(bounded, lower + upper, 0.0), 0.0)
+        middle = 0.5 * (np.where(bounded, lower, 0.0) + np.where(bounded, upper, 0.0))   # (0 where unbounded)
         lo = np.where(bounded, np.minimum(lower + margins, middle), lower + margins)
         hi = np.where(bounded, np.maximum(upper - margins, middle), upper - margins)
         velocity = np.array(model.joint_velocity, dtype=float)[index]
