@@ -8,10 +8,13 @@ commands, parameters and status codes; ROS-free). See docs/servo.md.
 from .commands import CommandType, JointJogCommand, PoseCommand, TwistCommand
 from .law import damped_solve, singularity_scale
 from .limits import GroupLimits
-from .parameters import COMMAND_IN_TYPES, COMMAND_OUT_TYPES, ServoParameters
-from .servo import Servo, ServoStep
-from .status import ServoStatus, StatusCode
+from .parameters import COMMAND_IN_TYPES, COMMAND_OUT_TYPES
+from .parameters import ServoParameters as ServoParameters
+from .servo import Servo as Servo
+from .servo import ServoStep
+from .status import ServoStatus as ServoStatus
+from .status import StatusCode
 
+# Servo, ServoParameters and ServoStatus are documented on the package face (robokin_ros).
 __all__ = ["COMMAND_IN_TYPES", "COMMAND_OUT_TYPES", "CommandType", "GroupLimits", "JointJogCommand", "PoseCommand",
-           "Servo", "ServoParameters", "ServoStatus", "ServoStep", "StatusCode", "TwistCommand", "damped_solve",
-           "singularity_scale"]
+           "ServoStep", "StatusCode", "TwistCommand", "damped_solve", "singularity_scale"]
