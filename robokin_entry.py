@@ -1,4 +1,5 @@
-"""Entry points of the ``kin_node``, ``web_view`` and ``robokin`` executables, importing nothing heavy first.
+"""Entry points of the ``kin_node``, ``servo_node``, ``web_view`` and ``robokin`` executables, importing
+nothing heavy first.
 
 Ctrl-C can come at any moment of start-up: under ``ros2 launch`` the first 1-3 s are spent
 importing rclpy, numpy, numba and robokin_ros, and Python's own SIGINT handler then raised
@@ -54,6 +55,17 @@ def kin_node():
         ignore_stop_signals()
         return 0
     return main(early=early)
+
+
+def servo_node():
+    """The ``servo_node`` executable: :func:`robokin_ros.node.servo_node.main` (exit code 0 when
+    stopped during start-up)."""
+    early = EarlyStop()
+    from robokin_ros.node.servo_node import main
+    if early.signum is not None:
+        ignore_stop_signals()
+        return 0
+    return main()
 
 
 def web_view():
@@ -130,4 +142,5 @@ def robokin():
 
 
 if __name__ == '__main__':
-    sys.exit({'kin_node': kin_node, 'web_view': web_view, 'robokin': robokin}[sys.argv.pop(1)]())
+    entries = {'kin_node': kin_node, 'web_view': web_view, 'servo_node': servo_node, 'robokin': robokin}
+    sys.exit(entries[sys.argv.pop(1)]())

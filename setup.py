@@ -45,6 +45,7 @@ setup(
             'kin_node = robokin_entry:kin_node',
             'robokin = robokin_entry:robokin',
             'web_view = robokin_entry:web_view',
+            'servo_node = robokin_entry:servo_node',
         ],
     },
 )

@@ -62,6 +62,7 @@ from .kinematics import (
 )
 from .model import CollisionGeometry, JointLimits, JointType, ModelFields, RobotModel
 from .runtime import Runtime, current_runtime, using
+from .servo import Servo, ServoParameters, ServoStatus
 
 __all__ = [
     "Runtime", "current_runtime", "using",
@@ -77,5 +78,6 @@ __all__ = [
     "bounding_box_model", "collision_model", "disabled_pairs_by_sampling", "self_collisions",
     "aba", "center_of_mass", "center_of_mass_jacobian", "coriolis_torques", "crba", "gravity_torques",
     "kinetic_energy", "nonlinear_effects", "rnea", "total_mass",
+    "Servo", "ServoParameters", "ServoStatus",
 ]
 __version__ = "0.1.0"

@@ -26,6 +26,7 @@ from ..model.groups import derive_groups
 from ..spatial import quat_xyzw_to_matrix
 from .layout import CameraFit, fit_camera, floor_grid, limb_folders, matches, robot_bounds, slider_joints
 from .scene import RobotScene, wxyz
+from .servo_jog import twist_jog
 
 #: [s] time budget of one IK solve while the gizmo is dragged.
 IK_TIMEOUT = 0.05
@@ -138,6 +139,7 @@ class RobotView:
         self.ik_status = None
         if self.tips:
             self._add_ik(gui)
+        self.jog = twist_jog(server, model, self.tip, self) if self.tips and self.interactive else None
         self.collision_status = None
         if collisions:
             self._add_collisions(gui, semantics, urdf_dir, package_paths, limits or DescriptionLimits())
@@ -449,6 +451,8 @@ class RobotView:
             if self.removed:
                 return
             self.removed = True
+            if self.jog is not None:
+                self.jog.remove()
             self.collision = None
             self.scene.remove()      # (the link names go with their link frames)
             for handle in reversed(self.handles):

@@ -1,0 +1,1 @@
+"""Tests of the servo (robokin_ros/servo): closed loop, commands, parameters."""
