@@ -231,10 +231,15 @@ def test_readme_ros2_service_calls_against_a_live_node(ros, tmp_path):
 def doc_examples():
     """test/core/test_doc_examples.py as a module (its block reader and output comparison)."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location('doc_examples', ROOT / 'test' / 'core' / 'test_doc_examples.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    import sys
+
+    name = 'robokin_doc_examples'
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / 'test' / 'core' / 'test_doc_examples.py')
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module   # (its dataclasses look their module up)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def test_docs_rclpy_client_calls_a_node_started_apart(tmp_path):
