@@ -3,8 +3,8 @@ a file and an anchor that exist, and the README stays one page.
 
 What runs, block by block (fenced code in README.md and docs/**/*.md):
 
-- ```python: executed in a fresh empty folder, so every path in it must resolve from any folder
-  (``robokin_ros.robots.path("panda.urdf")``).
+- ```python: executed in a fresh interpreter in a fresh empty folder (as pasted: it imports what
+  it uses), so every path in it must resolve from any folder (``robokin_ros.robots.path("panda.urdf")``).
 - ```bash, ```sh, ```shell, ```console (its ``$ `` lines): run by bash (``set -eo pipefail``) in
   a folder that mirrors the repository root (a link to each of its entries: ``robokin_ros/robots/
   ur5e.urdf`` resolves as in a clone, and the files a block writes stay in the folder), with this
@@ -41,7 +41,6 @@ output (:func:`output_matches`: the same text, numbers written ``X±T`` within `
 from __future__ import annotations
 
 import ast
-import contextlib
 import io
 import json
 import os
@@ -56,7 +55,6 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from robokin_ros import robots
@@ -112,32 +110,62 @@ def _python_params():
             yield pytest.param(block, id=block.name, marks=marks)
 
 
+#: What runs a Python block in a fresh interpreter (as a reader pastes it): statement by
+#: statement, each one's printed lines and, for an assignment to one name, the value's shape and
+#: the sizes of the block's ``model`` then, written as JSON to the file named by argv[2].
+RUNNER = """
+import ast, contextlib, io, json, sys
+body = open(sys.argv[1]).read()
+namespace, report = {"__name__": "__example__"}, []
+for statement in ast.parse(body).body:
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(compile(ast.Module(body=[statement], type_ignores=[]), sys.argv[1], "exec"), namespace)
+    entry = {"line": statement.lineno, "printed": printed.getvalue().splitlines()}
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        import numpy
+        entry["shape"] = list(numpy.shape(namespace[statement.targets[0].id]))
+        model = namespace.get("model")
+        if model is not None:
+            entry["sizes"] = {"n_q": model.n_q, "n_v": model.n_v, "n_links": len(model.link_names)}
+    report.append(entry)
+json.dump(report, open(sys.argv[2], "w"))
+"""
+
+
 @pytest.mark.parametrize("block", list(_python_params()))
-def test_the_python_example_runs_from_any_folder_and_prints_what_it_says(block, tmp_path, monkeypatch):
-    """Each block runs statement by statement; what each ``print`` writes is the comment the page
-    shows for it (:func:`printed_claims`, compared by :func:`output_matches`), and an assignment
-    whose comment starts with a shape, ``x = ...  # (1000, n_q): ...``, has that shape
-    (:func:`shape_claims`)."""
+def test_the_python_example_runs_from_any_folder_and_prints_what_it_says(block, tmp_path):
+    """Each block runs in a fresh interpreter in an empty folder, statement by statement; what each
+    ``print`` writes is the comment the page shows for it (:func:`printed_claims`, compared by
+    :func:`output_matches`), and an assignment whose comment starts with a shape, ``x = ...  #
+    (1000, n_q): ...``, has that shape (:func:`shape_claims`)."""
     if block.markers.get("runs-in"):   # a client of a live node (test_runs_in_names_a_test_that_reads_the_page)
         pytest.skip(f"runs in {block.markers['runs-in']}")
-    monkeypatch.chdir(tmp_path)
-    namespace = {"__name__": "__example__"}
-    tree = ast.parse(block.body)
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "block.py").write_text(block.body)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env.setdefault("ROBOKIN_CACHE_DIR", cache_dir())
+    env["MPLBACKEND"] = "Agg"
+    result = subprocess.run([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "block.py"),
+                             str(tmp_path / "report.json")], cwd=work, env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=BLOCK_TIMEOUT)
+    assert result.returncode == 0, f"{block.name} failed in a fresh interpreter:\n{result.stdout[-3000:]}\n" \
+                                   f"{result.stderr[-3000:]}"
+    report = {entry["line"]: entry for entry in json.loads((tmp_path / "report.json").read_text())}
     lines = block.body.splitlines()
     problems = []
-    for statement in tree.body:
-        source = ast.Module(body=[statement], type_ignores=[])
-        with contextlib.redirect_stdout(io.StringIO()) as printed:
-            exec(compile(source, block.name, "exec"), namespace)   # noqa: S102 - the project's own docs
-        claims = printed_claims(statement, lines)
-        output = printed.getvalue().splitlines()
+    for statement in ast.parse(block.body).body:
+        entry = report[statement.lineno]
+        claims, output = printed_claims(statement, lines), entry["printed"]
         if len(output) != len(claims):
             problems.append(f"line {statement.lineno}: printed {output}, the page shows {claims}")
         problems += [f"line {statement.lineno}: printed {got!r}, the page shows {want!r}"
                      for got, want in zip(output, claims) if not output_matches(got, want)]
-        for name, shape in shape_claims(statement, lines, namespace):
-            if np.shape(namespace[name]) != shape:
-                problems.append(f"line {statement.lineno}: {name} has shape {np.shape(namespace[name])}, "
+        for name, shape in shape_claims(statement, lines, entry.get("sizes")):
+            if tuple(entry["shape"]) != shape:
+                problems.append(f"line {statement.lineno}: {name} has shape {tuple(entry['shape'])}, "
                                 f"the page shows {shape}")
     assert problems == [], f"{block.name}: " + "; ".join(problems)
 
@@ -187,17 +215,16 @@ def output_matches(printed: str, claim: str) -> bool:
     return all(abs(float(got) - value) <= tolerance for got, (value, tolerance) in zip(match.groups(), stated))
 
 
-def shape_claims(statement: ast.stmt, lines: list[str], namespace: dict) -> list[tuple[str, tuple]]:
+def shape_claims(statement: ast.stmt, lines: list[str], sizes: dict | None) -> list[tuple[str, tuple]]:
     """``(name, shape)`` when ``statement`` assigns one name and its line's comment starts with a
-    shape, ``(1000, n_q)``: whole numbers, or ``n_q``, ``n_v``, ``n_links`` of the block's ``model``."""
+    shape, ``(1000, n_q)``: whole numbers, or ``n_q``, ``n_v``, ``n_links`` of the block's ``model``
+    (``sizes``; None: the block has none)."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)):
         return []
     match = re.match(r"\(([\w, ]*)\)", trailing_comment(lines[statement.end_lineno - 1]))
-    if not match or "model" not in namespace:
+    if not match or sizes is None:
         return []
-    model = namespace["model"]
-    sizes = {"n_q": model.n_q, "n_v": model.n_v, "n_links": len(model.link_names)}
     words = [word.strip() for word in match.group(1).split(",") if word.strip()]
     if not all(word.isdigit() or word in sizes for word in words):
         return []
