@@ -17,10 +17,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # Never multicast off loopback; no other run may see our topics. tools/run_in_env.sh sets the
 # same; a value already in the environment (e.g. a per-worker domain) is respected except for
-# the discovery range, which is forced.
+# the discovery range, which is forced, and except the checkout's own domain that
+# tools/run_in_env.sh gives the user's terminals (ROBOKIN_CHECKOUT_DOMAIN_ID): a run moves to
+# 1..101, off the user's node.
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.pop('ROS_LOCALHOST_ONLY', None)
-os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 101))
+if os.environ.get('ROS_DOMAIN_ID', '') in ('', os.environ.get('ROBOKIN_CHECKOUT_DOMAIN_ID')):
+    os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 101)
 if not os.environ.get('ROS_LOG_DIR'):
     _log_root = ROOT / '.build' / 'ros-log'
     _log_root.mkdir(parents=True, exist_ok=True)

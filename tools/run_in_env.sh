@@ -4,9 +4,11 @@
 #   tools/run_in_env.sh            # an interactive bash in the environment
 # Sets: PATH (.venv/bin first), VIRTUAL_ENV, AMENT_PREFIX_PATH and CMAKE_PREFIX_PATH (= .venv),
 # ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (always: no DDS traffic may leave loopback),
-# ROS_DOMAIN_ID (a random 1..101 per run unless already set), ROS_LOG_DIR (a fresh directory
-# under .build/ros-log unless already set), FASTRTPS_DEFAULT_PROFILES_FILE (the fast-discovery
-# profile in tools/, unless already set).
+# ROS_DOMAIN_ID (unless already set: one value per checkout, 102..214 from a checksum of its path,
+# the same in every terminal, so a client started by a second call finds the node; the test suite
+# moves itself to a random 1..101, see test/conftest.py), ROBOKIN_CHECKOUT_DOMAIN_ID (that value),
+# ROS_LOG_DIR (a fresh directory under .build/ros-log unless already set),
+# FASTRTPS_DEFAULT_PROFILES_FILE (the fast-discovery profile in tools/, unless already set).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,7 +28,10 @@ export CMAKE_PREFIX_PATH="$VENV"
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 unset ROS_LOCALHOST_ONLY   # deprecated in Jazzy; LOCALHOST above replaces it
-export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((1 + RANDOM % 101))}"
+# One domain per checkout (outside the tests' 1..101 and 215..232): two terminals meet.
+ROBOKIN_CHECKOUT_DOMAIN_ID=$((102 + $(printf '%s' "$ROOT" | cksum | cut -d' ' -f1) % 113))
+export ROBOKIN_CHECKOUT_DOMAIN_ID
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$ROBOKIN_CHECKOUT_DOMAIN_ID}"
 if [ -z "${ROS_LOG_DIR:-}" ]; then
   mkdir -p "$BUILD/ros-log"
   # Keep a day of run logs.

@@ -40,16 +40,16 @@ def rejected_rows(accept, q: Array, ok: Array) -> Array:
 
 
 def refuse_collisions(result: IKResult, accept) -> IKResult:
-    """``result`` with ``success`` cleared (status :data:`IN_COLLISION`) where ``accept`` refuses
-    ``q``: the solver checks the rows it declares converged, this the iterates it reports as
-    they are (a seed within tolerance, a best iterate after a timeout)."""
-    if accept is None or not result.success.any():
+    """``result`` with status :data:`IN_COLLISION` (and ``success`` cleared) wherever ``accept``
+    refuses the ``q`` it reports: the solver checks the rows it declares converged, this the
+    configurations it returns as they are (a seed within tolerance, a best iterate after the
+    iteration or time budget), so that an answer in collision always says so."""
+    if accept is None:
         return result
-    success = np.array(result.success)
-    bad = success & ~accept(np.atleast_2d(result.q).reshape(-1, result.q.shape[-1])).reshape(success.shape)
+    bad = ~accept(np.atleast_2d(result.q).reshape(-1, result.q.shape[-1])).reshape(np.shape(result.success))
     if not bad.any():
         return result
+    success, status = np.array(result.success), np.array(result.status)
     success[bad] = False
-    status = np.array(result.status)
     status[bad] = IN_COLLISION
     return dataclasses.replace(result, success=success, status=status)

@@ -33,8 +33,8 @@ class IKResult:
         iterations: ``(...)`` int, iterations spent on the problem.
         status: ``(...)`` str: ``"converged"``, ``"max_iterations"`` (iteration budget spent),
             ``"timeout"`` (time budget spent), ``"no_free_joints"`` (no allowed joint moves a tip)
-            or ``"in_collision"`` (``avoid_collisions``: the reported ``q`` meets the tolerances
-            but is in self-collision).
+            or ``"in_collision"`` (``avoid_collisions``: the reported ``q`` is in self-collision,
+            whether it meets the tolerances or is the best iterate of a spent budget).
     """
 
     q: Array
@@ -47,9 +47,10 @@ class IKResult:
     def describe(self, index: tuple = ()) -> str:
         """One line on problem ``index`` (``()``: a single problem): solved or not, its status,
         iterations, and the errors of the configuration returned (``q[index]``), e.g.
-        ``"solved (converged) in 12 iterations: position error 3.1e-06 m, rotation error 2e-06 rad"``
-        or ``"not solved (max_iterations) after 500 iterations: the best configuration found has
-        position error 0.59 m, rotation error 1.57 rad"``.
+        ``"solved (converged) in 12 iterations: position error 3.1e-06 m, rotation error 2e-06 rad"``,
+        ``"not solved (in_collision) after 500 iterations: the configuration returned is in
+        self-collision; position error ..."`` or ``"not solved (max_iterations) after 500
+        iterations: the best configuration found has position error 0.59 m, rotation error 1.57 rad"``.
 
         Raises:
             IndexError: ``index`` not a problem of the batch.
@@ -62,4 +63,7 @@ class IKResult:
         status, iterations = str(np.asarray(self.status)[index]), int(np.asarray(self.iterations)[index])
         if bool(np.asarray(self.success)[index]):
             return f"solved ({status}) in {iterations} iterations: {errors}"
+        if status == IN_COLLISION:
+            return (f"not solved (in_collision) after {iterations} iterations: the configuration returned is in "
+                    f"self-collision; {errors}")
         return f"not solved ({status}) after {iterations} iterations: the best configuration found has {errors}"

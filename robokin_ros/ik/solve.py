@@ -130,8 +130,9 @@ def solve_ik(model: RobotModel, targets, tips, seed=None, *,
             :func:`~robokin_ros.collision.collision_model`) or a
             :class:`~robokin_ros.collision.CollisionModel`: a configuration within tolerance that
             is in self-collision is not a solution (its row restarts elsewhere); a problem that
-            finds no other ends ``success=False``, status ``"in_collision"`` if its best
-            configuration meets the tolerances.
+            finds no other ends ``success=False``, status ``"in_collision"`` whenever the
+            configuration it returns is in self-collision (within the tolerances or not, also
+            after a spent iteration or time budget), which ``result.describe()`` says.
         objective: None, or a secondary objective followed in the task's null space once a
             problem is solved (see :mod:`robokin_ros.ik.objectives`): ``"closest"`` (least motion
             from the seed), ``"center"`` (away from the joint limits), ``"manipulability"``

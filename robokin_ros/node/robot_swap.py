@@ -25,7 +25,7 @@ from .limits import check_description
 from .live_robot import LiveRobot, load_robot
 from .log_limits import cap_message, cap_notes, cap_text
 from .parameter_declarations import parameter_value
-from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS
+from .parameters import DESCRIPTION_PARAMETERS, SEMANTIC_PARAMETERS, StartupParameterError
 
 
 class RobotSwap:
@@ -63,7 +63,13 @@ class RobotSwap:
 
     def start(self) -> None:
         """Take the start-up descriptions: the SRDF of the semantic parameters, and the URDF of the
-        description parameters unless it comes from the topic (else wait for one, logged)."""
+        description parameters unless it comes from the topic (else wait for one, logged).
+
+        Raises:
+            StartupParameterError: a start-up file that cannot be read, or a start-up URDF that
+                cannot be used (logged in one line): the node does not start, as
+                robot_state_publisher does not (later descriptions that fail keep the last good model).
+        """
         node = self._node
         semantic, source = self._startup_text(SEMANTIC_PARAMETERS)
         if semantic:
@@ -73,7 +79,8 @@ class RobotSwap:
             node.get_logger().info('waiting for the robot description on topic '
                                    f"{node.resolve_topic_name('robot_description')}")
         elif xml:
-            self.load(xml, source)
+            if not self.load(xml, source, startup=True):
+                raise StartupParameterError([f'the robot description from {source} cannot be used'])
         else:
             node.get_logger().info('waiting for a robot description: set parameter robot_description '
                                    'or description_file')
@@ -135,13 +142,15 @@ class RobotSwap:
         self._log_notes(notes)
 
     # ------------------------------------------------------------------------- the URDF
-    def load(self, xml: str, source: str) -> bool:
-        """Check, parse and install a URDF text; a bad one is logged and the previous model stays."""
+    def load(self, xml: str, source: str, startup: bool = False) -> bool:
+        """Check, parse and install a URDF text; a bad one is logged and the previous model stays
+        (``startup``: the node's first one, logged as the reason it does not start)."""
         try:
             check_description(xml, self._node.settings.limits)
             urdf = URDFDescription(parse_urdf(xml), xml, source)
         except Exception as e:  # noqa: BLE001 - Rejected, or a parser bug: keep the last good model
-            self._node.get_logger().error(f'rejected the robot description from {source} ({self._keeping()}): '
+            keeping = 'not starting' if startup else self._keeping()
+            self._node.get_logger().error(f'rejected the robot description from {source} ({keeping}): '
                                           f'{cap_message(failure(e))}')
             return False
         return self.install(urdf)
@@ -190,15 +199,20 @@ class RobotSwap:
     # ------------------------------------------------------------------------- start-up texts, notes
     def _startup_text(self, names: tuple[str, ...]) -> tuple[str, str]:
         """(text, source) of the first of parameters ``names`` with a value (a ``*_file`` one read);
-        ('', '') when none has one or the file cannot be read (logged)."""
+        ('', '') when none has one.
+
+        Raises:
+            StartupParameterError: the file cannot be read (logged in one line: the node does not start).
+        """
         for name in names:
             value = parameter_value(self._node, name)
             if value:
                 try:
                     return text_of(name, value)
-                except Exception as e:  # noqa: BLE001 - Rejected, or a reader bug: the node starts anyway
-                    self._node.get_logger().error(cap_message(failure(e)))
-                    return '', ''
+                except Exception as e:  # noqa: BLE001 - Rejected, or a reader bug: one line, exit 1
+                    problem = cap_message(failure(e))
+                    self._node.get_logger().error(f'{problem} (not starting)')
+                    raise StartupParameterError([problem]) from None
         return '', ''
 
     def _log_notes(self, notes: tuple[Note, ...] | list[Note]) -> None:

@@ -3,8 +3,8 @@ a file and an anchor that exist, and the README stays one page.
 
 What runs, block by block (fenced code in README.md and docs/**/*.md):
 
-- ```python: executed in a fresh empty folder, so every path in it must resolve from any folder
-  (``robokin_ros.robots.path("panda.urdf")``).
+- ```python: executed in a fresh interpreter in a fresh empty folder (as pasted: it imports what
+  it uses), so every path in it must resolve from any folder (``robokin_ros.robots.path("panda.urdf")``).
 - ```bash, ```sh, ```shell, ```console (its ``$ `` lines): run by bash (``set -eo pipefail``) in
   a folder that mirrors the repository root (a link to each of its entries: ``robokin_ros/robots/
   ur5e.urdf`` resolves as in a clone, and the files a block writes stay in the folder), with this
@@ -20,7 +20,12 @@ in the site):
 
 - ``<!-- runs-in: test/node/test_readme_commands.py -->``: the block needs what this process
   cannot give (a live ROS graph, the whole suite) and that test file runs it; it must exist and
-  read the page (name it). Skipped here, with the file named in the reason.
+  read the page (name it). Skipped here, with the file named in the reason. The one marker a
+  Python block may carry (an rclpy client of a running node).
+
+What a Python block claims is checked: the comment beside (or right below) each ``print`` is its
+output (:func:`output_matches`: the same text, numbers written ``X±T`` within ``T``), and a
+``# (1000, n_q)`` comment on an assignment the assigned array's shape.
 - ``<!-- needs: ros2 colcon -->``: run only where every command named is on ``PATH`` (a ROS 2
   install); skipped with that reason elsewhere.
 - ``<!-- runs-until: REGEX -->``: each command of the block is a server: it runs until its output
@@ -35,6 +40,9 @@ in the site):
 
 from __future__ import annotations
 
+import ast
+import io
+import json
 import os
 import random
 import re
@@ -43,6 +51,7 @@ import signal
 import subprocess
 import sys
 import time
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,11 +110,135 @@ def _python_params():
             yield pytest.param(block, id=block.name, marks=marks)
 
 
+#: What runs a Python block in a fresh interpreter (as a reader pastes it): statement by
+#: statement, each one's printed lines and, for an assignment to one name, the value's shape and
+#: the sizes of the block's ``model`` then, written as JSON to the file named by argv[2].
+RUNNER = """
+import ast, contextlib, io, json, sys
+body = open(sys.argv[1]).read()
+namespace, report = {"__name__": "__example__"}, []
+for statement in ast.parse(body).body:
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(compile(ast.Module(body=[statement], type_ignores=[]), sys.argv[1], "exec"), namespace)
+    entry = {"line": statement.lineno, "printed": printed.getvalue().splitlines()}
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        import numpy
+        entry["shape"] = list(numpy.shape(namespace[statement.targets[0].id]))
+        model = namespace.get("model")
+        if model is not None:
+            entry["sizes"] = {"n_q": model.n_q, "n_v": model.n_v, "n_links": len(model.link_names)}
+    report.append(entry)
+json.dump(report, open(sys.argv[2], "w"))
+"""
+
+
 @pytest.mark.parametrize("block", list(_python_params()))
-def test_the_python_example_runs_from_any_folder(block, tmp_path, monkeypatch):
-    assert not block.markers.get("runs-in"), f"{block.name}: Python examples run here, not elsewhere"
-    monkeypatch.chdir(tmp_path)
-    exec(compile(block.body, block.name, "exec"), {"__name__": "__example__"})   # noqa: S102 - the project's own docs
+def test_the_python_example_runs_from_any_folder_and_prints_what_it_says(block, tmp_path):
+    """Each block runs in a fresh interpreter in an empty folder, statement by statement; what each
+    ``print`` writes is the comment the page shows for it (:func:`printed_claims`, compared by
+    :func:`output_matches`), and an assignment whose comment starts with a shape, ``x = ...  #
+    (1000, n_q): ...``, has that shape (:func:`shape_claims`)."""
+    if block.markers.get("runs-in"):   # a client of a live node (test_runs_in_names_a_test_that_reads_the_page)
+        pytest.skip(f"runs in {block.markers['runs-in']}")
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "block.py").write_text(block.body)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env.setdefault("ROBOKIN_CACHE_DIR", cache_dir())
+    env["MPLBACKEND"] = "Agg"
+    result = subprocess.run([sys.executable, str(tmp_path / "runner.py"), str(tmp_path / "block.py"),
+                             str(tmp_path / "report.json")], cwd=work, env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=BLOCK_TIMEOUT)
+    assert result.returncode == 0, f"{block.name} failed in a fresh interpreter:\n{result.stdout[-3000:]}\n" \
+                                   f"{result.stderr[-3000:]}"
+    report = {entry["line"]: entry for entry in json.loads((tmp_path / "report.json").read_text())}
+    lines = block.body.splitlines()
+    problems = []
+    for statement in ast.parse(block.body).body:
+        entry = report[statement.lineno]
+        claims, output = printed_claims(statement, lines), entry["printed"]
+        if len(output) != len(claims):
+            problems.append(f"line {statement.lineno}: printed {output}, the page shows {claims}")
+        problems += [f"line {statement.lineno}: printed {got!r}, the page shows {want!r}"
+                     for got, want in zip(output, claims) if not output_matches(got, want)]
+        for name, shape in shape_claims(statement, lines, entry.get("sizes")):
+            if tuple(entry["shape"]) != shape:
+                problems.append(f"line {statement.lineno}: {name} has shape {tuple(entry['shape'])}, "
+                                f"the page shows {shape}")
+    assert problems == [], f"{block.name}: " + "; ".join(problems)
+
+
+def trailing_comment(line: str) -> str:
+    """The text of a Python line's ``# comment`` (tokenised: a ``#`` in a string is not one), or ''."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line + "\n").readline):
+            if token.type == tokenize.COMMENT:
+                return token.string[1:].strip()
+    except (tokenize.TokenError, IndentationError):   # (a line of a longer statement)
+        pass
+    return ""
+
+
+def printed_claims(statement: ast.stmt, lines: list[str]) -> list[str]:
+    """What the page says each ``print`` call in ``statement`` writes, in order: the comment at the
+    end of the call's last line, else the comment line right below the statement."""
+    claims = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            claim = trailing_comment(lines[node.end_lineno - 1])
+            if not claim and node.end_lineno < len(lines) and lines[node.end_lineno].lstrip().startswith("#"):
+                claim = lines[node.end_lineno].lstrip()[1:].strip()
+            claims.append((node.lineno, claim))
+    return [claim for _, claim in sorted(claims)]
+
+
+#: A number with a stated tolerance in a claimed output: ``0.307±0.001``.
+TOLERANT = re.compile(r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)±(\d+(?:\.\d+)?(?:e-?\d+)?)")
+NUMBER = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+
+
+def output_matches(printed: str, claim: str) -> bool:
+    """Whether a printed line is what the page claims: the same text (runs of blanks alike),
+    except that a claimed ``X±T`` matches any number within ``T`` of ``X``."""
+    parts, pattern = TOLERANT.split(claim.strip()), ""
+    for i, part in enumerate(parts):
+        if i % 3 == 0:
+            pattern += r"\s+".join(re.escape(word) for word in part.split(" ")) if part else ""
+        elif i % 3 == 1:
+            pattern += NUMBER
+    match = re.fullmatch(pattern, " ".join(printed.split()))
+    if not match:
+        return False
+    stated = [(float(parts[i]), float(parts[i + 1])) for i in range(1, len(parts), 3)]
+    return all(abs(float(got) - value) <= tolerance for got, (value, tolerance) in zip(match.groups(), stated))
+
+
+def shape_claims(statement: ast.stmt, lines: list[str], sizes: dict | None) -> list[tuple[str, tuple]]:
+    """``(name, shape)`` when ``statement`` assigns one name and its line's comment starts with a
+    shape, ``(1000, n_q)``: whole numbers, or ``n_q``, ``n_v``, ``n_links`` of the block's ``model``
+    (``sizes``; None: the block has none)."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return []
+    match = re.match(r"\(([\w, ]*)\)", trailing_comment(lines[statement.end_lineno - 1]))
+    if not match or sizes is None:
+        return []
+    words = [word.strip() for word in match.group(1).split(",") if word.strip()]
+    if not all(word.isdigit() or word in sizes for word in words):
+        return []
+    return [(statement.targets[0].id, tuple(int(word) if word.isdigit() else sizes[word] for word in words))]
+
+
+def test_claimed_outputs_compare_as_stated():
+    assert output_matches("1.0 (10000, 8)", "1.0 (10000, 8)")
+    assert not output_matches("0.9999 (10000, 8)", "1.0 (10000, 8)")
+    assert output_matches("x 0.3071  y", "x 0.307±0.001 y") and not output_matches("x 0.309 y", "x 0.307±0.001 y")
+    assert not output_matches("True", "True True")
+    body = 'import numpy as np\nprint(np.zeros(2).shape)   # (2,)\nprint("a")\n# a\n'
+    tree = ast.parse(body)
+    assert [printed_claims(s, body.splitlines()) for s in tree.body] == [[], ["(2,)"], ["a"]]
 
 
 # ---------------------------------------------------------------------------------------- shell
@@ -221,10 +354,14 @@ def test_the_shell_example_runs(block, mirrors, tmp_path):
     folder, env = mirrors
     cwd = folder(block.page)
     extra = block.markers.get("test-args", "")
-    lines = []
+    lines, json_outputs = [], []
     for command in commands(block):
         text, comment = without_comment(command)
-        lines.append(f"{text} {extra}".rstrip())
+        line = f"{text} {extra}".rstrip()
+        if re.search(r"\bJSON\b", comment) and "runs-until" not in block.markers:   # says it prints JSON: it must
+            json_outputs.append((command, tmp_path / f"output{len(json_outputs)}.json"))
+            line = f"{line} | tee {json_outputs[-1][1]}"
+        lines.append(line)
     assert lines, f"{block.name}: a shell block without a command"
     if "runs-until" in block.markers:
         for i, command in enumerate(lines):
@@ -235,6 +372,11 @@ def test_the_shell_example_runs(block, mirrors, tmp_path):
                             stdin=subprocess.DEVNULL, timeout=BLOCK_TIMEOUT)
     assert result.returncode == 0, f"{block.name} exited {result.returncode}:\n{script}\n{result.stdout[-4000:]}\n" \
                                    f"{result.stderr[-4000:]}"
+    for command, output in json_outputs:   # the comment says JSON
+        try:
+            json.loads(output.read_text())
+        except ValueError as e:
+            pytest.fail(f"{block.name}: {command!r} says it prints JSON, but printed {output.read_text()[:300]!r} ({e})")
 
 
 def _synopses():
@@ -324,7 +466,9 @@ def test_every_fence_names_its_language():
 
 
 def test_shell_markers_only_on_shell_blocks():
-    assert [block.name for block in ALL if block.markers and block.lang not in SHELL] == []
+    """Python blocks take ``runs-in`` only (a client of a live node, run by the test it names)."""
+    assert [block.name for block in ALL if block.markers and block.lang not in SHELL
+            and not (block.lang in PYTHON and set(block.markers) == {"runs-in"})] == []
 
 
 def test_comment_split_keeps_quoted_hashes():

@@ -12,6 +12,7 @@ from node_harness import ROBOTS, robot_xml, set_parameter
 from std_msgs.msg import String
 
 from robokin_ros.node import descriptions
+from robokin_ros.node.parameters import StartupParameterError
 
 PANDA_XML, TWIN_XML = robot_xml('panda'), robot_xml('twin_arm_torso')
 PANDA_SRDF = (ROBOTS / 'panda.srdf').read_text()
@@ -85,10 +86,27 @@ def test_description_file_is_read_with_the_size_cap(make_node, monkeypatch):
     assert node.robot.model.name == 'panda'
 
 
-def test_an_unreadable_file_at_start_up_leaves_the_node_waiting(make_node, tmp_path):
-    node = make_node(description_file=str(tmp_path / 'none.urdf'), semantic_file=str(tmp_path / 'none.srdf'))
-    assert node.robot is None and node.robot_swap.srdf is None
-    assert set_parameter(node, 'robot_description', PANDA_XML).successful
+def test_an_unreadable_file_at_start_up_stops_the_node_naming_it(make_node, tmp_path):
+    """As robot_state_publisher: a start-up description it cannot use is the end (issue 41)."""
+    missing = tmp_path / 'none.urdf'
+    with pytest.raises(StartupParameterError) as raised:
+        make_node(description_file=str(missing))
+    assert raised.value.problems == (f"description_file: cannot read '{missing}': No such file or directory",)
+    with pytest.raises(StartupParameterError, match="semantic_file: cannot read"):
+        make_node(robot_description=PANDA_XML, semantic_file=str(tmp_path / 'none.srdf'))
+
+
+def test_an_invalid_description_at_start_up_stops_the_node(make_node, tmp_path):
+    path = tmp_path / 'bad.urdf'
+    path.write_text('<robot name="bad"><link name="a"/><joint name="j" type="revolute"/></robot>')
+    with pytest.raises(StartupParameterError, match=f"the robot description from description_file '{path}'"):
+        make_node(description_file=str(path))
+
+
+def test_a_bad_description_after_start_up_keeps_the_last_good_model(make_node, tmp_path):
+    node = make_node(robot_description=PANDA_XML)
+    assert not set_parameter(node, 'description_file', str(tmp_path / 'none.urdf')).successful
+    assert not set_parameter(node, 'robot_description', '<robot name="x"><joint/></robot>').successful
     assert node.robot.model.name == 'panda'
 
 

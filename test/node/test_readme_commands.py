@@ -225,3 +225,65 @@ def test_readme_ros2_service_calls_against_a_live_node(ros, tmp_path):
                 assert np.allclose(T, pose_to_matrix(pose), atol=1e-4), (T, pose)
     finally:
         proc.stop()
+
+
+# ---------------------------------------------------------------------------- an rclpy client
+def doc_examples():
+    """test/core/test_doc_examples.py as a module (its block reader and output comparison)."""
+    import importlib.util
+    import sys
+
+    name = 'robokin_doc_examples'
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / 'test' / 'core' / 'test_doc_examples.py')
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module   # (its dataclasses look their module up)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_docs_rclpy_client_calls_a_node_started_apart(tmp_path):
+    """docs/node.md's rclpy client (marked runs-in this file), run as a process of its own, as from
+    a second terminal, against a node process on the same ROS_DOMAIN_ID: it exits 0 and prints
+    what its comments say."""
+    import ast
+    import sys
+
+    examples = doc_examples()
+    clients = [b for b in examples.blocks(ROOT / 'docs' / 'node.md')
+               if b.lang == 'python' and b.markers.get('runs-in') == 'test/node/test_readme_commands.py']
+    assert len(clients) == 1, 'docs/node.md shows one rclpy client'
+    body = clients[0].body
+    lines = body.splitlines()
+    claims = [c for statement in ast.parse(body).body for c in examples.printed_claims(statement, lines)]
+    proc = KinNode(tmp_path, params={'robot_description': (ROBOTS / 'panda.urdf').read_text()})
+    try:
+        wait_for_output(proc, "robot 'panda' from parameter robot_description")
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + [p for p in [env.get('PYTHONPATH')] if p])
+        result = subprocess.run([sys.executable, '-c', body], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        printed = result.stdout.splitlines()
+        assert len(printed) == len(claims) and all(map(examples.output_matches, printed, claims)), (printed, claims)
+    finally:
+        proc.stop()
+
+
+def test_run_in_env_gives_every_terminal_of_a_checkout_one_domain(tmp_path):
+    """Two calls of tools/run_in_env.sh (two terminals) share the checkout's ROS_DOMAIN_ID, outside
+    the tests' 1..101 and 215..232; an explicit ROS_DOMAIN_ID wins; this run is not on it."""
+    env = {k: v for k, v in os.environ.items() if k not in ('ROS_DOMAIN_ID', 'ROBOKIN_CHECKOUT_DOMAIN_ID')}
+    env['VENV'] = str(VENV)
+
+    def domain(extra=None):
+        result = subprocess.run(['bash', str(ROOT / 'tools' / 'run_in_env.sh'), 'bash', '-c', 'echo $ROS_DOMAIN_ID'],
+                                env={**env, **(extra or {})}, capture_output=True, text=True, check=True)
+        return int(result.stdout)
+
+    if not os.access(VENV / 'bin' / 'python', os.X_OK):
+        pytest.skip(f'no wheel environment at {VENV}')
+    first, second = domain(), domain()
+    assert first == second and 102 <= first <= 214
+    assert domain({'ROS_DOMAIN_ID': '220'}) == 220
+    assert os.environ['ROS_DOMAIN_ID'] != str(first) and 1 <= int(os.environ['ROS_DOMAIN_ID']) <= 232

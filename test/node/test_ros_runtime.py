@@ -222,3 +222,5 @@ def test_isolation_environment_is_set():
     assert os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] == 'LOCALHOST'
     # Our runs pick 1..101 at random; colcon test (or a user) may set any valid domain (0..232).
     assert 0 <= int(os.environ['ROS_DOMAIN_ID']) <= 232
+    # ... but never the checkout's own domain, where the user's node may run (tools/run_in_env.sh)
+    assert os.environ['ROS_DOMAIN_ID'] != os.environ.get('ROBOKIN_CHECKOUT_DOMAIN_ID')

@@ -70,3 +70,25 @@ def test_describe_of_a_failure_says_best_and_of_a_batch_takes_an_index():
     assert _numbers(text) == pytest.approx(list(_fk_errors(result.q[1], T)), rel=0.01)
     with pytest.raises(IndexError, match="give one per axis"):
         result.describe()
+
+
+
+def test_an_answer_in_self_collision_says_so():
+    """avoid_collisions: whatever the answer (converged, or the best iterate of a spent budget),
+    a configuration in self-collision has status in_collision and describe() says so; a solve
+    from a free configuration's pose is free and says nothing of it."""
+    from robokin_ros.collision import collision_model
+    from robokin_ros.ik.collision_gate import collision_test, refuse_collisions
+    from robokin_ros.ik.result import IKResult
+
+    cm = collision_model(PANDA)
+    q = PANDA.random_configuration(200, rng=3)
+    inside = [bool(cm.in_collision_one(x)) for x in q]
+    colliding, free = q[inside.index(True)], q[inside.index(False)]
+    spent = IKResult(np.array([colliding, free]), np.array([False, False]), np.array([0.1, 0.1]),
+                     np.array([0.2, 0.2]), np.array([500, 500]), np.array(["max_iterations"] * 2, "<U14"))
+    result = refuse_collisions(spent, collision_test(PANDA, cm))
+    assert result.status.tolist() == ["in_collision", "max_iterations"] and not result.success.any()
+    assert "in self-collision" in result.describe((0,)) and "self-collision" not in result.describe((1,))
+    solved = solve_ik(PANDA, frame_transform(PANDA, free, PANDA.root_link, TIP), TIP, avoid_collisions=cm)
+    assert bool(solved.success) and not cm.in_collision_one(solved.q) and "self-collision" not in solved.describe()
