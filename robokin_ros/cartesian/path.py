@@ -1,0 +1,259 @@
+"""``cartesian_path``: a joint path whose tip follows straight lines through waypoints, as
+MoveIt's ``/compute_cartesian_path`` computes it, without joint-space jumps, timed within the
+robot's limits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .. import checks
+from ..collision import CollisionModel, collision_model
+from ..errors import ArgumentError
+from ..ik import IKOptions
+from ..kinematics import forward_kinematics
+from ..model import RobotModel
+from .checks import StateChecks
+from .interpolation import interpolate, step_count
+from .jumps import GroupJoints, JumpThresholds, check_jumps
+from .timing import coordinate_limits, scaling, time_parameterize
+from .tracking import COMPLETE, Deviation, Tracker
+
+Array = np.ndarray
+
+#: The status of a path cut by MoveIt's jump tests.
+JUMP_THRESHOLD = 'jump_threshold'
+#: Default bound on the path's points (steps over every segment, before refinement).
+MAX_POINTS = 100_000
+
+
+@dataclasses.dataclass(frozen=True)
+class CartesianPathResult:
+    """A Cartesian path, as far as it could be followed.
+
+    Attributes:
+        q: ``(N, n_q)`` the joint path, its first row the start configuration.
+        times: ``(N,)`` [s] time from start of each point.
+        velocities, accelerations: ``(N, n_q)`` at each point.
+        poses: ``(N, 4, 4)`` the tip's target pose of each point in the base frame (the first:
+            the tip's pose at the start).
+        fraction: the fraction of the path followed, as MoveIt defines it.
+        status: ``'complete'``, or why the path stopped: ``'unreachable'``, ``'no_ik_solution'``,
+            ``'joint_limit'``, ``'discontinuity'``, ``'in_collision'``, ``'path_constraints'``,
+            ``'jump_threshold'``.
+        message: one line: where and why it stopped ('' when complete).
+        waypoint: ``(N,)`` the waypoint each point moves towards (-1: the start).
+    """
+
+    q: Array
+    times: Array
+    velocities: Array
+    accelerations: Array
+    poses: Array
+    fraction: float
+    status: str
+    message: str
+    waypoint: Array
+
+    @property
+    def complete(self) -> bool:
+        return self.status == COMPLETE
+
+
+def cartesian_path(model: RobotModel, waypoints, tip: str, q0, *, base: str | None = None,
+                   max_step: float = 0.01, max_rotation_step: float | None = None,
+                   jump_threshold: float = 0.0, prismatic_jump_threshold: float = 0.0,
+                   revolute_jump_threshold: float = 0.0, relative: bool = False,
+                   active_joints=None, lower=None, upper=None, avoid_collisions: bool | CollisionModel = False,
+                   constraints=(), max_deviation: float = 1e-3, max_rotation_deviation: float = 1e-2,
+                   velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
+                   max_cartesian_speed: float = 0.0, speed_link: str | None = None,
+                   position_tolerance: float = 1e-8, rotation_tolerance: float = 1e-8,
+                   max_points: int = MAX_POINTS) -> CartesianPathResult:
+    """Follow straight lines (position interpolated linearly, orientation slerped) from the
+    tip's pose at ``q0`` through ``waypoints`` (docs/api.md, *Cartesian paths*).
+
+    Args:
+        model: the robot. waypoints: ``(4, 4)`` or ``(k, 4, 4)`` poses of ``tip`` in ``base``
+            (None: the root link); with ``relative``, each in the tip's frame at the start of
+            its segment (MoveIt's waypoints in the link's own frame).
+        tip: the link that follows the path. q0: ``(n_q,)`` the start configuration.
+        max_step: [m] the largest translation between consecutive points, > 0.
+        max_rotation_step: [rad] the largest rotation between consecutive points, >= 0 (0: not
+            bounded, as MoveIt; None: ``max_step`` taken in radians).
+        jump_threshold, prismatic_jump_threshold, revolute_jump_threshold: MoveIt's jump tests
+            (>= 0; 0: not tested).
+        active_joints, lower, upper: as :func:`~robokin_ros.ik.solve_ik`'s (joints that move,
+            narrower bounds).
+        avoid_collisions: True (the model's default collision model) or a
+            :class:`~robokin_ros.collision.CollisionModel`: every point free of self-collision.
+        constraints: path constraints (:class:`~robokin_ros.ik.PositionConstraint`,
+            :class:`~robokin_ros.ik.OrientationConstraint`, poses in ``base``) every point meets.
+        max_deviation, max_rotation_deviation: [m], [rad] how far the joint-space interpolation
+            between consecutive points may leave the line (> 0).
+        velocity_scaling, acceleration_scaling: MoveIt's scaling factors (outside (0, 1]: 1).
+        max_cartesian_speed: [m/s] of ``speed_link`` (None: ``tip``); 0: not limited.
+        position_tolerance, rotation_tolerance: of each point's IK solution.
+        max_points: the most steps the interpolation may make (refused before any work).
+
+    Raises:
+        ArgumentError: a bad option, or more points than ``max_points``. ShapeError /
+            NonFiniteError / InvalidTargetError: bad waypoints or ``q0``. UnknownLinkError: ``tip``,
+            ``base`` or ``speed_link``.
+    """
+    q0 = checks.real_array(q0, 'q0', (model.n_q,), batch=False, labels=model.q_names)
+    targets = _waypoints(waypoints)
+    max_step = _positive(max_step, 'max_step')
+    rotation_step = max_step if max_rotation_step is None else _non_negative(max_rotation_step, 'max_rotation_step')
+    thresholds = JumpThresholds(*(_non_negative(v, name) for v, name in (
+        (jump_threshold, 'jump_threshold'), (prismatic_jump_threshold, 'prismatic_jump_threshold'),
+        (revolute_jump_threshold, 'revolute_jump_threshold'))))
+    deviation = Deviation(_positive(max_deviation, 'max_deviation'),
+                          _positive(max_rotation_deviation, 'max_rotation_deviation'))
+    options = IKOptions(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
+                        active_joints=active_joints, lower=lower, upper=upper, max_iterations=100)
+    model.link_index(tip)
+    speed_link = tip if speed_link is None else model.link_names[model.link_index(speed_link)]
+    path_checks = _state_checks(model, options, avoid_collisions, tuple(constraints))
+    tracker = Tracker(model, tip, options, path_checks, deviation)
+    plan = _Plan(tracker, targets, relative, max_step, rotation_step, thresholds, checks.check_count(
+        max_points, 'max_points', minimum=1))
+    followed = plan.follow(q0)
+    return _finish(model, followed, _group_joints(model, tip, base, active_joints), thresholds,
+                   _Speed(velocity_scaling, acceleration_scaling, max_cartesian_speed, speed_link))
+
+
+# ---------------------------------------------------------------------------------- arguments
+def _positive(value, name: str) -> float:
+    if not checks.is_real(value) or not value > 0.0:
+        raise ArgumentError(name, f'must be a finite number > 0, got {value!r}')
+    return float(value)
+
+
+def _non_negative(value, name: str) -> float:
+    if not checks.is_real(value) or not value >= 0.0:
+        raise ArgumentError(name, f'must be a finite number >= 0, got {value!r}')
+    return float(value)
+
+
+def _waypoints(waypoints) -> Array:
+    """``(k, 4, 4)`` rigid transforms, k >= 1."""
+    T = checks.real_array(waypoints, 'waypoints', (4, 4))
+    T = T.reshape(-1, 4, 4)
+    if not len(T):
+        raise ArgumentError('waypoints', 'no waypoint given: give at least one pose')
+    checks.check_rigid_targets(T)
+    return T
+
+
+def _state_checks(model: RobotModel, options: IKOptions, avoid_collisions, constraints: tuple) -> StateChecks:
+    lower = model.q_lower if options.lower is None else np.maximum(model.q_lower, np.asarray(options.lower))
+    upper = model.q_upper if options.upper is None else np.minimum(model.q_upper, np.asarray(options.upper))
+    if avoid_collisions is True:
+        avoid_collisions = collision_model(model)
+    collision = avoid_collisions if isinstance(avoid_collisions, CollisionModel) else None
+    return StateChecks(model, lower, upper, collision, constraints, options.base)
+
+
+def _group_joints(model: RobotModel, tip: str, base: str | None, active_joints) -> GroupJoints:
+    """The joints MoveIt's jump tests compare: ``active_joints``, else those moving the tip."""
+    names = active_joints if active_joints is not None else model.path_joints(base or model.root_link, tip)
+    return GroupJoints.of(model, np.array([model.joint_index(j) for j in names], int))
+
+
+# ---------------------------------------------------------------------------------- following
+@dataclasses.dataclass
+class _Followed:
+    """The points of every segment followed, and how far (MoveIt's fraction before the jump tests)."""
+
+    q: list
+    poses: list
+    waypoint: list
+    fraction: float = 0.0
+    status: str = COMPLETE
+    message: str = ''
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    tracker: Tracker
+    targets: Array
+    relative: bool
+    max_step: float
+    rotation_step: float
+    thresholds: JumpThresholds
+    max_points: int
+
+    def follow(self, q0: Array) -> _Followed:
+        """Every segment in turn (MoveIt's fraction: whole segments count 1/k each, the one that
+        stopped the share of its steps followed)."""
+        T0 = self.tracker.tip_poses(q0[None])[0]
+        self._check_size(T0)
+        out = _Followed([q0], [T0], [-1])
+        q, T = q0, T0
+        k = len(self.targets)
+        for w, W in enumerate(self.targets):
+            goal = T @ W if self.relative else W
+            steps = step_count(T, goal, self.max_step, self.rotation_step, self.thresholds.relative > 0.0)
+            track = self.tracker.track(q, T, _segment(T, goal), steps)
+            out.q += track.q[1:]
+            out.poses += track.T[1:]
+            out.waypoint += [w] * (len(track.q) - 1)
+            if track.status:
+                out.fraction += track.s[-1] / k
+                out.status = track.status
+                out.message = f'stopped on the way to waypoint {w}: {track.message}'
+                return out
+            out.fraction = (w + 1) / k
+            q = track.q[-1]
+            T = self.tracker.tip_poses(q[None])[0]
+        return out
+
+    def _check_size(self, T0: Array) -> None:
+        """Refuse a path of more than ``max_points`` steps before any IK (relative waypoints are
+        counted from their targets' own sizes)."""
+        total, T = 0, T0
+        for W in self.targets:
+            goal = T @ W if self.relative else W
+            total += step_count(T, goal, self.max_step, self.rotation_step, self.thresholds.relative > 0.0)
+            T = goal
+            if total > self.max_points:
+                raise ArgumentError('max_points', f'the path needs more than {self.max_points} points at max_step '
+                                                  f'{self.max_step:g} m: raise max_step or max_points')
+
+
+def _segment(T_a: Array, T_b: Array):
+    return lambda s: interpolate(T_a, T_b, s)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Speed:
+    velocity_scaling: float
+    acceleration_scaling: float
+    max_cartesian_speed: float
+    link: str
+
+
+def _finish(model: RobotModel, followed: _Followed, joints: GroupJoints, thresholds: JumpThresholds,
+            speed: _Speed) -> CartesianPathResult:
+    """Apply MoveIt's jump tests, then time the path."""
+    Q = np.array(followed.q)
+    kept, factor, why = check_jumps(Q, joints, thresholds)
+    status, message, fraction = followed.status, followed.message, followed.fraction * factor
+    if kept < len(Q):
+        status, message = JUMP_THRESHOLD, f'{why}: the path is cut after {kept} points'
+    Q = Q[:kept]
+    velocity, acceleration = coordinate_limits(model, model.active_joints)
+    velocity = velocity * scaling(speed.velocity_scaling)
+    acceleration = acceleration * scaling(speed.acceleration_scaling)
+    cartesian = float(speed.max_cartesian_speed)
+    tips = (forward_kinematics(model, Q, frames=[speed.link])[:, 0, :3, 3]
+            if math.isfinite(cartesian) and cartesian > 0.0 else None)
+    timing = time_parameterize(Q, velocity, acceleration, tips, cartesian if tips is not None else 0.0)
+    return CartesianPathResult(q=Q, times=timing.times, velocities=timing.velocities,
+                               accelerations=timing.accelerations, poses=np.array(followed.poses[:kept]),
+                               fraction=float(fraction), status=status, message=message,
+                               waypoint=np.array(followed.waypoint[:kept], int))
