@@ -9,7 +9,7 @@ method of time-optimal path parameterisation, on the points given). Each step th
 ``2 Δs / (ṡ_i + ṡ_{i+1})``; the reported velocities are ``q' ṡ`` and accelerations ``q' s̈ + q'' ṡ²``
 (``s̈`` of the step leaving the point; of the last step at the end), and all step times are
 stretched by one factor when rounding or the one-step lag of ``s̈`` left any of them above its
-limit, so every reported value is within its limit. Close to time-optimal on the points given;
+limit, so every reported value (and every step's mean tip speed) is within its limit. Close to time-optimal on the points given;
 MoveIt's TOTG blends between them.
 
 Limits: the URDF's ``velocity`` (a joint without one, or 0, gets :data:`DEFAULT_VELOCITY`) and
@@ -86,6 +86,9 @@ def time_parameterize(Q: Array, velocity: Array, acceleration: Array,
     V = d1 * rate[:, None]
     A = d1 * sdd[:, None] + d2 * x[:, None]
     over = max(1.0, float(np.max(np.abs(V) / velocity)), float(np.sqrt(np.max(np.abs(A) / acceleration))))
+    if tip_positions is not None and max_cartesian_speed > 0.0:   # each step's mean tip speed
+        chord = np.linalg.norm(np.diff(tip_positions, axis=0), axis=1) / dt
+        over = max(over, float(chord.max()) / max_cartesian_speed)
     if over > 1.0:   # rounding or the lag of s̈: stretch every step alike (v / c, a / c²)
         over *= 1.0 + 1e-9
         dt, V, A = dt * over, V / over, A / over ** 2
@@ -115,25 +118,28 @@ def _speed_cap(d1: Array, d2: Array, velocity: Array, acceleration: Array) -> Ar
 
 
 def _passes(d1: Array, d2: Array, ds: Array, cap: Array, acceleration: Array) -> Array:
-    """``(N,)`` ``ṡ²`` at each point: the forward and backward passes, at rest at both ends."""
-    n = len(d1)
+    """``(N,)`` ``ṡ²`` at each point: the forward and backward passes, at rest at both ends.
+
+    A joint ``j`` at point ``i`` allows ``s̈ <= (a_j - sgn(q'_j) q''_j ṡ²) / |q'_j|`` and a
+    deceleration ``-s̈ <= (a_j + sgn(q'_j) q''_j ṡ²) / |q'_j|``; over a step ``Δs`` these are affine
+    maps of ``ṡ²``, so each pass is a running minimum of affine maps."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        moving = (np.abs(d1) > 0.0) & np.isfinite(acceleration)
+        alpha = np.where(moving, acceleration / np.abs(d1), np.inf)
+        beta = np.where(moving, np.sign(d1) * d2 / np.abs(d1), 0.0)
     x = cap.copy()
     x[0] = x[-1] = 0.0
-    d1l, d2l, capl, al = d1.tolist(), d2.tolist(), x.tolist(), acceleration.tolist()
+    limits = x.tolist()
+    two_ds = 2.0 * np.concatenate([ds, ds[-1:]])[:, None]
+    up = (np.where(moving, two_ds * alpha, np.inf).tolist(), (1.0 - two_ds * beta).tolist())
+    two_ds = 2.0 * np.concatenate([ds[:1], ds])[:, None]
+    down = (np.where(moving, two_ds * alpha, np.inf).tolist(), (1.0 + two_ds * beta).tolist())
+    n = len(limits)
     for i in range(n - 1):           # accelerate as fast as every joint allows
-        capl[i + 1] = min(capl[i + 1], capl[i] + 2.0 * ds[i] * _sdd(d1l[i], d2l[i], capl[i], al))
+        xi = limits[i]
+        limits[i + 1] = min(limits[i + 1], min([a + b * xi for a, b in zip(up[0][i], up[1][i])], default=math.inf))
     for i in range(n - 1, 0, -1):    # decelerate into every later bound
-        capl[i - 1] = min(capl[i - 1], capl[i] + 2.0 * ds[i - 1] * _sdd(d1l[i], d2l[i], capl[i], al, -1.0))
-    return np.maximum(np.array(capl), 0.0)
-
-
-def _sdd(d1: list, d2: list, x: float, acceleration: list, sign: float = 1.0) -> float:
-    """The largest ``s̈`` (``sign`` 1) or the largest deceleration ``-s̈`` (``sign`` -1) keeping every
-    joint's ``|q' s̈ + q'' x| <= a_max`` (>= 0; 0 when none is left)."""
-    best = math.inf
-    for a1, a2, a_max in zip(d1, d2, acceleration):
-        if a1 == 0.0 or a_max == math.inf:
-            continue
-        room = (a_max - sign * math.copysign(1.0, a1) * a2 * x) / abs(a1)
-        best = min(best, room)
-    return max(best, 0.0) if best != math.inf else 1e12
+        xi = limits[i]
+        limits[i - 1] = min(limits[i - 1], min([a + b * xi for a, b in zip(down[0][i], down[1][i])],
+                                               default=math.inf))
+    return np.maximum(np.array(limits), 0.0)

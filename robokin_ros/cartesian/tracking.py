@@ -3,8 +3,7 @@
 :class:`Tracker` solves the poses of a segment in runs of up to :data:`MAX_RUN` points at once
 (the batched :func:`robokin_ros.ik.solve_ik`, each point seeded by extrapolating the last two
 accepted points), then checks each consecutive pair: both solved, each point valid
-(:class:`~.checks.StateChecks`) and the FK of the joint-space points between them at 1/4, 1/2
-and 3/4 within ``max_deviation`` [m] of the straight line and ``max_rotation_deviation`` [rad] of
+(:class:`~.checks.StateChecks`) and the FK of the joint-space midpoint between them within ``max_deviation`` [m] of the straight line and ``max_rotation_deviation`` [rad] of
 the slerp — a branch switch or a pass through a singularity moves the tip off the line between
 the two points, so no accepted pair is one. The leading pairs that pass are kept; the first one
 that does not is refined (:meth:`Tracker.refine`): the point is solved again from the last
@@ -34,8 +33,9 @@ MAX_RUN = 64
 FIRST_RUN = 8
 #: Halvings of one step by :meth:`Tracker.refine` before it gives up (1/32 of a step).
 MAX_DEPTH = 5
-#: Where between two points the joint-space interpolation is checked against the line.
-PROBES = np.array([0.25, 0.5, 0.75])
+#: Where between two points the joint-space interpolation is checked against the line (the
+#: midpoint; a pair that passes at a coarser step is checked again at each half when refined).
+PROBES = np.array([0.5])
 
 COMPLETE = 'complete'
 UNREACHABLE = 'unreachable'
