@@ -3,7 +3,7 @@
 The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 """
 
-from .cartesian import CartesianPathResult, cartesian_path
+from .cartesian import CartesianPathResult, JumpThresholds, PathOptions, PathTiming, cartesian_path
 from .collision import (
                         CollisionModel,
                         CollisionUnavailableError,
@@ -66,7 +66,7 @@ from .runtime import Runtime, current_runtime, using
 
 __all__ = [
     "Runtime", "current_runtime", "using",
-    "CartesianPathResult", "cartesian_path",
+    "CartesianPathResult", "JumpThresholds", "PathOptions", "PathTiming", "cartesian_path",
     "ArgumentError", "JointLimitError", "JointType", "KernelCheckError", "LoadWarning", "ModelError", "NonFiniteError",
     "RobokinError", "RobotModel", "SRDFError", "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError",
     "UnknownNameError", "UnknownStateError", "JointLimits", "ModelFields",

@@ -9,8 +9,8 @@ self-collision, path constraints), :mod:`.jumps` (MoveIt's relative and absolute
 """
 
 from .jumps import JumpThresholds
-from .path import MAX_POINTS, CartesianPathResult, cartesian_path
+from .path import MAX_POINTS, CartesianPathResult, PathOptions, PathTiming, cartesian_path
 from .timing import DEFAULT_ACCELERATION, DEFAULT_VELOCITY
 
 __all__ = ["DEFAULT_ACCELERATION", "DEFAULT_VELOCITY", "MAX_POINTS", "CartesianPathResult", "JumpThresholds",
-           "cartesian_path"]
+           "PathOptions", "PathTiming", "cartesian_path"]

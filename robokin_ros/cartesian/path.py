@@ -63,67 +63,96 @@ class CartesianPathResult:
         return self.status == COMPLETE
 
 
+@dataclasses.dataclass(frozen=True)
+class PathOptions:
+    """How a path is interpolated, solved and checked (the defaults suit most calls).
+
+    Attributes:
+        max_rotation_step: [rad] the largest rotation between consecutive points, >= 0 (0: not
+            bounded, as MoveIt's ``MaxEEFStep(max_step)``; None: ``max_step`` taken in radians).
+        relative: each waypoint is in the tip's frame at the start of its segment (MoveIt's
+            waypoints given in the link's own frame), not in ``base``.
+        active_joints, lower, upper: as :func:`~robokin_ros.ik.solve_ik`'s: the joints that move
+            (also those MoveIt's jump tests compare; None: the joints from ``base`` to the tip)
+            and narrower bounds.
+        max_deviation, max_rotation_deviation: [m], [rad] how far the joint-space midpoint of
+            two consecutive points may leave the line (> 0).
+        position_tolerance, rotation_tolerance: [m], [rad] of each point's IK solution.
+        max_points: the most steps the interpolation may make, refused before any IK.
+    """
+
+    max_rotation_step: float | None = None
+    relative: bool = False
+    active_joints: tuple | None = None
+    lower: object = None
+    upper: object = None
+    max_deviation: float = 1e-3
+    max_rotation_deviation: float = 1e-2
+    position_tolerance: float = 1e-8
+    rotation_tolerance: float = 1e-8
+    max_points: int = MAX_POINTS
+
+
+@dataclasses.dataclass(frozen=True)
+class PathTiming:
+    """How the path is timed: MoveIt's ``max_velocity_scaling_factor`` and
+    ``max_acceleration_scaling_factor`` (outside (0, 1], or NaN: 1.0), and ``max_cartesian_speed``
+    [m/s] of ``speed_link`` (None: the tip; 0: not limited)."""
+
+    velocity_scaling: float = 1.0
+    acceleration_scaling: float = 1.0
+    max_cartesian_speed: float = 0.0
+    speed_link: str | None = None
+
+
 def cartesian_path(model: RobotModel, waypoints, tip: str, q0, *, base: str | None = None,
-                   max_step: float = 0.01, max_rotation_step: float | None = None,
-                   jump_threshold: float = 0.0, prismatic_jump_threshold: float = 0.0,
-                   revolute_jump_threshold: float = 0.0, relative: bool = False,
-                   active_joints=None, lower=None, upper=None, avoid_collisions: bool | CollisionModel = False,
-                   constraints=(), max_deviation: float = 1e-3, max_rotation_deviation: float = 1e-2,
-                   velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
-                   max_cartesian_speed: float = 0.0, speed_link: str | None = None,
-                   position_tolerance: float = 1e-8, rotation_tolerance: float = 1e-8,
-                   max_points: int = MAX_POINTS) -> CartesianPathResult:
+                   max_step: float = 0.01, jumps: JumpThresholds | None = None,
+                   avoid_collisions: bool | CollisionModel = False, constraints=(),
+                   timing: PathTiming | None = None, options: PathOptions | None = None) -> CartesianPathResult:
     """Follow straight lines (position interpolated linearly, orientation slerped) from the
     tip's pose at ``q0`` through ``waypoints`` (docs/api.md, *Cartesian paths*).
 
     Args:
         model: the robot. waypoints: ``(4, 4)`` or ``(k, 4, 4)`` poses of ``tip`` in ``base``
-            (None: the root link); with ``relative``, each in the tip's frame at the start of
-            its segment (MoveIt's waypoints in the link's own frame).
+            (None: the root link).
         tip: the link that follows the path. q0: ``(n_q,)`` the start configuration.
         max_step: [m] the largest translation between consecutive points, > 0.
-        max_rotation_step: [rad] the largest rotation between consecutive points, >= 0 (0: not
-            bounded, as MoveIt; None: ``max_step`` taken in radians).
-        jump_threshold, prismatic_jump_threshold, revolute_jump_threshold: MoveIt's jump tests
-            (>= 0; 0: not tested).
-        active_joints, lower, upper: as :func:`~robokin_ros.ik.solve_ik`'s (joints that move,
-            narrower bounds).
+        jumps: MoveIt's jump tests (:class:`JumpThresholds`; None: none).
         avoid_collisions: True (the model's default collision model) or a
             :class:`~robokin_ros.collision.CollisionModel`: every point free of self-collision.
         constraints: path constraints (:class:`~robokin_ros.ik.PositionConstraint`,
             :class:`~robokin_ros.ik.OrientationConstraint`, poses in ``base``) every point meets.
-        max_deviation, max_rotation_deviation: [m], [rad] how far the joint-space interpolation
-            between consecutive points may leave the line (> 0).
-        velocity_scaling, acceleration_scaling: MoveIt's scaling factors (outside (0, 1]: 1).
-        max_cartesian_speed: [m/s] of ``speed_link`` (None: ``tip``); 0: not limited.
-        position_tolerance, rotation_tolerance: of each point's IK solution.
-        max_points: the most steps the interpolation may make (refused before any work).
+        timing: :class:`PathTiming` (None: the limits unscaled).
+        options: :class:`PathOptions` (None: the defaults).
 
     Raises:
-        ArgumentError: a bad option, or more points than ``max_points``. ShapeError /
+        ArgumentError: a bad option, or more points than ``options.max_points``. ShapeError /
             NonFiniteError / InvalidTargetError: bad waypoints or ``q0``. UnknownLinkError: ``tip``,
-            ``base`` or ``speed_link``.
+            ``base`` or ``timing.speed_link``.
     """
+    options = PathOptions() if options is None else options
+    timing = PathTiming() if timing is None else timing
     q0 = checks.real_array(q0, 'q0', (model.n_q,), batch=False, labels=model.q_names)
     targets = _waypoints(waypoints)
     max_step = _positive(max_step, 'max_step')
-    rotation_step = max_step if max_rotation_step is None else _non_negative(max_rotation_step, 'max_rotation_step')
-    thresholds = JumpThresholds(*(_non_negative(v, name) for v, name in (
-        (jump_threshold, 'jump_threshold'), (prismatic_jump_threshold, 'prismatic_jump_threshold'),
-        (revolute_jump_threshold, 'revolute_jump_threshold'))))
-    deviation = Deviation(_positive(max_deviation, 'max_deviation'),
-                          _positive(max_rotation_deviation, 'max_rotation_deviation'))
-    options = IKOptions(base=base, position_tolerance=position_tolerance, rotation_tolerance=rotation_tolerance,
-                        active_joints=active_joints, lower=lower, upper=upper, max_iterations=100)
+    rotation_step = (max_step if options.max_rotation_step is None
+                     else _non_negative(options.max_rotation_step, 'max_rotation_step'))
+    thresholds = _thresholds(JumpThresholds() if jumps is None else jumps)
+    deviation = Deviation(_positive(options.max_deviation, 'max_deviation'),
+                          _positive(options.max_rotation_deviation, 'max_rotation_deviation'))
+    ik_options = IKOptions(base=base, position_tolerance=options.position_tolerance,
+                           rotation_tolerance=options.rotation_tolerance, active_joints=options.active_joints,
+                           lower=options.lower, upper=options.upper, max_iterations=100)
     model.link_index(tip)
-    speed_link = tip if speed_link is None else model.link_names[model.link_index(speed_link)]
-    path_checks = _state_checks(model, options, avoid_collisions, tuple(constraints))
-    tracker = Tracker(model, tip, options, path_checks, deviation)
-    plan = _Plan(tracker, targets, relative, max_step, rotation_step, thresholds, checks.check_count(
-        max_points, 'max_points', minimum=1))
+    speed_link = tip if timing.speed_link is None else model.link_names[model.link_index(timing.speed_link)]
+    path_checks = _state_checks(model, ik_options, avoid_collisions, tuple(constraints))
+    tracker = Tracker(model, tip, ik_options, path_checks, deviation)
+    plan = _Plan(tracker=tracker, targets=targets, relative=bool(options.relative), max_step=max_step,
+                 rotation_step=rotation_step, thresholds=thresholds,
+                 max_points=checks.check_count(options.max_points, 'max_points', minimum=1))
     followed = plan.follow(q0)
-    return _finish(model, followed, _group_joints(model, tip, base, active_joints), thresholds,
-                   _Speed(velocity_scaling, acceleration_scaling, max_cartesian_speed, speed_link))
+    return _finish(model, followed, _group_joints(model, tip, base, options.active_joints), thresholds,
+                   dataclasses.replace(timing, speed_link=speed_link))
 
 
 # ---------------------------------------------------------------------------------- arguments
@@ -137,6 +166,13 @@ def _non_negative(value, name: str) -> float:
     if not checks.is_real(value) or not value >= 0.0:
         raise ArgumentError(name, f'must be a finite number >= 0, got {value!r}')
     return float(value)
+
+
+def _thresholds(jumps: JumpThresholds) -> JumpThresholds:
+    if not isinstance(jumps, JumpThresholds):
+        raise ArgumentError('jumps', f'must be a JumpThresholds, got {type(jumps).__name__}')
+    return JumpThresholds(*(_non_negative(getattr(jumps, name), f'jumps.{name} ({name} jump threshold)')
+                            for name in ('relative', 'prismatic', 'revolute')))
 
 
 def _waypoints(waypoints) -> Array:
@@ -229,16 +265,8 @@ def _segment(T_a: Array, T_b: Array):
     return lambda s: interpolate(T_a, T_b, s)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Speed:
-    velocity_scaling: float
-    acceleration_scaling: float
-    max_cartesian_speed: float
-    link: str
-
-
 def _finish(model: RobotModel, followed: _Followed, joints: GroupJoints, thresholds: JumpThresholds,
-            speed: _Speed) -> CartesianPathResult:
+            speed: PathTiming) -> CartesianPathResult:
     """Apply MoveIt's jump tests, then time the path."""
     Q = np.array(followed.q)
     kept, factor, why = check_jumps(Q, joints, thresholds)
@@ -250,7 +278,7 @@ def _finish(model: RobotModel, followed: _Followed, joints: GroupJoints, thresho
     velocity = velocity * scaling(speed.velocity_scaling)
     acceleration = acceleration * scaling(speed.acceleration_scaling)
     cartesian = float(speed.max_cartesian_speed)
-    tips = (forward_kinematics(model, Q, frames=[speed.link])[:, 0, :3, 3]
+    tips = (forward_kinematics(model, Q, frames=[speed.speed_link])[:, 0, :3, 3]
             if math.isfinite(cartesian) and cartesian > 0.0 else None)
     timing = time_parameterize(Q, velocity, acceleration, tips, cartesian if tips is not None else 0.0)
     return CartesianPathResult(q=Q, times=timing.times, velocities=timing.velocities,

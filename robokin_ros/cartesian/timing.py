@@ -9,7 +9,8 @@ method of time-optimal path parameterisation, on the points given). Each step th
 ``2 Δs / (ṡ_i + ṡ_{i+1})``; the reported velocities are ``q' ṡ`` and accelerations ``q' s̈ + q'' ṡ²``
 (``s̈`` of the step leaving the point; of the last step at the end), and all step times are
 stretched by one factor when rounding or the one-step lag of ``s̈`` left any of them above its
-limit, so every reported value (and every step's mean tip speed) is within its limit. Close to time-optimal on the points given;
+limit, so every reported value (and every step's mean tip speed) is within its limit. Close to
+time-optimal on the points given;
 MoveIt's TOTG blends between them.
 
 Limits: the URDF's ``velocity`` (a joint without one, or 0, gets :data:`DEFAULT_VELOCITY`) and

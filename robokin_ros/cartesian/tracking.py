@@ -3,7 +3,8 @@
 :class:`Tracker` solves the poses of a segment in runs of up to :data:`MAX_RUN` points at once
 (the batched :func:`robokin_ros.ik.solve_ik`, each point seeded by extrapolating the last two
 accepted points), then checks each consecutive pair: both solved, each point valid
-(:class:`~.checks.StateChecks`) and the FK of the joint-space midpoint between them within ``max_deviation`` [m] of the straight line and ``max_rotation_deviation`` [rad] of
+(:class:`~.checks.StateChecks`) and the FK of the joint-space midpoint between them within
+``max_deviation`` [m] of the straight line and ``max_rotation_deviation`` [rad] of
 the slerp — a branch switch or a pass through a singularity moves the tip off the line between
 the two points, so no accepted pair is one. The leading pairs that pass are kept; the first one
 that does not is refined (:meth:`Tracker.refine`): the point is solved again from the last
@@ -22,8 +23,8 @@ import numpy as np
 from ..ik import IKOptions, reach_upper_bound, solve_ik
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from .checks import JOINT_LIMIT, StateChecks
 from ..spatial import exp_so3, log_so3
+from .checks import JOINT_LIMIT, StateChecks
 from .interpolation import line_deviation
 
 Array = np.ndarray

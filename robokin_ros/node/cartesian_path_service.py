@@ -18,7 +18,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..cartesian import CartesianPathResult, cartesian_path
+from ..cartesian import CartesianPathResult, JumpThresholds, PathOptions, PathTiming, cartesian_path
 from ..errors import ArgumentError, UnknownJointError
 from ..kinematics import frame_transform
 from ..model import RobotModel
@@ -74,7 +74,7 @@ class PathRequest:
 
 
 def compute_cartesian_path(request, response, robot: RobotSnapshot | None, settings: IKSettings, max_points: int,
-                           handling: Handling = Handling()):
+                           handling: Handling | None = None):
     """Answer a ``moveit_msgs/srv/GetCartesianPath`` request (docs/node.md gives every field)."""
 
     def handle() -> str:
@@ -88,20 +88,19 @@ def compute_cartesian_path(request, response, robot: RobotSnapshot | None, setti
         try:
             result = cartesian_path(
                 parsed.model, parsed.waypoints, parsed.tip, parsed.q, base=parsed.base, max_step=request.max_step,
-                jump_threshold=request.jump_threshold, prismatic_jump_threshold=request.prismatic_jump_threshold,
-                revolute_jump_threshold=request.revolute_jump_threshold, relative=parsed.relative,
-                active_joints=parsed.joints, lower=parsed.lower, upper=parsed.upper,
+                jumps=JumpThresholds(request.jump_threshold, request.prismatic_jump_threshold,
+                                     request.revolute_jump_threshold),
                 avoid_collisions=parsed.collision or False, constraints=parsed.constraints,
-                velocity_scaling=request.max_velocity_scaling_factor,
-                acceleration_scaling=request.max_acceleration_scaling_factor,
-                max_cartesian_speed=request.max_cartesian_speed, speed_link=_speed_link(snap, request, parsed),
-                max_points=max_points)
+                timing=PathTiming(request.max_velocity_scaling_factor, request.max_acceleration_scaling_factor,
+                                  request.max_cartesian_speed, _speed_link(snap, request, parsed)),
+                options=PathOptions(relative=parsed.relative, active_joints=parsed.joints, lower=parsed.lower,
+                                    upper=parsed.upper, max_points=max_points))
         except ArgumentError as e:
             bound = ' (parameter cartesian_max_points)' if e.argument == 'max_points' else ''
             raise RequestError('FAILURE', f'{e}{bound}') from None
         return path_reply(parsed, result, response)
 
-    return answer(response, handle, handling.on_crash)
+    return answer(response, handle, (handling or Handling()).on_crash)
 
 
 # ---------------------------------------------------------------------------------- read the request
@@ -190,7 +189,8 @@ def _on_path_model(snap: RobotSnapshot, parsed: PathRequest) -> PathRequest:
         return parsed
     if parsed.joints is not None and semantic.virtual_joint.name in parsed.joints:
         raise RequestError('FAILURE', f'group {parsed.group!r} moves the virtual joint '
-                                      f'{semantic.virtual_joint.name!r}: Cartesian paths of a moving base are not served')
+                                      f'{semantic.virtual_joint.name!r}: Cartesian paths of a moving base are '
+                                      'not served')
     model, base, waypoints = snap.model, parsed.base, parsed.waypoints
     if base not in model.link_names:
         T_root_base = frame_transform(parsed.model, parsed.q, model.root_link, base)

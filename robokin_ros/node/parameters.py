@@ -329,8 +329,8 @@ class LiveState:
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
              'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_constraints', 'ik_max_primitives',
-             'ik_max_links', 'ik_max_solutions', 'max_validity_states', 'cartesian_max_points', 'validity_max_constraints',
-             'validity_max_primitives')
+             'ik_max_links', 'ik_max_solutions', 'max_validity_states', 'cartesian_max_points',
+             'validity_max_constraints', 'validity_max_primitives')
 
 
 class StartupParameterError(RobokinError, ValueError):

@@ -17,7 +17,14 @@ from builtin_interfaces.msg import Duration
 from rclpy.node import Node
 
 from .. import ik
-from . import cartesian_path_service, fk_service, ik_service, ik_solutions_service, multi_validity_service, validity_service
+from . import (
+    cartesian_path_service,
+    fk_service,
+    ik_service,
+    ik_solutions_service,
+    multi_validity_service,
+    validity_service,
+)
 from .conversions import duration_to_seconds
 from .log_limits import MAX_REPLY_CHARS, cap_message, cap_text
 from .requests import RobotSnapshot

@@ -29,7 +29,7 @@ def track_line(model, tip, q0, T_goal, lower=None, upper=None):
     a correction does not converge."""
     lower = model.q_lower if lower is None else lower
     upper = model.q_upper if upper is None else upper
-    from robokin_ros.cartesian.interpolation import interpolate   # the poses only (lerp + slerp)
+    from robokin_ros.cartesian.interpolation import interpolate  # the poses only (lerp + slerp)
     T0 = pose(model, q0, tip)
     n = max(int(np.ceil(np.linalg.norm(T_goal[:3, 3] - T0[:3, 3]) / STEP)), 4)
     targets = interpolate(T0, T_goal, np.arange(1, n + 1) / n)

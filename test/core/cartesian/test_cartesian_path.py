@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cartesian_oracle import error, random_feasible_line, track_line
 
 import robokin_ros as rk
 from robokin_ros import robots
 from robokin_ros.cartesian.timing import coordinate_limits
-
-from cartesian_oracle import error, random_feasible_line, track_line
 
 CORPUS = Path(__file__).resolve().parents[4] / 'shared' / 'urdf-corpus'
 BUNDLED = [('panda.urdf', 'panda_hand_tcp'), ('ur5e.urdf', 'tool0')]
@@ -137,7 +136,8 @@ def test_a_joint_bound_stops_the_path_before_it():
         lower[j] = middle
     assert track_line(model, 'tool0', q0, T_goal, lower, upper) is None
     T0 = fk(model, q0[None], 'tool0')[0]
-    result = rk.cartesian_path(model, T_goal, 'tool0', q0, max_step=0.005, lower=lower, upper=upper)
+    result = rk.cartesian_path(model, T_goal, 'tool0', q0, max_step=0.005,
+                               options=rk.PathOptions(lower=lower, upper=upper))
     assert result.fraction < 1.0 and result.status != 'complete'
     assert np.all((result.q >= lower - 1e-9) & (result.q <= upper + 1e-9))
     check_path(model, 'tool0', result, T0, T_goal)
@@ -188,22 +188,27 @@ def test_scaling_and_cartesian_speed():
     T_goal = T0.copy()
     T_goal[:3, 3] += [0.0, 0.1, 0.0]
     fast = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005)
-    slow = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005, velocity_scaling=0.1,
-                             acceleration_scaling=0.1)
+    slow = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005,
+                             timing=rk.PathTiming(velocity_scaling=0.1, acceleration_scaling=0.1))
     check_path(model, 'tool0', slow, T0, T_goal, scaling=0.1)
     assert slow.times[-1] > 3 * fast.times[-1]
     for bad in (0.0, -1.0, 2.0, math.nan):
-        same = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005, velocity_scaling=bad)
+        same = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005,
+                                  timing=rk.PathTiming(velocity_scaling=bad))
         assert same.times[-1] == pytest.approx(fast.times[-1])
-    capped = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005, max_cartesian_speed=0.01)
+    capped = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.005,
+                                timing=rk.PathTiming(max_cartesian_speed=0.01))
     p = fk(model, capped.q, 'tool0')[:, :3, 3]
     assert np.all(np.linalg.norm(np.diff(p, axis=0), axis=1) / np.diff(capped.times) <= 0.01 * (1 + 1e-6))
 
 
 @pytest.mark.parametrize('kwargs,argument', [
     ({'max_step': 0.0}, 'max_step'), ({'max_step': math.nan}, 'max_step'), ({'max_step': -1.0}, 'max_step'),
-    ({'jump_threshold': -1.0}, 'jump_threshold'), ({'revolute_jump_threshold': math.nan}, 'revolute_jump_threshold'),
-    ({'max_points': 5}, 'max_points'), ({'waypoints': np.zeros((0, 4, 4))}, 'waypoints')])
+    ({'jumps': rk.JumpThresholds(relative=-1.0)}, 'relative'),
+    ({'jumps': rk.JumpThresholds(revolute=math.nan)}, 'revolute'),
+    ({'options': rk.PathOptions(max_points=5)}, 'max_points'),
+    ({'options': rk.PathOptions(max_deviation=0.0)}, 'max_deviation'),
+    ({'waypoints': np.zeros((0, 4, 4))}, 'waypoints')])
 def test_bad_arguments_raise_typed_errors(kwargs, argument):
     model = load('ur5e.urdf')
     T0 = fk(model, UR_START[None], 'tool0')[0]
