@@ -77,7 +77,7 @@ def absolute_jump(distances: Array, joints: GroupJoints, thresholds: JumpThresho
 def check_jumps(Q: Array, joints: GroupJoints, thresholds: JumpThresholds) -> tuple[int, float, str]:
     """MoveIt's tests on the path ``Q (N, n_q)`` (its start included): the number of points kept,
     the factor of the fraction, and '' or which test cut the path (relative first, as MoveIt)."""
-    if len(Q) <= 1:
+    if len(Q) <= 1 or (thresholds.relative <= 0.0 and thresholds.prismatic <= 0.0 and thresholds.revolute <= 0.0):
         return len(Q), 1.0, ''
     kept, factor, why = len(Q), 1.0, ''
     step = relative_jump(joints.step_distances(Q), thresholds.relative)

@@ -30,8 +30,8 @@ from .interpolation import line_deviation
 Array = np.ndarray
 
 #: Points solved together (the run doubles from :data:`FIRST_RUN` while every pair passes).
-MAX_RUN = 64
-FIRST_RUN = 8
+MAX_RUN = 128
+FIRST_RUN = 16
 #: Halvings of one step by :meth:`Tracker.refine` before it gives up (1/32 of a step).
 MAX_DEPTH = 5
 #: Where between two points the joint-space interpolation is checked against the line (the
@@ -68,6 +68,11 @@ class Track:
         self.q.append(q)
         self.s.append(s)
         self.T.append(T)
+
+    def extend(self, Q: Array, s: Array, T: Array) -> None:
+        self.q.extend(Q)
+        self.s.extend(s.tolist())
+        self.T.extend(T)
 
 
 class Tracker:
@@ -121,8 +126,7 @@ class Tracker:
             k = min(run, steps - i)
             Q, ok = self.solve(targets[i:i + k], self._predict(track, k))
             good = self._leading(track, Q, ok, targets[i:i + k])
-            for j in range(good):
-                track.add(Q[j], grid[i + j], targets[i + j])
+            track.extend(Q[:good], grid[i:i + good], targets[i:i + good])
             i += good
             if good == k:
                 run = min(2 * run, MAX_RUN)
