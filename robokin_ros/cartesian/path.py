@@ -147,7 +147,9 @@ def cartesian_path(model: RobotModel, waypoints, tip: str, q0, *, base: str | No
     speed_link = tip if timing.speed_link is None else model.link_names[model.link_index(timing.speed_link)]
     path_checks = _state_checks(model, ik_options, avoid_collisions, tuple(constraints))
     tracker = Tracker(model, tip, ik_options, path_checks, deviation)
-    plan = _Plan(tracker=tracker, targets=targets, relative=bool(options.relative), max_step=max_step,
+    retry = (Tracker(model, tip, dataclasses.replace(ik_options, objective='center'), path_checks, deviation)
+             if _redundant(model, tip, base, options.active_joints) else None)
+    plan = _Plan(tracker=tracker, retry=retry, targets=targets, relative=bool(options.relative), max_step=max_step,
                  rotation_step=rotation_step, thresholds=thresholds,
                  max_points=checks.check_count(options.max_points, 'max_points', minimum=1))
     followed = plan.follow(q0)
@@ -194,6 +196,12 @@ def _state_checks(model: RobotModel, options: IKOptions, avoid_collisions, const
     return StateChecks(model, lower, upper, collision, constraints, options.base)
 
 
+def _redundant(model: RobotModel, tip: str, base: str | None, active_joints) -> bool:
+    """More joints move the tip than a pose has coordinates (a null space to use)."""
+    names = active_joints if active_joints is not None else model.path_joints(base or model.root_link, tip)
+    return len(set(names) & set(model.path_joints(base or model.root_link, tip))) > 6
+
+
 def _group_joints(model: RobotModel, tip: str, base: str | None, active_joints) -> GroupJoints:
     """The joints MoveIt's jump tests compare: ``active_joints``, else those moving the tip."""
     names = active_joints if active_joints is not None else model.path_joints(base or model.root_link, tip)
@@ -216,6 +224,7 @@ class _Followed:
 @dataclasses.dataclass(frozen=True)
 class _Plan:
     tracker: Tracker
+    retry: Tracker | None
     targets: Array
     relative: bool
     max_step: float
@@ -225,7 +234,9 @@ class _Plan:
 
     def follow(self, q0: Array) -> _Followed:
         """Every segment in turn (MoveIt's fraction: whole segments count 1/k each, the one that
-        stopped the share of its steps followed)."""
+        stopped the share of its steps followed). A segment that stops on a redundant arm is
+        followed again from its start with the null-space objective ``center`` (joints kept away
+        from their limits), and the farther of the two kept."""
         T0 = self.tracker.tip_poses(q0[None])[0]
         self._check_size(T0)
         out = _Followed([q0], [T0], [-1])
@@ -235,6 +246,9 @@ class _Plan:
             goal = T @ W if self.relative else W
             steps = step_count(T, goal, self.max_step, self.rotation_step, self.thresholds.relative > 0.0)
             track = self.tracker.track(q, T, _segment(T, goal), steps)
+            if track.status and self.retry is not None:   # a redundant arm: again, centring its joints
+                again = self.retry.track(q, T, _segment(T, goal), steps)
+                track = again if again.s[-1] > track.s[-1] else track
             out.q += track.q[1:]
             out.poses += track.T[1:]
             out.waypoint += [w] * (len(track.q) - 1)
