@@ -78,6 +78,10 @@ class PathOptions:
         max_deviation, max_rotation_deviation: [m], [rad] how far the joint-space midpoint of
             two consecutive points may leave the line (> 0).
         position_tolerance, rotation_tolerance: [m], [rad] of each point's IK solution.
+        axis_tolerances: None, or ``(6,)`` as :func:`~robokin_ros.ik.solve_ik`'s (``inf`` frees an
+            axis of the error twist in the target's axes: ``[0, 0, 0, inf, inf, inf]`` follows the
+            position alone, for arms under 6 DOF); a freed rotation axis leaves the rotation out
+            of the continuity test.
         max_points: the most steps the interpolation may make, refused before any IK.
     """
 
@@ -90,6 +94,7 @@ class PathOptions:
     max_rotation_deviation: float = 1e-2
     position_tolerance: float = 1e-8
     rotation_tolerance: float = 1e-8
+    axis_tolerances: tuple | None = None
     max_points: int = MAX_POINTS
 
 
@@ -138,11 +143,14 @@ def cartesian_path(model: RobotModel, waypoints, tip: str, q0, *, base: str | No
     rotation_step = (max_step if options.max_rotation_step is None
                      else _non_negative(options.max_rotation_step, 'max_rotation_step'))
     thresholds = _thresholds(JumpThresholds() if jumps is None else jumps)
-    deviation = Deviation(_positive(options.max_deviation, 'max_deviation'),
-                          _positive(options.max_rotation_deviation, 'max_rotation_deviation'))
     ik_options = IKOptions(base=base, position_tolerance=options.position_tolerance,
-                           rotation_tolerance=options.rotation_tolerance, active_joints=options.active_joints,
-                           lower=options.lower, upper=options.upper, max_iterations=100)
+                           rotation_tolerance=options.rotation_tolerance, axis_tolerances=options.axis_tolerances,
+                           active_joints=options.active_joints, lower=options.lower, upper=options.upper,
+                           max_iterations=100)
+    rotation_free = options.axis_tolerances is not None and bool(np.any(np.asarray(options.axis_tolerances)[3:] > 0))
+    deviation = Deviation(_positive(options.max_deviation, 'max_deviation'),
+                          np.inf if rotation_free else _positive(options.max_rotation_deviation,
+                                                                 'max_rotation_deviation'))
     model.link_index(tip)
     speed_link = tip if timing.speed_link is None else model.link_names[model.link_index(timing.speed_link)]
     path_checks = _state_checks(model, ik_options, avoid_collisions, tuple(constraints))

@@ -229,3 +229,27 @@ def test_bad_waypoints_and_names():
         rk.cartesian_path(model, np.zeros((4, 4)), 'tool0', UR_START)
     with pytest.raises(rk.UnknownLinkError):
         rk.cartesian_path(model, np.eye(4), 'nope', UR_START)
+
+
+def test_an_arm_under_six_dof_answers_honestly_and_follows_positions():
+    """The 5-DOF SO-101: a line holding a generic orientation is followed no farther than the
+    arm can hold it (fraction < 1, every returned point on the line and its orientation); with the
+    rotation freed (axis_tolerances) the positions are followed whole, on the line."""
+    model = rk.RobotModel.from_urdf_file(robots.path('so101_arm.urdf'))
+    q0 = model.home_configuration()
+    q0[:5] = [0.2, -0.4, 0.6, 0.5, 0.1]
+    q0 = model.clamp(q0)
+    T0 = fk(model, q0[None], 'tool')[0]
+    T_goal = T0.copy()
+    T_goal[:3, 3] += [0.0, 0.04, 0.02]
+    held = rk.cartesian_path(model, T_goal, 'tool', q0, max_step=0.002)
+    assert held.fraction < 1.0
+    check_path(model, 'tool', held, T0, T_goal)
+    free = rk.cartesian_path(model, T_goal, 'tool', q0, max_step=0.002,
+                             options=rk.PathOptions(axis_tolerances=(0, 0, 0, np.inf, np.inf, np.inf)))
+    assert free.fraction == 1.0, free.message
+    P = fk(model, free.q, 'tool')[:, :3, 3]
+    assert segment_distance(P, T0[:3, 3], T_goal[:3, 3]).max() <= 1e-4
+    mid = fk(model, 0.5 * (free.q[1:] + free.q[:-1]), 'tool')[:, :3, 3]
+    assert segment_distance(mid, T0[:3, 3], T_goal[:3, 3]).max() <= 1e-3
+    assert np.all(model.within_limits(free.q, tolerance=1e-9))
