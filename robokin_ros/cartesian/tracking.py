@@ -4,7 +4,7 @@
 (the batched :func:`robokin_ros.ik.solve_ik`, each point seeded by extrapolating the last two
 accepted points), then checks each consecutive pair: both solved, each point valid
 (:class:`~.checks.StateChecks`) and the FK of the joint-space midpoint between them within
-``max_deviation`` [m] of the straight line and ``max_rotation_deviation`` [rad] of
+``max_deviation`` [m] of the straight line and ``maxrotation_deviation`` [rad] of
 the slerp — a branch switch or a pass through a singularity moves the tip off the line between
 the two points, so no accepted pair is one. The leading pairs that pass are kept; the first one
 that does not is refined (:meth:`Tracker.refine`): the point is solved again from the last
@@ -23,7 +23,7 @@ import numpy as np
 from ..ik import IKOptions, reach_upper_bound, solve_ik
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
-from ..spatial import exp_so3, log_so3
+from ..spatial import matrix_to_quat_xyzw
 from .checks import JOINT_LIMIT, StateChecks
 from .interpolation import line_deviation
 
@@ -34,9 +34,6 @@ MAX_RUN = 128
 FIRST_RUN = 16
 #: Halvings of one step by :meth:`Tracker.refine` before it gives up (1/32 of a step).
 MAX_DEPTH = 5
-#: Where between two points the joint-space interpolation is checked against the line (the
-#: midpoint; a pair that passes at a coarser step is checked again at each half when refined).
-PROBES = np.array([0.5])
 
 COMPLETE = 'complete'
 UNREACHABLE = 'unreachable'
@@ -105,14 +102,11 @@ class Tracker:
         ``T_a`` — stays within the deviation bound between its points."""
         prev_q = np.vstack([q_a[None], Q[:-1]])
         prev_T = np.concatenate([T_a[None], T[:-1]])
-        k, m = len(Q), len(PROBES)
-        probes = prev_q[:, None] + PROBES[None, :, None] * (Q - prev_q)[:, None]     # (k, m, n_q)
-        poses = self.tip_poses(probes.reshape(k * m, -1)).reshape(k, m, 4, 4)
-        a = np.repeat(prev_T[:, :3, 3], m, axis=0)
-        b = np.repeat(T[:, :3, 3], m, axis=0)
-        position = line_deviation(poses[:, :, :3, 3].reshape(-1, 3), a, b).reshape(k, m)
-        rotation = _rotation_deviation(poses[:, :, :3, :3], prev_T[:, :3, :3], T[:, :3, :3])
-        return (position.max(axis=1) <= self.deviation.position) & (rotation.max(axis=1) <= self.deviation.rotation)
+        poses = self.tip_poses(0.5 * (prev_q + Q))
+        ok = line_deviation(poses[:, :3, 3], prev_T[:, :3, 3], T[:, :3, 3]) <= self.deviation.position
+        if np.isfinite(self.deviation.rotation):
+            ok &= rotation_deviation(poses[:, :3, :3], prev_T[:, :3, :3], T[:, :3, :3]) <= self.deviation.rotation
+        return ok
 
     # ------------------------------------------------------------------ a segment
     def track(self, q_start: Array, T_start: Array, pose_at: Callable[[Array], Array], steps: int) -> Track:
@@ -205,11 +199,14 @@ class Tracker:
         return False
 
 
-def _rotation_deviation(R: Array, R_a: Array, R_b: Array) -> Array:
-    """``(k, m)`` [rad] the angle of each ``R (k, m, 3, 3)`` from the slerp of ``R_a (k, 3, 3)`` to
-    ``R_b`` at :data:`PROBES` (the nearest of them, the rotation between them being small)."""
-    rel = np.swapaxes(R_a, -1, -2) @ R_b                                      # (k, 3, 3)
-    w = log_so3(rel)                                                           # (k, 3)
-    expected = R_a[:, None] @ exp_so3(PROBES[None, :, None] * w[:, None])     # (k, m, 3, 3)
-    err = log_so3(np.swapaxes(expected, -1, -2) @ R)
-    return np.linalg.norm(err, axis=-1)
+def rotation_deviation(R: Array, R_a: Array, R_b: Array) -> Array:
+    """``(k,)`` [rad] the angle of each ``R (k, 3, 3)`` from the slerp midpoint of ``R_a (k, 3, 3)``
+    and ``R_b``: the normalised sum of their quaternions, on one hemisphere."""
+    q = matrix_to_quat_xyzw(np.concatenate([R_a, R_b, R]))
+    k = len(R)
+    q_a, q_b, q_r = q[:k], q[k:2 * k], q[2 * k:]
+    q_b = np.where(np.einsum('ij,ij->i', q_a, q_b)[:, None] < 0.0, -q_b, q_b)
+    mid = q_a + q_b
+    mid /= np.linalg.norm(mid, axis=1, keepdims=True)
+    cos_half = np.abs(np.einsum('ij,ij->i', mid, q_r))
+    return 2.0 * np.arccos(np.minimum(cos_half, 1.0))

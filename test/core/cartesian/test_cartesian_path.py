@@ -253,3 +253,31 @@ def test_an_arm_under_six_dof_answers_honestly_and_follows_positions():
     mid = fk(model, 0.5 * (free.q[1:] + free.q[:-1]), 'tool')[:, :3, 3]
     assert segment_distance(mid, T0[:3, 3], T_goal[:3, 3]).max() <= 1e-3
     assert np.all(model.within_limits(free.q, tolerance=1e-9))
+
+
+def test_the_continuity_test_rejects_a_branch_switch_and_accepts_the_same_branch():
+    """Two IK solutions of a pose 1 mm from the last point: the one on the last point's branch is
+    joined continuously, the ones on other branches (elbow, wrist or shoulder flipped) are not."""
+    from robokin_ros.cartesian.checks import StateChecks
+    from robokin_ros.cartesian.tracking import Deviation, Tracker
+    model = load('ur5e.urdf')
+    tracker = Tracker(model, 'tool0', rk.IKOptions(), StateChecks(model, model.q_lower, model.q_upper), Deviation())
+    T_a = fk(model, UR_START[None], 'tool0')[0]
+    T_b = T_a.copy()
+    T_b[:3, 3] += [0.0, 0.001, 0.0]
+    found = rk.solve_ik(model, T_b, 'tool0', UR_START, solutions=8)
+    Q = found.q[found.success]
+    near = np.linalg.norm(Q - UR_START, axis=1) < 0.05
+    assert near.sum() == 1 and (~near).sum() >= 3
+    joined = tracker.continuous(UR_START, T_a, Q, np.repeat(T_b[None], len(Q), axis=0))
+    assert np.array_equal(joined, near)
+
+
+def testrotation_deviation_against_known_rotations():
+    from robokin_ros.cartesian.tracking import rotation_deviation
+    from robokin_ros.spatial import rotation_about_axis
+    z, x = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    R_a, R_b = np.eye(3)[None], rotation_about_axis(z, 0.2)[None]
+    for R, expected in ((rotation_about_axis(z, 0.1), 0.0), (rotation_about_axis(z, 0.13), 0.03),
+                        (rotation_about_axis(z, 0.1) @ rotation_about_axis(x, 0.02), 0.02)):
+        assert rotation_deviation(R[None], R_a, R_b)[0] == pytest.approx(expected, abs=1e-7)
