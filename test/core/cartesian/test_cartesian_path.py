@@ -281,3 +281,43 @@ def testrotation_deviation_against_known_rotations():
     for R, expected in ((rotation_about_axis(z, 0.1), 0.0), (rotation_about_axis(z, 0.13), 0.03),
                         (rotation_about_axis(z, 0.1) @ rotation_about_axis(x, 0.02), 0.02)):
         assert rotation_deviation(R[None], R_a, R_b)[0] == pytest.approx(expected, abs=1e-7)
+
+
+@pytest.mark.parametrize('name,tip', [('ur5e.urdf', 'tool0'), ('abb_irb6700.urdf', 'tool0')])
+def test_certified_polylines_turning_the_tip_are_followed_whole(name, tip):
+    """Three chained certified lines (each turning the tip up to 0.4 rad) as one request of
+    three waypoints on a 6-DOF arm (one continuous solution from the start): fraction 1.0, each
+    point on its own segment, the fraction of MoveIt's definition at every waypoint."""
+    from cartesian_oracle import track_line
+    model = load(name)
+    rng = np.random.default_rng(11)
+    done = 0
+    for _ in range(60):
+        q0, T1, path1 = random_feasible_line(model, tip, rng, length=(0.05, 0.15), rotation=0.4)
+        goals, q, ok = [T1], path1[-1], True
+        for _ in range(2):
+            T = fk(model, q[None], tip)[0]
+            d = rng.normal(size=3)
+            G = T.copy()
+            G[:3, 3] += d / np.linalg.norm(d) * rng.uniform(0.05, 0.15)
+            oracle = track_line(model, tip, q, G)
+            if oracle is None:
+                ok = False
+                break
+            goals.append(G)
+            q = oracle[-1]
+        if not ok:
+            continue
+        result = rk.cartesian_path(model, np.array(goals), tip, q0, max_step=0.005)
+        assert result.fraction == 1.0, result.message
+        starts = [fk(model, q0[None], tip)[0]] + goals[:-1]
+        for w in range(3):
+            rows = np.flatnonzero(result.waypoint == w)
+            P = fk(model, result.q[rows], tip)[:, :3, 3]
+            a = fk(model, result.q[rows[0] - 1:rows[0]], tip)[0, :3, 3]
+            assert segment_distance(P, a, goals[w][:3, 3]).max() <= 1e-4
+            assert np.linalg.norm(starts[w][:3, 3] - a) <= 1e-6
+        done += 1
+        if done == 3:
+            break
+    assert done == 3
