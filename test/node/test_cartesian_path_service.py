@@ -167,3 +167,41 @@ def test_panda_with_its_srdf_group(make_node):
     res = call(node, req)
     assert CODES[res.error_code.val] == 'SUCCESS' and res.fraction == 1.0, res.error_code.message
     assert len(res.solution.joint_trajectory.joint_names) == 7
+
+
+def test_a_position_path_constraint_stops_the_path_at_its_box(node):
+    """A box around the first third of the line: the path stops before leaving it, every point inside."""
+    from moveit_msgs.msg import PositionConstraint
+    from shape_msgs.msg import SolidPrimitive
+    req = request(offset=(0.0, 0.0, 0.15))
+    T0 = tool_pose(START)
+    box = PositionConstraint(link_name='tool0', weight=1.0)
+    box.constraint_region.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.1, 0.1, 0.1])]
+    center = Pose()
+    center.position.x, center.position.y, center.position.z = T0[:3, 3].tolist()
+    center.orientation.w = 1.0
+    box.constraint_region.primitive_poses = [center]
+    req.path_constraints.position_constraints = [box]
+    res = call(node, req)
+    assert CODES[res.error_code.val] == 'SUCCESS' and 0.2 < res.fraction < 0.4, res.error_code.message
+    assert 'path_constraints' in res.error_code.message
+    z = [tool_pose(p.positions)[2, 3] for p in res.solution.joint_trajectory.points]
+    assert max(z) <= T0[2, 3] + 0.05 + 1e-6
+
+
+def test_before_any_description_the_answer_is_failure(make_node):
+    node = make_node()
+    res = call(node, request())
+    assert CODES[res.error_code.val] == 'FAILURE' and 'no robot description' in res.error_code.message
+
+
+def test_an_unexpected_exception_becomes_crash_and_the_node_serves_on(node, monkeypatch):
+    from robokin_ros.node import cartesian_path_service
+
+    def boom(*args, **kwargs):
+        raise RuntimeError('boom')
+    monkeypatch.setattr(cartesian_path_service, 'cartesian_path', boom)
+    res = call(node, request())
+    assert CODES[res.error_code.val] == 'CRASH' and 'boom' in res.error_code.message
+    monkeypatch.undo()
+    assert call(node, request()).fraction == 1.0
