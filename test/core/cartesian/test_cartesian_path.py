@@ -321,3 +321,18 @@ def test_certified_polylines_turning_the_tip_are_followed_whole(name, tip):
         if done == 3:
             break
     assert done == 3
+
+
+def test_a_coarse_max_step_is_refined_until_every_midpoint_is_on_the_line():
+    """max_step 0.5 m on a 22 cm line: MoveIt's one step would join two points whose joint-space
+    midpoint leaves the line by centimetres; the pair is halved until every midpoint is within 1 mm."""
+    model = load('ur5e.urdf')
+    T0 = fk(model, UR_START[None], 'tool0')[0]
+    T_goal = T0.copy()
+    T_goal[:3, 3] += [0.0, 0.2, 0.1]
+    direct = fk(model, 0.5 * (UR_START + rk.cartesian_path(model, T_goal, 'tool0', UR_START,
+                                                           max_step=0.01).q[-1])[None], 'tool0')[0]
+    assert segment_distance(direct[None, :3, 3], T0[:3, 3], T_goal[:3, 3])[0] > 1e-3   # one step would leave it
+    result = rk.cartesian_path(model, T_goal, 'tool0', UR_START, max_step=0.5)
+    assert result.fraction == 1.0 and len(result.q) > 2
+    check_path(model, 'tool0', result, T0, T_goal)
