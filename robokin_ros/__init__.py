@@ -3,6 +3,7 @@
 The core (everything but :mod:`robokin_ros.node`) never imports rclpy.
 """
 
+from .cartesian import CartesianPathResult, JumpThresholds, PathOptions, PathTiming, cartesian_path
 from .collision import (
                         CollisionModel,
                         CollisionUnavailableError,
@@ -66,6 +67,7 @@ from .servo import Servo, ServoParameters, ServoStatus
 
 __all__ = [
     "Runtime", "current_runtime", "using",
+    "CartesianPathResult", "JumpThresholds", "PathOptions", "PathTiming", "cartesian_path",
     "ArgumentError", "JointLimitError", "JointType", "KernelCheckError", "LoadWarning", "ModelError", "NonFiniteError",
     "RobokinError", "RobotModel", "SRDFError", "ShapeError", "URDFError", "UnknownJointError", "UnknownLinkError",
     "UnknownNameError", "UnknownStateError", "JointLimits", "ModelFields",

@@ -8,6 +8,7 @@
                [--axis-tolerances RX RY RZ] [--solutions K] [--seed NAME=VALUE ...]   # JSON
     robokin workspace FILE [--tip tool0] -n 100000 -o ws.png
     robokin reach FILE --tip tool0 [--resolution 0.05] [--orientations 50] [--ray auto|ADDRESS] [--out map.npz]
+    robokin path FILE [--tip tool0] [--from-q NAME=VALUE ...] --to X Y Z [QX QY QZ QW] [--step 0.005] [-o path.png]
     robokin bench FILE [--tip tool0]        # FK / Jacobian / IK timings, Pinocchio alongside if installed
     robokin view FILE [--srdf FILE] [--port 8080]   # 3D view in a browser (viser): sliders, IK gizmo
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import RobokinError
-from . import draw, inspect, query, reach
+from . import draw, inspect, path, query, reach
 from .arguments import Parser, capped
 from .common import compile_notices
 
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_commands(commands)
     query.add_commands(commands)
     reach.add_commands(commands)
+    path.add_commands(commands)
     from . import view  # robokin view (the web view; viser is imported only when it runs)
     view.add_commands(commands)
     return parser

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from moveit_msgs.srv import GetMultiStateValidity, GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import GetCartesianPath, GetMultiStateValidity, GetPositionFK, GetPositionIK, GetStateValidity
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -147,7 +147,7 @@ class KinematicsNode(Node):
         return parameter_value(self, name)
 
     def attach_services(self, host: Node) -> None:
-        """Serve /compute_ik, /check_state_validity, /check_state_validity_multiple and
+        """Serve /compute_ik, /check_state_validity, /check_state_validity_multiple, /compute_cartesian_path and
         ``<node>/compute_ik_solutions`` (callback group :attr:`services_group`, for worker threads)
         and /compute_fk (host's default group: ~0.1 ms, so it never queues behind IK calls) from
         ``host``: this node, or the companion node of the 'events' executor. Without the
@@ -156,6 +156,8 @@ class KinematicsNode(Node):
         host.create_service(GetPositionIK, 'compute_ik', scoped(calls.compute_ik), qos_profile=SERVICE_QOS,
                             callback_group=group)
         host.create_service(GetStateValidity, 'check_state_validity', scoped(calls.check_state_validity),
+                            qos_profile=SERVICE_QOS, callback_group=group)
+        host.create_service(GetCartesianPath, 'compute_cartesian_path', scoped(calls.compute_cartesian_path),
                             qos_profile=SERVICE_QOS, callback_group=group)
         host.create_service(GetMultiStateValidity, multi_validity_service.SERVICE_NAME,
                             scoped(calls.check_multi_state_validity), qos_profile=SERVICE_QOS, callback_group=group)

@@ -134,6 +134,9 @@ PARAMETERS = {
     'max_validity_states': ParameterSpec(100_000, (
         'Most states one /check_state_validity_multiple request may hold; a larger one is answered '
         'valid=false at once (logged).'), constraints='> 0'),
+    'cartesian_max_points': ParameterSpec(100_000, (
+        'Most waypoints, and most points at max_step, of one /compute_cartesian_path request; a larger '
+        'one is refused (FAILURE) before any IK.'), constraints='> 0'),
     'validity_max_constraints': ParameterSpec(64, (
         'Most constraints (joint, position, orientation and visibility together) of one '
         '/check_state_validity or /check_state_validity_multiple request; more: valid=false at once (logged).'),
@@ -248,6 +251,7 @@ class NodeSettings:
         warning_period_ns: [ns] least time between two warnings about the same bad input.
         publish_stats: publish callback statistics.
         max_validity_states: most states of one /check_state_validity_multiple request.
+        cartesian_max_points: most waypoints and points of one /compute_cartesian_path request.
         validity_caps: the bounds on the constraints of one state-validity request.
         ik: the IK and collision-checking options of the services.
         limits: the bounds on a robot description.
@@ -264,6 +268,7 @@ class NodeSettings:
     publish_stats: bool
     ik: IKSettings
     max_validity_states: int = 100_000
+    cartesian_max_points: int = 100_000
     validity_caps: ValidityCaps = DEFAULT_VALIDITY_CAPS
     limits: DescriptionLimits = DescriptionLimits()
 
@@ -295,6 +300,7 @@ def read_settings(get: Callable[[str], object]) -> NodeSettings:
         jacobian_frames=tuple(get('jacobian_frames')), reference=Reference.parse(get('jacobian_reference')),
         publish_gravity=bool(get('publish_gravity_torques')), warning_period_ns=int(get('warning_period') * 1e9),
         publish_stats=bool(get('publish_stats')), ik=ik, max_validity_states=int(get('max_validity_states')),
+        cartesian_max_points=int(get('cartesian_max_points')),
         validity_caps=ValidityCaps(int(get('validity_max_constraints')), int(get('validity_max_primitives'))),
         limits=DescriptionLimits(int(get('max_description_bytes')), int(get('max_links')),
                                  int(get('max_collision_pairs'))))
@@ -323,8 +329,8 @@ class LiveState:
 
 _POSITIVE = ('publish_frequency', 'ik_timeout', 'ik_max_timeout', 'ik_position_tolerance', 'ik_rotation_tolerance',
              'max_description_bytes', 'max_links', 'max_collision_pairs', 'ik_max_constraints', 'ik_max_primitives',
-             'ik_max_links', 'ik_max_solutions', 'max_validity_states', 'validity_max_constraints',
-             'validity_max_primitives')
+             'ik_max_links', 'ik_max_solutions', 'max_validity_states', 'cartesian_max_points',
+             'validity_max_constraints', 'validity_max_primitives')
 
 
 class StartupParameterError(RobokinError, ValueError):

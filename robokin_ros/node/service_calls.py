@@ -1,5 +1,5 @@
 """The node's service callbacks: each call of /compute_ik, ~/compute_ik_solutions, /compute_fk,
-/check_state_validity and /check_state_validity_multiple handed to its handler module with what
+/check_state_validity, /check_state_validity_multiple and /compute_cartesian_path handed to its handler module with what
 it reads from the node.
 
 :class:`ServiceCalls` gives every call a snapshot of the live robot, the settings in force, the
@@ -17,7 +17,14 @@ from builtin_interfaces.msg import Duration
 from rclpy.node import Node
 
 from .. import ik
-from . import fk_service, ik_service, ik_solutions_service, multi_validity_service, validity_service
+from . import (
+    cartesian_path_service,
+    fk_service,
+    ik_service,
+    ik_solutions_service,
+    multi_validity_service,
+    validity_service,
+)
 from .conversions import duration_to_seconds
 from .log_limits import MAX_REPLY_CHARS, cap_message, cap_text
 from .requests import RobotSnapshot
@@ -76,6 +83,12 @@ class ServiceCalls:
             request, response, self.snapshot(), self._stamp(), self.problem, self.crash,
             policy=settings.ik.avoid_collisions_policy, max_states=settings.max_validity_states,
             caps=settings.validity_caps)
+
+    def compute_cartesian_path(self, request, response):
+        settings = self._node.settings
+        return _capped_reply(cartesian_path_service.compute_cartesian_path(
+            request, response, self.snapshot(), settings.ik, settings.cartesian_max_points,
+            ik_service.Handling(self.solves, self.crash)))
 
     # ------------------------------------------------------------------------- IK calls
     def _solve_call(self, handler, request, response):

@@ -191,6 +191,17 @@ def check_against_readme(service, response, comment, model):
         position = response.pose_stamped[0].pose.position
         assert [position.x, position.y, position.z] == pytest.approx(xyz, abs=1e-3), (position, comment)
         return None
+    if service == '/compute_cartesian_path':   # the fraction stated, the hand moved by the stated height
+        from robokin_ros import frame_transform
+        assert response.error_code.val == 1, response.error_code
+        assert response.fraction == float(re.search(r'fraction: ([\d.]+)', comment).group(1)), response
+        points = response.solution.joint_trajectory.points
+        names = response.solution.joint_trajectory.joint_names
+        ends = [model.q_from_dict(dict(zip(names, p.positions))) for p in (points[0], points[-1])]
+        drop = float(re.search(r'the hand (\d+) cm lower', comment).group(1)) / 100
+        T0, T1 = (frame_transform(model, q, 'panda_link0', 'panda_hand_tcp') for q in ends)
+        assert T1[:3, 3] - T0[:3, 3] == pytest.approx([0.0, 0.0, -drop], abs=2e-3), (T0, T1)
+        return None
     if service == '/check_state_validity':
         assert response.valid is (re.search(r'valid: (true|false)', comment).group(1) == 'true'), response
         return None
