@@ -25,6 +25,7 @@ from ..model.description_limits import DescriptionLimits, collision_pairs
 from ..model.groups import derive_groups
 from ..spatial import quat_xyzw_to_matrix
 from .layout import CameraFit, fit_camera, floor_grid, limb_folders, matches, robot_bounds, slider_joints
+from .path_player import PathPlayer
 from .scene import RobotScene, wxyz
 from .servo_jog import twist_jog
 
@@ -140,6 +141,7 @@ class RobotView:
         if self.tips:
             self._add_ik(gui)
         self.jog = twist_jog(server, model, self.tip, self) if self.tips and self.interactive else None
+        self.path = PathPlayer(server, model, self.tip, self) if self.tips and self.interactive else None
         self.collision_status = None
         if collisions:
             self._add_collisions(gui, semantics, urdf_dir, package_paths, limits or DescriptionLimits())
@@ -453,6 +455,8 @@ class RobotView:
             self.removed = True
             if self.jog is not None:
                 self.jog.remove()
+            if self.path is not None:
+                self.path.remove()
             self.collision = None
             self.scene.remove()      # (the link names go with their link frames)
             for handle in reversed(self.handles):
