@@ -119,6 +119,23 @@ def test_leaving_the_workspace_stops_before_it():
     check_path(model, 'tool0', result, T0, T_goal)
 
 
+@pytest.mark.parametrize('start', [[0.5, -1.0, 1.2, -1.5, 0.2, 0.0], [0.0, -1.3, 1.6, -1.9, 0.3, 0.3]])
+def test_a_line_through_a_wrist_singularity_is_followed_on_the_line_or_stops_before_it(start):
+    """The UR5e's wrist (joint 5 at 0) between the ends of the line: every returned point and
+    every midpoint stays on the line, whether the path stops before the singularity
+    (discontinuity) or keeps to one wrist branch through its neighbourhood."""
+    model = load('ur5e.urdf')
+    qa = np.array(start)
+    qb = qa + [0.0, 0.0, 0.0, 0.0, -0.6, 0.0]      # joint 5 from +0.2..0.3 to -0.3..-0.4
+    T0, T_goal = fk(model, qa[None], 'tool0')[0], fk(model, qb[None], 'tool0')[0]
+    result = rk.cartesian_path(model, T_goal, 'tool0', qa, max_step=0.002)
+    assert result.status in ('complete', 'discontinuity', 'no_ik_solution'), result.message
+    assert result.complete or (result.message and result.fraction < 1.0)
+    check_path(model, 'tool0', result, T0, T_goal)
+    smallest = min(np.linalg.svd(rk.jacobian(model, q, 'tool0'), compute_uv=False)[-1] for q in result.q)
+    assert smallest < 0.02   # the path came near the singularity: the test exercises it
+
+
 def test_a_joint_bound_stops_the_path_before_it():
     """A bound the certified line crosses halfway: the path stops before it, within the bounds."""
     model = load('ur5e.urdf')
@@ -273,7 +290,7 @@ def test_the_continuity_test_rejects_a_branch_switch_and_accepts_the_same_branch
     assert np.array_equal(joined, near)
 
 
-def testrotation_deviation_against_known_rotations():
+def test_rotation_deviation_against_known_rotations():
     from robokin_ros.cartesian.tracking import rotation_deviation
     from robokin_ros.spatial import rotation_about_axis
     z, x = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
