@@ -158,7 +158,7 @@ def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
 def run_show(args) -> int:
     model, _ = common.load(args.file)
     q = common.configuration(model, args)
-    files = meshes.MeshFiles.from_args(args)
+    files = meshes.from_args(args)
     drawn = draw_robot(model, q, args.output, args.size, files)
     for line in files.summary():
         common.warn(args.command, line)
