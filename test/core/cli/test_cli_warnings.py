@@ -7,6 +7,10 @@ robots where ../shared/urdf-corpus is there (skipped with the reason where it is
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +91,36 @@ def test_view_parses_mesh_dir_and_package_path():
 
     args = build_parser().parse_args(["view", "r.urdf", "--mesh-dir", "m", "--package-path", "a", "--package-path", "b"])
     assert args.mesh_dir == "m" and args.package_path == ["a", "b"]
+
+
+def test_a_peers_c_level_stderr_is_one_summary_line_and_ours_goes_on(capfd):
+    from robokin_ros.cli.peer_output import peer_stderr
+
+    with peer_stderr("the peer") as output:
+        os.write(2, b"Error:   Visual material must contain a name attribute\n         at line 457 in link.cpp\n")
+        os.write(2, b"Error:   Could not parse visual element for Link [pelvis]\n")
+        print("robokin: compiling kernels for x (first run; cached afterwards)", file=sys.stderr)   # not the peer's
+    err = capfd.readouterr().err
+    assert err == "robokin: compiling kernels for x (first run; cached afterwards)\n", err
+    assert output.summary() == ("the peer printed 2 message(s) while loading (hidden; the first: "
+                                "'Error: Visual material must contain a name attribute')")
+    with peer_stderr("quiet") as output:
+        pass
+    assert output.summary() is None and capfd.readouterr().err == ""
+
+
+@corpus
+@pytest.mark.slow   # a bench process (its compiles end with it)
+def test_bench_prints_no_foreign_parser_output_and_aligns_the_pinocchio_row():
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("tqdm")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "robokin_ros", "bench", str(H1_2), "-n", "50"], capture_output=True,
+                          text=True, env=env, cwd=str(ROOT), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert not [line for line in proc.stderr.splitlines() if line.startswith(("Error:", " "))], proc.stderr
+    parser_lines = [line for line in proc.stderr.splitlines() if "urdfdom" in line]
+    assert len(parser_lines) == 1 and "printed 110 message(s)" in parser_lines[0], proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("  ")]
+    ends = {re.search(r"(\d+\.\d\d|-)   ", row).end() for row in rows}   # where each value column ends
+    assert any("Pinocchio" in row for row in rows) and len(ends) == 1, proc.stdout
