@@ -22,8 +22,8 @@ from ..kernels.fk_codegen import compiled_fk, compiled_frames
 from ..kinematics import Kinematics, forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, matrix_to_rpy, quat_xyzw_to_matrix, rpy_to_matrix
 from . import common
-from .peer_output import PeerOutput, peer_stderr
 from .arguments import MAX_BENCH_BATCH, MAX_SOLUTIONS, MAX_TIMEOUT, count, finite, real, tolerance
+from .peer_output import PeerOutput, peer_stderr
 
 #: |‖quaternion‖ - 1| above which ``ik --pose`` warns that it normalised the quaternion.
 UNIT_QUATERNION_TOLERANCE = 1e-6
