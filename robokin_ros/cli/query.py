@@ -22,7 +22,7 @@ from ..kernels.fk_codegen import compiled_fk, compiled_frames
 from ..kinematics import Kinematics, forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, matrix_to_rpy, quat_xyzw_to_matrix, rpy_to_matrix
 from . import common
-from .arguments import MAX_BENCH_BATCH, MAX_SOLUTIONS, MAX_TIMEOUT, count, finite, real, tolerance
+from .arguments import MAX_BENCH_BATCH, MAX_SOLUTIONS, MAX_TIMEOUT, count, finite, real, tolerance, value_counts
 from .peer_output import PeerOutput, peer_stderr
 
 #: |‖quaternion‖ - 1| above which ``ik --pose`` warns that it normalised the quaternion.
@@ -72,6 +72,7 @@ def _add_ik(commands) -> None:
     common.add_tip(ik)
     ik.add_argument("--base")
     ik.add_argument("--pose", nargs="+", type=finite, required=True, metavar=("X Y Z", "QX QY QZ QW"),
+                    action=value_counts(3, 7, what="X Y Z [QX QY QZ QW]"),
                     help="target position [m] and orientation as a quaternion (normalised, with a warning when "
                          "it is not of unit length); or the position alone with --rpy or --position-only")
     ik.add_argument("--rpy", nargs=3, type=finite, metavar=("R", "P", "Y"),
