@@ -14,9 +14,15 @@ import dataclasses
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 
-__all__ = ["PeerOutput", "peer_stderr"]
+__all__ = ["STDERR_LOCK", "PeerOutput", "peer_stderr"]
+
+#: Held by a thread printing a line on stderr (the compile notices of other threads) and while fd 2
+#: is switched, so that no line is cut in two by the switch (its text on one side, its newline on
+#: the other: two lines joined, seen under load).
+STDERR_LOCK = threading.Lock()
 
 #: How a line of the peer's C-level output begins (urdfdom's console bridge: ``Error:``,
 #: ``Warning:``, then indented ``at line N in file.cpp``).
@@ -55,25 +61,30 @@ def peer_stderr(peer: str) -> Iterator[PeerOutput]:
     (:data:`PEER_PREFIXES`) go on to stderr afterwards. Where fd 2 cannot be redirected, nothing is
     captured."""
     output = PeerOutput(peer)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
     try:
         saved = os.dup(2)
     except OSError:
         yield output
         return
     with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
+        _switch(sink.fileno())
         try:
             yield output
         finally:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.flush()
-            os.dup2(saved, 2)
+            _switch(saved)
             os.close(saved)
             sink.seek(0)
             _sort(sink.read().decode(errors="replace"), output)
+
+
+def _switch(fd: int) -> None:
+    """Point fd 2 at ``fd``, this process's buffered output written out first (under
+    :data:`STDERR_LOCK`: no line is half written)."""
+    with STDERR_LOCK:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os.dup2(fd, 2)
 
 
 def _sort(text: str, output: PeerOutput) -> None:
@@ -82,4 +93,5 @@ def _sort(text: str, output: PeerOutput) -> None:
         if line.startswith(PEER_PREFIXES) or not line.strip():
             output.lines.append(line)
         else:
-            print(line, file=sys.stderr)
+            with STDERR_LOCK:
+                print(line, file=sys.stderr, flush=True)
