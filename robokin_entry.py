@@ -39,16 +39,6 @@ class EarlyStop:
             self.signum = signum
 
 
-#: Names of the executables whose stop signals are recorded from this module's import on (their
-#: console scripts import it first thing: issue 41, a Ctrl-C in the first ~0.15 s under ``ros2
-#: launch`` came while the script imported this module, before :func:`kin_node` ran, and printed
-#: a KeyboardInterrupt traceback). Imported by anything else (tests, ``python -m``), it changes
-#: no handler.
-EXECUTABLES = ('kin_node', 'web_view')
-#: The :class:`EarlyStop` of a ``kin_node`` or ``web_view`` process, in place from the import.
-EARLY = EarlyStop() if os.path.basename(sys.argv[0] if sys.argv else '') in EXECUTABLES else None
-
-
 def ignore_stop_signals():
     """Ignore further stop signals: the process is exiting."""
     for signum in STOP_SIGNALS:
@@ -58,7 +48,7 @@ def ignore_stop_signals():
 def kin_node():
     """The ``kin_node`` executable: :func:`robokin_ros.node.main.main` (exit code 0 when stopped
     during start-up)."""
-    early = EARLY or EarlyStop()
+    early = EarlyStop()
     from robokin_ros.node.main import main
     if early.signum is not None:
         ignore_stop_signals()
@@ -69,7 +59,7 @@ def kin_node():
 def web_view():
     """The ``web_view`` executable: :func:`robokin_ros.node.web_view.main` (exit code 0 when
     stopped during start-up, or by a Ctrl-C that reaches it while it shuts down)."""
-    early = EARLY or EarlyStop()
+    early = EarlyStop()
     from robokin_ros.node.web_view import main
     if early.signum is not None:
         ignore_stop_signals()

@@ -109,17 +109,3 @@ def test_web_view_running_exits_0_on_two_sigints_to_its_group(tmp_path):
         if returncode != 0 or 'Traceback' in output:
             failures.append(f'two SIGINTs {gap} s apart: exit {returncode}\n{output}')
     assert not failures, '\n\n'.join(failures)
-
-
-@pytest.mark.parametrize('argv0, installed', [('/opt/ros/lib/robokin_ros/kin_node', True), ('bin/web_view', True),
-                                              ('pytest', False)], ids=['kin_node', 'web_view', 'other'])
-def test_the_executables_record_stop_signals_from_the_entry_modules_import(argv0, installed):
-    """Issue 41: a SIGINT while the console script imported ``robokin_entry`` (before it called
-    ``kin_node()``, where the handlers were installed) printed a KeyboardInterrupt traceback. Run as
-    ``kin_node`` or ``web_view`` (the script's name), the module's import installs them; imported by
-    anything else it leaves the handlers alone."""
-    code = (f'import sys; sys.argv[0] = {argv0!r}; import signal; before = signal.getsignal(signal.SIGINT); '
-            'import robokin_entry; after = signal.getsignal(signal.SIGINT); '
-            'print(after is not before, robokin_entry.EARLY is not None)')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=str(ROOT), check=True)
-    assert out.stdout.split() == [str(installed)] * 2, out.stdout
