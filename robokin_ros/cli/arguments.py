@@ -48,6 +48,18 @@ class Parser(argparse.ArgumentParser):
         return plain(super().format_help())
 
 
+def value_counts(*allowed: int, what: str) -> type[argparse.Action]:
+    """argparse action of an ``nargs="+"`` option that takes only ``allowed`` numbers of values
+    (``what``: the forms, for the message); any other count is a usage error (exit 2)."""
+    class Counted(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            if len(values) not in allowed:
+                counts = " or ".join(str(n) for n in allowed)
+                raise argparse.ArgumentError(self, f"takes {what} ({counts} values), got {len(values)}")
+            setattr(namespace, self.dest, values)
+    return Counted
+
+
 def real(low: float, high: float, *, low_open: bool = False):
     """argparse type: a finite float in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
     def parse(text: str) -> float:

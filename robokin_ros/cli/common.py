@@ -15,6 +15,7 @@ from ..model import RobotModel
 from ..model.description import read_description
 from ..model.groups import derive_groups
 from .arguments import count
+from .peer_output import STDERR_LOCK
 
 
 def add_file(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +64,11 @@ def compile_notices() -> contextlib.AbstractContextManager:
     """While a command runs: one line on stderr when a robot's kernels start compiling, one each
     time one of several compiling at once ends (how many are left, about how long), one when the
     last ends."""
-    return notices.subscribed(lambda notice: print(f"robokin: {notice.line()}", file=sys.stderr, flush=True))
+    def tell(notice) -> None:
+        with STDERR_LOCK:   # (a whole line, never cut by bench's switch of fd 2: cli/peer_output.py)
+            print(f"robokin: {notice.line()}", file=sys.stderr, flush=True)
+
+    return notices.subscribed(tell)
 
 
 def load(path: str) -> tuple[RobotModel, str]:

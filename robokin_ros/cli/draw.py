@@ -21,8 +21,17 @@ from ..spatial import pose_from_xyz_rpy
 from . import common, meshes
 from .arguments import MAX_WORKSPACE_SAMPLES, SIZE_RANGE, count, real
 
-VIEWS = (("iso", 25, -60), ("front (x-z)", 0, -90), ("top (x-y)", 90, -90))
-
+#: The oblique view: title, elevation, azimuth [deg] (a 3D axes).
+ISO = ("iso", 25, -60)
+#: The flat views: title and the two world axes they show (orthographic projections drawn as 2D
+#: plots at one scale: the robot fills them, and no axis points at the viewer with its tick
+#: labels collapsed onto one spot, as in 3D axes looking along one).
+PLANES = (("front (x-z)", 0, 2), ("top (x-y)", 0, 1))
+#: Resolution of the picture [dots per inch]; ``--size`` is inches per view.
+DPI = 110
+#: How much the oblique view's box is enlarged within its axes (matplotlib leaves a wide margin).
+ZOOM = 1.0
+FACE, EDGE = "#9ec3e6", "#4a6f94"
 
 def add_commands(commands) -> None:
     show = commands.add_parser("show", help="a picture of the robot at a configuration",
@@ -31,8 +40,8 @@ def add_commands(commands) -> None:
     common.add_configuration(show)
     meshes.add_options(show)
     show.add_argument("-o", "--output", default="robot.png", help="PNG (or SVG/PDF) file (default robot.png)")
-    show.add_argument("--size", type=real(*SIZE_RANGE), default=4.0,
-                      help=f"inches per view in [{SIZE_RANGE[0]:g}, {SIZE_RANGE[1]:g}] (default 4)")
+    show.add_argument("--size", type=real(*SIZE_RANGE), default=5.0,
+                      help=f"inches per view in [{SIZE_RANGE[0]:g}, {SIZE_RANGE[1]:g}] (default 5)")
     show.set_defaults(run=run_show)
     ws = commands.add_parser("workspace", help="reachable positions of a frame (point cloud)",
                              description="Positions of --tip over -n random configurations, from three views.")
@@ -90,25 +99,82 @@ def _surface(kind: str, sizes: dict) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- pictures
-def _axes_equal(ax, points: np.ndarray) -> None:
+def _box(ax, points: np.ndarray) -> None:
+    """The oblique view's limits: the box around ``points (k, 3)`` at one scale on every axis
+    (each side at least a third of the longest: a flat robot keeps some depth)."""
     lo, hi = points.min(axis=0), points.max(axis=0)
-    centre, radius = 0.5 * (lo + hi), 0.5 * max(float(np.max(hi - lo)), 1e-3) * 1.1
-    ax.set_xlim(centre[0] - radius, centre[0] + radius)
-    ax.set_ylim(centre[1] - radius, centre[1] + radius)
-    ax.set_zlim(centre[2] - radius, centre[2] + radius)
-    ax.set_box_aspect((1, 1, 1))
+    half = 0.525 * np.maximum(hi - lo, max(float(np.max(hi - lo)), 1e-3) / 3)
+    centre = 0.5 * (lo + hi)
+    ax.set_xlim(centre[0] - half[0], centre[0] + half[0])
+    ax.set_ylim(centre[1] - half[1], centre[1] + half[1])
+    ax.set_zlim(centre[2] - half[2], centre[2] + half[2])
+    ax.set_box_aspect(tuple(half), zoom=ZOOM)
+    from matplotlib.ticker import MaxNLocator
+    for axis, side in zip((ax.xaxis, ax.yaxis, ax.zaxis), half):   # (few ticks on a short side: none overlap)
+        axis.set_major_locator(MaxNLocator(max(2, min(6, round(6 * side / half.max())))))
 
 
-def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
+def _plane(ax, drawing: dict, a: int, b: int) -> None:
+    """The flat view of world axes ``a`` (right) and ``b`` (up) of ``drawing``: its polygons,
+    skeleton and frames projected, at one scale, limits 4 % around the robot."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    if drawing["polygons"]:
+        ax.add_collection(PolyCollection([p[:, [a, b]] for p in drawing["polygons"]], facecolor=FACE, edgecolor=EDGE,
+                                         linewidths=0.2, alpha=0.4))
+    if len(drawing["skeleton"]):
+        ax.add_collection(LineCollection(drawing["skeleton"][:, :, [a, b]], colors="0.2", linewidths=1.5))
+    ax.scatter(drawing["origins"][:, a], drawing["origins"][:, b], s=6, color="k", zorder=3)
+    for segment, colour in drawing["frames"]:
+        ax.plot(segment[:, a], segment[:, b], color=colour, lw=1.2)
+    lo, hi = drawing["points"].min(axis=0)[[a, b]], drawing["points"].max(axis=0)[[a, b]]
+    margin = 0.04 * max(float(np.max(hi - lo)), 1e-3)
+    ax.set_xlim(lo[0] - margin, hi[0] + margin)
+    ax.set_ylim(lo[1] - margin, hi[1] + margin)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel(f"{'xyz'[a]} [m]", fontsize=8)
+    ax.set_ylabel(f"{'xyz'[b]} [m]", fontsize=8)
+    ax.grid(True, lw=0.3, alpha=0.5)
+
+
+def _iso(ax, drawing: dict) -> None:
+    """The oblique 3D view of ``drawing``."""
+    from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+
+    if drawing["polygons"]:
+        ax.add_collection3d(Poly3DCollection(drawing["polygons"], facecolor=FACE, edgecolor=EDGE, linewidths=0.2,
+                                             alpha=0.55))
+    if len(drawing["skeleton"]):   # (a robot of one link has none)
+        ax.add_collection3d(Line3DCollection(drawing["skeleton"], colors="0.2", linewidths=1.5))
+    ax.scatter(*drawing["origins"].T, s=6, color="k")
+    for segment, colour in drawing["frames"]:
+        ax.plot(*segment.T, color=colour, lw=1.2)
+    _box(ax, drawing["points"])
+    ax.view_init(ISO[1], ISO[2])
+
+
+def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 5.0,
                files: meshes.MeshFiles | None = None) -> dict[str, int]:
     """Draw the robot at ``q (n_q,)`` into ``path``, its mesh files found by ``files`` (default:
     relative to the working directory), which records those it could not use; returns how many
     primitives and meshes were drawn."""
+    import matplotlib.pyplot as plt
+
+    fig, drawn = robot_figure(model, q, size, files)
+    try:
+        fig.savefig(path, dpi=DPI)
+    finally:
+        plt.close(fig)
+    return drawn
+
+
+def robot_figure(model: RobotModel, q: np.ndarray, size: float = 5.0, files: meshes.MeshFiles | None = None):
+    """The figure of :func:`draw_robot` (``size`` inches per view) and how many primitives and
+    meshes it shows; the caller closes it."""
     files = files if files is not None else meshes.MeshFiles()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     poses = forward_kinematics(model, q)
     origins = poses[:, :3, 3]
@@ -129,36 +195,32 @@ def draw_robot(model: RobotModel, q: np.ndarray, path: str, size: float = 4.0,
             drawn["primitives"] += 1
     points = np.vstack([origins] + polygons) if polygons else origins
     extent = float(np.max(points.max(axis=0) - points.min(axis=0))) or 0.1
-    fig = plt.figure(figsize=(size * len(VIEWS), size + 0.4))
-    for k, (title, elevation, azimuth) in enumerate(VIEWS):
-        ax = fig.add_subplot(1, len(VIEWS), k + 1, projection="3d")
-        if polygons:
-            ax.add_collection3d(Poly3DCollection(polygons, facecolor="#9ec3e6", edgecolor="#4a6f94", linewidths=0.2,
-                                                 alpha=0.55))
-        for i in range(1, model.n_links):
-            a, b = origins[model.link_parents[i]], origins[i]
-            ax.plot(*np.stack([a, b]).T, color="0.2", lw=1.5)
-        ax.scatter(*origins.T, s=6, color="k")
-        for leaf in model.leaf_links + (model.root_link,):
-            T = poses[model.link_index(leaf)]
-            for axis, colour in zip(range(3), ("r", "g", "b")):
-                ax.plot(*np.stack([T[:3, 3], T[:3, 3] + 0.08 * extent * T[:3, axis]]).T, color=colour, lw=1.2)
-        _axes_equal(ax, points)
-        ax.view_init(elevation, azimuth)
-        ax.set_title(title, fontsize=9)
-        ax.tick_params(labelsize=6)
+    frames = [(np.stack([T[:3, 3], T[:3, 3] + 0.08 * extent * T[:3, axis]]), colour)
+              for T in (poses[model.link_index(leaf)] for leaf in model.leaf_links + (model.root_link,))
+              for axis, colour in zip(range(3), ("r", "g", "b"))]
+    parents = [(model.link_parents[i], i) for i in range(1, model.n_links)]
+    skeleton = np.array([[origins[p], origins[i]] for p, i in parents]).reshape(-1, 2, 3)
+    drawing = {"polygons": polygons, "skeleton": skeleton, "origins": origins, "frames": frames, "points": points}
+    fig = plt.figure(figsize=(size * (1 + len(PLANES)), size + 0.4))
+    ax = fig.add_subplot(1, 1 + len(PLANES), 1, projection="3d")
+    _iso(ax, drawing)
+    ax.set_title(ISO[0], fontsize=10)
+    ax.tick_params(labelsize=7)
+    for k, (title, a, b) in enumerate(PLANES):
+        ax = fig.add_subplot(1, 1 + len(PLANES), k + 2)
+        _plane(ax, drawing, a, b)
+        ax.set_title(title, fontsize=10)
+        ax.tick_params(labelsize=7)
     fig.suptitle(f"{model.name} ({model.n_q} DOF; {drawn['primitives']} primitives, {drawn['meshes']} meshes)",
-                 fontsize=10)
+                 fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return drawn
+    return fig, drawn
 
 
 def run_show(args) -> int:
     model, _ = common.load(args.file)
     q = common.configuration(model, args)
-    files = meshes.MeshFiles.from_args(args)
+    files = meshes.from_args(args)
     drawn = draw_robot(model, q, args.output, args.size, files)
     for line in files.summary():
         common.warn(args.command, line)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import URDFError
 from ..model import JointType, RobotModel
+from ..model.warning_groups import grouped_warnings
 from . import common, meshes
 from .arguments import capped
 from .tree_picture import FOLD_FIXED_PAST, draw_tree, tree_nodes
@@ -79,10 +80,12 @@ def run_check(args) -> int:
                      f"+ {model.mimic_offset[j]:g}")
         print(f"{name:32} {kind:10} {edge:48} {_limits(model, j):22} {mimic}")
     if model.load_warnings:
-        print(f"\n{len(model.load_warnings)} warning(s) (parts the model does not use; loaded anyway):")
-        for warning in model.load_warnings:
-            print(f"  {warning}")
-    files = meshes.MeshFiles.from_args(args)
+        kinds = grouped_warnings(model.load_warnings)
+        print(f"\n{len(model.load_warnings)} warning(s) of {len(kinds)} kind(s) (parts the model does not use; "
+              "loaded anyway):")
+        for line in kinds:
+            print(f"  {line}")
+    files = meshes.from_args(args)
     for g in (g for geometries in (*(model.link_visuals or ()), *model.link_collisions) for g in geometries):
         if g.shape == "mesh":
             files.find(g.filename)

@@ -22,7 +22,8 @@ from ..kernels.fk_codegen import compiled_fk, compiled_frames
 from ..kinematics import Kinematics, forward_kinematics, frame_transform, jacobian
 from ..spatial import matrix_to_quat_xyzw, matrix_to_rpy, quat_xyzw_to_matrix, rpy_to_matrix
 from . import common
-from .arguments import MAX_BENCH_BATCH, MAX_SOLUTIONS, MAX_TIMEOUT, count, finite, real, tolerance
+from .arguments import MAX_BENCH_BATCH, MAX_SOLUTIONS, MAX_TIMEOUT, count, finite, real, tolerance, value_counts
+from .peer_output import PeerOutput, peer_stderr
 
 #: |‖quaternion‖ - 1| above which ``ik --pose`` warns that it normalised the quaternion.
 UNIT_QUATERNION_TOLERANCE = 1e-6
@@ -71,6 +72,7 @@ def _add_ik(commands) -> None:
     common.add_tip(ik)
     ik.add_argument("--base")
     ik.add_argument("--pose", nargs="+", type=finite, required=True, metavar=("X Y Z", "QX QY QZ QW"),
+                    action=value_counts(3, 7, what="X Y Z [QX QY QZ QW]"),
                     help="target position [m] and orientation as a quaternion (normalised, with a warning when "
                          "it is not of unit length); or the position alone with --rpy or --position-only")
     ik.add_argument("--rpy", nargs=3, type=finite, metavar=("R", "P", "Y"),
@@ -430,6 +432,26 @@ def bench_table(rows) -> list[str]:
     return lines
 
 
+def peer_fk(text: str, n: int) -> tuple[dict, PeerOutput]:
+    """Pinocchio's FK of every frame from Python [us/config] on at most 2,000 random
+    configurations (``{"FK": value}``, or ``{"error": why}`` without Pinocchio or when it cannot
+    read ``text``), and what its URDF parser wrote on stderr meanwhile (kept off the terminal)."""
+    peer = {}
+    with peer_stderr("Pinocchio's URDF parser (urdfdom)") as parser:
+        try:
+            import pinocchio as pin
+            pmodel = pin.buildModelFromXML(text)
+        except Exception as error:  # noqa: BLE001 - the peer is optional
+            return {"error": f"{type(error).__name__}: {error}"}, parser
+    try:
+        pdata = pmodel.createData()
+        pq = [pin.randomConfiguration(pmodel) for _ in range(min(n, 2000))]
+        peer["FK"] = _best(lambda: [pin.framesForwardKinematics(pmodel, pdata, x) for x in pq]) / len(pq) * 1e6
+    except Exception as error:  # noqa: BLE001 - the peer is optional
+        peer["error"] = f"{type(error).__name__}: {error}"
+    return peer, parser
+
+
 def run_bench(args) -> int:
     model, text = common.load(args.file)
     tip = common.tip_of(model, args.tip)
@@ -437,22 +459,16 @@ def run_bench(args) -> int:
     preparation = Preparation(model, tip, ik_options())
     preparation.start(wait=args.wait)   # returns at once when a kernel must compile (unless --wait)
     rows = bench_rows(model, tip, args.n, preparation)
-    peer = {}
-    try:
-        import pinocchio as pin
-        pmodel = pin.buildModelFromXML(text)
-        pdata = pmodel.createData()
-        pq = [pin.randomConfiguration(pmodel) for _ in range(min(args.n, 2000))]
-        peer["FK"] = _best(lambda: [pin.framesForwardKinematics(pmodel, pdata, x) for x in pq]) / len(pq) * 1e6
-    except Exception as error:  # noqa: BLE001 - the peer is optional
-        peer["error"] = f"{type(error).__name__}: {error}"
+    peer, parser = peer_fk(text, args.n)
+    if "FK" in peer:
+        rows.append(("Pinocchio framesForwardKinematics from Python [us/config]", peer["FK"],
+                     f"(Pinocchio / ours batched = {peer['FK'] / rows[2][1]:.1f})"))
     print(f"robot {model.name}: {model.n_links} links, n_q = {model.n_q}, tip {tip}")
     print("\n".join(bench_table(rows)))
-    if "FK" in peer:
-        print(f"  Pinocchio framesForwardKinematics from Python [us/config] {peer['FK']:10.2f}   "
-              f"(Pinocchio / ours batched = {peer['FK'] / rows[2][1]:.1f})")
-    else:
+    if "FK" not in peer:
         print(f"  (Pinocchio not run: {peer.get('error')})")
+    if parser.summary():
+        print(f"robokin bench: {parser.summary()}", file=sys.stderr)
     if any(path in (COLD, GENERIC) for _, _, path in rows):
         print(f"robokin bench: the rows marked cold or generic ran while {model.name}'s kernels compiled in the "
               "background; "

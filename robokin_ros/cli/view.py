@@ -17,7 +17,7 @@ from ..errors import ArgumentError, SRDFError, shorten
 from ..model import RobotModel
 from ..model.description import read_description
 from ..model.description_limits import DescriptionLimits, check_description
-from . import common
+from . import common, meshes
 from .arguments import count
 
 #: [s] how often the waiting main thread wakes (a Ctrl-C is handled within it).
@@ -36,6 +36,7 @@ def add_commands(commands) -> None:
     view.add_argument("--no-collisions", action="store_true", help="do not colour self-colliding links")
     view.add_argument("--reach", metavar="MAP.npz", help="a reachability map of `robokin reach` to show as a layer "
                       "(voxels coloured by their index, hung from the map's base link; off until ticked)")
+    meshes.add_options(view)
     view.set_defaults(run=run_view)
 
 
@@ -51,8 +52,9 @@ def load_model(file: str, limits: DescriptionLimits) -> tuple[RobotModel, str]:
 
 
 def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str = "127.0.0.1",
-               collisions: bool = True, reach: str | None = None):
-    """Load ``file`` and serve its view; returns ``(served, view)``: the
+               collisions: bool = True, reach: str | None = None, *, package_paths=(), mesh_dir: str | None = None):
+    """Load ``file`` and serve its view (its meshes looked for in ``package_paths`` first, for
+    ``package://`` URIs, and in ``mesh_dir`` last); returns ``(served, view)``: the
     :class:`~robokin_ros.web.access.ServedView` (server, URL with its token; it runs in the
     background) and the :class:`~robokin_ros.web.RobotView`.
 
@@ -82,7 +84,8 @@ def start_view(file: str, srdf: str | None = None, port: int = 8080, host: str =
     served = serve(viser, host, port, ("--host", "--port"))
     try:
         view = RobotView(served.server, model, urdf_dir=Path(file).resolve().parent, semantics=semantics,
-                         collisions=collisions, limits=limits)
+                         collisions=collisions, limits=limits, package_paths=list(package_paths) or None,
+                         mesh_dir=Path(mesh_dir).resolve() if mesh_dir else None)
         if reach_map is not None:
             from ..web.reach_layer import ReachLayer
             view.reach_layer = ReachLayer(view, reach_map, text)
@@ -103,7 +106,8 @@ def wait_for_ctrl_c(event: threading.Event) -> None:
 def run_view(args) -> int:
     started = time.perf_counter()
     try:
-        served, view = start_view(args.file, args.srdf, args.port, args.host, not args.no_collisions, args.reach)
+        served, view = start_view(args.file, args.srdf, args.port, args.host, not args.no_collisions, args.reach,
+                                  package_paths=args.package_path, mesh_dir=args.mesh_dir)
     except ArgumentError as error:
         if error.argument not in ("--host", "--port"):
             raise

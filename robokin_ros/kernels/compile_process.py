@@ -51,11 +51,14 @@ except (AttributeError, OSError):   # (not on Windows)
 #: The compiling process's program: runs at niceness ``argv[1]``; reads ``(path, name,
 #: source, calls)`` (a pickle, from its parent) on stdin, runs ``source`` as the module ``name``
 #: at ``path`` (numba keys its cache on that file, which the parent has written and verified),
-#: and calls ``function(*args)`` for each of ``calls``; exits at once when its parent has gone
-#: (nothing is left compiling for nobody). Imports numba and numpy only.
+#: and calls ``function(*args)`` for each of ``calls``; exits at once when its parent, the process
+#: ``argv[2]`` (its pid, given by the parent: read here, the parent's pid would be whatever
+#: adopted this process if the parent had already gone), is no longer its parent (nothing is left
+#: compiling for nobody; before, a process started as its parent ended watched its adopter forever).
+#: Imports numba and numpy only.
 WORKER = LOWER_PRIORITY + """
 import pickle, threading, time, types
-parent = os.getppid()
+parent = int(sys.argv[2])
 def watch():
     while os.getppid() == parent:
         time.sleep(0.5)
@@ -73,12 +76,13 @@ for function, args in calls:
 
 def worker_command(program: str) -> list[str]:
     """The command running ``program`` (:data:`WORKER`) in a new interpreter :data:`NICENESS`
-    lower in priority than this process (started by ``nice`` where there is one)."""
+    lower in priority than this process (started by ``nice`` where there is one, which becomes
+    that interpreter: this process stays its parent), with this process's pid as its ``argv[2]``."""
     try:
         here = os.getpriority(os.PRIO_PROCESS, 0)
     except (AttributeError, OSError):   # (not on Windows)
         here = 0
-    python = [sys.executable, "-c", program, str(min(19, here + NICENESS))]
+    python = [sys.executable, "-c", program, str(min(19, here + NICENESS)), str(os.getpid())]
     return [_NICE, "-n", str(NICENESS), *python] if _NICE else python
 
 

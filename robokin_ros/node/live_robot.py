@@ -19,6 +19,7 @@ from ..collision import CollisionModel, CollisionUnavailableError
 from ..dynamics import gravity_torques
 from ..kinematics import Reference, forward_kinematics, jacobian, joint_poses
 from ..model import SCALAR_TYPES, RobotModel
+from ..model.warning_groups import grouped_warnings
 from .conversions import JointStateMap, TFMessageEncoder, TransformBatch, ns_to_stamp
 from .descriptions import Note, Rejected, RobotSemantics, SRDFDescription, URDFDescription, choose_ik_groups
 from .limits import collision_pairs
@@ -198,7 +199,8 @@ def load_robot(urdf: URDFDescription, settings: NodeSettings, srdf: SRDFDescript
         previous: the robot it replaces; joints of the same name keep their latest values.
     """
     model = urdf.model
-    notes: list[Note] = [('warning', f'robot description ({urdf.source}): {w}') for w in model.load_warnings]
+    notes: list[Note] = [('warning', f'robot description ({urdf.source}): {line}')
+                         for line in grouped_warnings(model.load_warnings)]   # one line per kind
     if srdf is not None:
         try:
             srdf = dataclasses.replace(srdf, semantic=srdf.for_model(model))

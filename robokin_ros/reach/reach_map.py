@@ -69,10 +69,11 @@ class RunStats:
         return self.poses_computed / self.seconds if self.seconds > 0 else float("nan")
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class ReachMap:
     """A reachability map (see the module docstring for the shapes; ``n`` voxels, ``m``
-    orientations). ``run`` says how it was made (None when loaded from a file)."""
+    orientations). ``run`` says how it was made (None when loaded from a file). Its repr is one
+    short line (sizes and the mean index, never the arrays)."""
 
     parameters: ReachParameters
     robot_sha256: str
@@ -87,6 +88,15 @@ class ReachMap:
     reach_centre: Array
     reach_radius: float
     run: RunStats | None = None
+
+    def __repr__(self) -> str:
+        p = self.parameters
+        reached = float(np.mean(self.reachability)) if len(self.reachability) else float("nan")
+        run = "" if self.run is None else (f", run: {self.run.chunks_computed} chunks computed, "
+                                           f"{self.run.chunks_reused} resumed, {self.run.seconds:.1f} s")
+        return (f"ReachMap(tip={p.tip!r}, base={p.base!r}, {len(self.voxels)} voxels of {self.resolution:g} m "
+                f"in a {'x'.join(map(str, self.grid_shape))} grid, {len(self.orientations)} orientations, "
+                f"mean reachability {reached:.3f}, robot sha256 {self.robot_sha256[:12]}…{run})")
 
     @property
     def centres(self) -> Array:
@@ -218,7 +228,9 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
             solved, when they are to be trusted (:mod:`~robokin_ros.reach.chunk_files`: private
             folders, verified digests; anything else is solved again with a warning); it is
             removed once the map is gathered. None: no files.
-        progress: called as ``progress(poses_done, poses_total)`` after every chunk.
+        progress: called as ``progress(poses_done, poses_total)``: once before any chunk is
+            computed (the poses of the chunks resumed from ``chunk_dir``; 0 when none), then after
+            every chunk computed.
         **options: the other fields of :class:`ReachParameters` (resolution, orientations, cone,
             seed, iterations, position_tolerance, rotation_tolerance, collisions,
             manipulability, chunk_poses).
@@ -242,9 +254,12 @@ def reachability_map(robot: str | RobotModel, tip: str, *, base: str | None = No
     job = ReachJob(urdf, ReachParameters(tip, base, **options))
     here = prepared(job)   # checks names and sizes before any worker starts
     folder = None if chunk_dir is None else ChunkFolder.open(chunk_dir, job.key)
-    gathered = _Gathered(here, progress)
+    gathered = _Gathered(here, None)
     todo = _resume(folder, here, gathered)
     reused_poses, kept = gathered.done, here.n_chunks - len(todo)
+    if progress is not None:   # the resumed poses in one call, apart from those computed (a rate excludes them)
+        progress(reused_poses, gathered.total)
+        gathered.progress = progress
     start = time.perf_counter()
     engine = run_ray(job, todo, ray) if ray is not None else run_processes(job, todo, workers or _cores())
     writing = None
@@ -321,13 +336,22 @@ def _cores() -> int:
 
 
 def progress_bar(description: str):
-    """A tqdm bar on stderr counting poses (its rate in poses/s) as a ``progress`` callback;
-    returns ``(callback, close)``."""
+    """A tqdm bar on stderr counting poses (its rate in poses/s) as a ``progress`` callback of
+    :func:`reachability_map`; returns ``(callback, close)``. The first call's poses (those resumed
+    from chunk files) are where the bar starts, not counted in its rate (issue 41: a resumed run
+    showed the resumed chunks as computed in no time)."""
     from tqdm import tqdm
 
     bar = tqdm(total=0, desc=description, unit="pose", unit_scale=True, file=sys.stderr, disable=None)
+    started = []
 
     def update(done: int, total: int) -> None:
+        if not started:
+            started.append(done)
+            bar.reset(total)
+            bar.initial = bar.n = bar.last_print_n = done   # (tqdm's rate counts from initial)
+            bar.refresh()
+            return
         bar.total = total
         bar.update(done - bar.n)
 

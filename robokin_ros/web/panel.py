@@ -116,10 +116,10 @@ class RobotView:
 
     def __init__(self, server, model: RobotModel, *, urdf_dir=None, package_paths=None, semantics=None,
                  ik: IKCallable | None = None, interactive: bool = True, collisions: bool = True,
-                 limits: DescriptionLimits | None = None):
+                 limits: DescriptionLimits | None = None, mesh_dir=None):
         self.server, self.model, self.interactive = server, model, interactive
         self.ik = ik if ik is not None else core_ik(model)
-        self.scene = RobotScene(server, model, urdf_dir, package_paths)
+        self.scene = RobotScene(server, model, urdf_dir, package_paths, mesh_dir=mesh_dir)
         self.lock = threading.RLock()
         self.removed = False
         self.syncing = False

@@ -4,9 +4,10 @@ Each link is a frame node ``/robot/<link>`` holding its ``<visual>`` geometry (i
 ``<collision>`` geometry when it has no visual) as child meshes at their fixed origins, so an
 update only moves the link frames. Primitives are made with trimesh (boxes, cylinders and
 capsules along z, as in URDF), meshes are read with trimesh after
-:func:`~robokin_ros.collision.meshes.resolve_mesh_uri` (``package://``, ``file://``,
-relative); a mesh that cannot be found or read is skipped with a note, and the skeleton (each
-link's origin joined to its parent's) shows the link anyway.
+:class:`~robokin_ros.collision.mesh_files.MeshFiles` (``package://``, ``file://``, relative, then
+a ``mesh_dir``); a mesh that cannot be found or read is skipped, told in one summary line with the
+others of its kind, and the skeleton (each link's origin joined to its parent's) shows the link
+anyway.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collision.meshes import mesh_file_problem, resolve_mesh_uri
+from ..collision.mesh_files import MeshFiles
+from ..collision.meshes import mesh_file_problem
 from ..errors import NonFiniteError
 from ..kinematics import forward_kinematics
 from ..model import RobotModel
@@ -95,37 +97,43 @@ def _primitive(shape: str, size: np.ndarray):
     return _cylinder(float(size[0]), float(size[1]))
 
 
-def _mesh(filename: str, scale: np.ndarray, urdf_dir, package_paths, notes: list):
+def _mesh(filename: str, scale: np.ndarray, files: MeshFiles):
     import trimesh
 
-    path = resolve_mesh_uri(filename, package_paths, urdf_dir)
-    if path is None:
-        notes.append(f"mesh {filename!r} not found (package:// needs its package on ROS_PACKAGE_PATH "
-                     "or the ament index); its link shows as skeleton (and its collision primitives, if any)")
+    path = files.find(filename)
+    if path is None:   # (told once for all, in the summary)
         return None
     problem = mesh_file_problem(str(path))   # the size cap of collision checking: never read whole
     if problem is not None:
-        notes.append(f"mesh {str(path)!r} {problem}: not shown")
+        files.note(f"mesh {str(path)!r} {problem}: not shown")
         return None
     try:
         mesh = trimesh.load(str(path), force="mesh")
     except Exception as error:  # noqa: BLE001 - any unreadable file: a note, the link shows as skeleton
-        notes.append(f"mesh {str(path)!r} cannot be read ({type(error).__name__}: {error})")
+        files.note(f"mesh {str(path)!r} cannot be read ({type(error).__name__}: {error})")
         return None
     if not len(getattr(mesh, "faces", ())):
-        notes.append(f"mesh {str(path)!r} has no triangles")
+        files.note(f"mesh {str(path)!r} has no triangles")
         return None
     mesh.apply_scale(scale if scale.size == 3 else np.full(3, scale[0]))
     return mesh
 
 
-def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: bool = False
+#: How the summary of the meshes not shown ends (:meth:`MeshFiles.summary`).
+NOT_SHOWN = "their links show as skeletons (and their collision primitives, if any)"
+
+
+def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: bool = False, mesh_dir=None
                 ) -> tuple[list[LinkMesh], list[str]]:
     """Every link's visual geometry (collision geometry where a link has no visual): the
     primitives, or with ``files`` the mesh files (read with trimesh, which takes a second to
-    import), plus the collision primitives of links none of whose visual meshes could be read;
-    and notes about what could not be shown (each once)."""
-    meshes, notes = [], []
+    import; looked for as :class:`~robokin_ros.collision.mesh_files.MeshFiles` does, ``mesh_dir``
+    last), plus the collision primitives of links none of whose visual meshes could be read;
+    and notes about what could not be shown: at most one line for the meshes not found (a count,
+    the first names, the hint for their kind of path) and one for those not read."""
+    meshes = []
+    mesh_files = MeshFiles(Path(urdf_dir) if urdf_dir is not None else None, tuple(package_paths or ()),
+                           Path(mesh_dir) if mesh_dir is not None else None)
     visuals = model.link_visuals or ((),) * model.n_links
     for i, (seen, touched) in enumerate(zip(visuals, model.link_collisions)):
         pieces = []
@@ -134,7 +142,7 @@ def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: boo
                 continue
             size = np.asarray(g.size, float)
             if g.shape == "mesh":
-                mesh = _mesh(g.filename, size, urdf_dir, package_paths, notes)
+                mesh = _mesh(g.filename, size, mesh_files)
                 if mesh is not None:
                     pieces.append((g, mesh.vertices, mesh.faces))
             else:
@@ -143,7 +151,7 @@ def link_meshes(model: RobotModel, urdf_dir=None, package_paths=None, files: boo
             pieces = [(g, *_primitive(g.shape, np.asarray(g.size, float))) for g in touched if g.shape != "mesh"]
         meshes += [LinkMesh(i, pose_from_xyz_rpy(g.origin[:3], g.origin[3:]), np.asarray(vertices, np.float32),
                             np.asarray(faces, np.uint32), g.filename or g.shape) for g, vertices, faces in pieces]
-    return meshes, list(dict.fromkeys(notes))
+    return meshes, mesh_files.summary(NOT_SHOWN)
 
 
 def wxyz(R: np.ndarray) -> np.ndarray:
@@ -174,9 +182,9 @@ class RobotScene:
     """
 
     def __init__(self, server, model: RobotModel, urdf_dir: str | Path | None = None, package_paths=None,
-                 root: str = "/robot"):
+                 root: str = "/robot", mesh_dir: str | Path | None = None):
         self.server, self.model, self.root = server, model, root
-        self.urdf_dir, self.package_paths = urdf_dir, package_paths
+        self.urdf_dir, self.package_paths, self.mesh_dir = urdf_dir, package_paths, mesh_dir
         self.meshes, self.notes, self.pieces = [], [], []
         self.removed = False
         self.colliding: set = set()
@@ -211,7 +219,8 @@ class RobotScene:
         visuals = self.model.link_visuals or ((),) * self.model.n_links
         used = [g for seen, touched in zip(visuals, self.model.link_collisions) for g in seen or touched]
         if any(g.shape == "mesh" for g in used):
-            meshes, notes = link_meshes(self.model, self.urdf_dir, self.package_paths, files=True)
+            meshes, notes = link_meshes(self.model, self.urdf_dir, self.package_paths, files=True,
+                                        mesh_dir=self.mesh_dir)
             self._add_pieces(meshes)
             self.notes += notes
         return self.notes

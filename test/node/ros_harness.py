@@ -11,7 +11,11 @@ import sys
 import time
 
 HELPERS = pathlib.Path(__file__).resolve().parent / 'helpers'
-DEFAULT_TIMEOUT = 15.0  # [s] generous: 2 shared cores, first import of rclpy in a child ~0.5 s
+#: [s] The most a wait for a condition polls before it fails: a ceiling for a test that fails
+#: anyway (a wait ends as soon as its condition holds, and at once when a watched process dies),
+#: never an expectation of speed. 15 s was not enough for kin_node's start (rclpy, numpy, numba)
+#: with every core of a 2-core machine busy (issue 41: "a subscriber on /joint_states" timed out).
+DEFAULT_TIMEOUT = 60.0
 
 
 class NodeProcess:

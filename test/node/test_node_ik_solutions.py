@@ -99,3 +99,19 @@ def test_constraints_and_unreachable_targets_get_their_codes():
     res = compute_ik_solutions(far, GetPositionIKSolutions.Response(), snap, settings)
     assert_code(res, 'NO_IK_SOLUTION', 'beyond the reach of the chain')
     assert not res.solutions
+
+
+def test_the_service_definitions_comments_name_real_parameters_and_the_order():
+    """Issue 41: the .srv's comments named a parameter that does not exist (``ik_solutions``) and
+    said the first solution is /compute_ik's answer (it is the nearest to the seed, without an
+    objective). Comments are not part of the RIHS01 type hash (the hashed type description holds
+    field names and types only), so the pinned hash stands."""
+    import pathlib
+    import re
+
+    srv = (pathlib.Path(__file__).resolve().parents[2] / 'tools' / 'ros_interfaces' / 'robokin_interfaces' / 'srv'
+           / 'GetPositionIKSolutions.srv').read_text()
+    comments = ' '.join(line.lstrip('# ') for line in srv.splitlines() if line.startswith('#'))
+    named = set(re.findall(r"\b(ik_\w+) parameter", comments))
+    assert named and named <= set(PARAMETERS), named
+    assert 'nearest to the seed first' in comments and "the answer /compute_ik would give;" not in comments

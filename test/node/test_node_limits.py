@@ -57,10 +57,10 @@ def test_collision_pairs_counts_geometry_pairs_on_different_links():
 
 def test_latest_job_worker_runs_in_order_and_replaces_a_waiting_job():
     ran, errors = [], []
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     worker = LatestJobWorker('test worker', errors.append)
-    worker.submit(lambda: (release.wait(5.0), ran.append('first')))
-    time.sleep(0.05)   # the first job is running
+    worker.submit(lambda: (started.set(), release.wait(60.0), ran.append('first')))
+    assert started.wait(60.0)   # the first job is running (an event: a 50 ms sleep was luck on a busy machine)
     worker.submit(lambda: ran.append('second'))   # replaced by the third before it starts
     worker.submit(lambda: ran.append('third'))
     assert not worker.idle()

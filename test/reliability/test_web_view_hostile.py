@@ -148,7 +148,8 @@ def test_a_huge_sparse_mesh_is_skipped_unread(tmp_path, monkeypatch):
     assert len(notes) == 1 and f"is {2 * 1024**3} bytes, more than the limit of" in notes[0]
     monkeypatch.setenv("ROBOKIN_MAX_MESH_BYTES", str(box.stat().st_size - 1))   # the cap of collision checking
     meshes, notes = link_meshes(model, tmp_path, files=True)
-    assert meshes == [] and len(notes) == 2 and all("ROBOKIN_MAX_MESH_BYTES" in note for note in notes)
+    assert meshes == [] and len(notes) == 1, notes   # (issue 41: one line for the meshes not read)
+    assert "ROBOKIN_MAX_MESH_BYTES" in notes[0] and "(and 1 more meshes not read)" in notes[0], notes
 
 
 def run_main_in_thread(argv: list[str], budget: float = 60.0):

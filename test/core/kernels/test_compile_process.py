@@ -132,3 +132,61 @@ def test_a_compile_runs_at_the_lowest_priority_from_its_start(accelerated, monke
     f = accel.load_function(heavy_source(5), "f", [("f", (1.0,))])
     assert f(2.0) == f.py_func(2.0)
     assert seen == [(shutil.which("nice") or compile_process.sys.executable, min(19, 19 + os.nice(0)) - os.nice(0))]
+
+
+#: A parent of a compiling process (issue 41): starts :data:`~compile_process.WORKER` on a job
+#: that never ends (it prints ``started``, then sleeps), prints its pid, then exits at once
+#: (``exit``) or when told on stdin (``wait``).
+PARENT = """
+import os, pickle, subprocess, sys
+from robokin_ros.kernels import compile_process
+source = "import time\\ndef f():\\n    print('started', flush=True)\\n    time.sleep(600)\\n"
+job = pickle.dumps(("never_ends.py", "never_ends", source, [("f", ())]))
+child = subprocess.Popen(compile_process.worker_command(compile_process.WORKER), stdin=subprocess.PIPE)
+child.stdin.write(job)
+child.stdin.close()
+print(child.pid, flush=True)
+if sys.argv[1] == "wait":
+    sys.stdin.readline()
+os._exit(0)
+"""
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("parent_ends", ["exit", "wait"], ids=["before the compile starts", "during the compile"])
+def test_a_compiling_process_ends_when_its_parent_has_gone(parent_ends):
+    """Whenever the parent goes, its compile process ends. ``exit``: the parent is gone before
+    the child has started its interpreter (before, the child then took its adopter's pid for its
+    parent's and compiled on for nobody: forever here); ``wait``: the parent goes once the job
+    has started."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, parent_ends], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
+    child = int(parent.stdout.readline())
+    try:
+        if parent_ends == "wait":
+            assert parent.stdout.readline() == "started\n"   # the job runs
+            parent.stdin.write("go\n")
+            parent.stdin.flush()
+        assert parent.wait(60) == 0
+        for _ in range(400):   # iteration budget: 400 polls (the child looks every 0.5 s)
+            if not running(child):
+                break
+            time.sleep(0.05)
+        assert not running(child), f"compile process {child} outlived its parent"
+    finally:
+        if running(child):
+            os.kill(child, 9)

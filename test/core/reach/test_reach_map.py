@@ -208,3 +208,59 @@ def test_a_model_travels_as_its_urdf_text():
     assert from_model.robot_sha256 == hashlib.sha256(model.to_urdf().encode()).hexdigest()
     assert from_model.equals(reachability_map(model.to_urdf(), "tool", **options))
     assert from_model.reachability.sum() > 0
+
+
+def test_progress_tells_the_resumed_poses_first_and_apart(tmp_path):
+    """Issue 41: a resumed run's progress counted its resumed chunks as computed (the bar's rate
+    overstated). Now the first call gives the resumed poses, before any chunk is computed."""
+    options = dict(resolution=0.5, orientations=6, chunk_poses=60)
+    job = ReachJob(UR5E, ReachParameters("tool0", **options))
+    fresh_calls = []
+    first = reachability_map(UR5E, "tool0", workers=1, progress=lambda *a: fresh_calls.append(a), **options)
+    total = first.solved.size
+    assert fresh_calls[0] == (0, total) and fresh_calls[-1] == (total, total)
+    folder = ChunkFolder.open(str(tmp_path), job.key)
+    prepared = PreparedMap(job)
+    kept = 0
+    for index in (0, 2):
+        rows = prepared.chunk_voxels(index)
+        folder.write(index, ChunkResult(first.solved[rows], first.manipulability[rows]))
+        kept += first.solved[rows].size
+    calls = []
+    resumed = reachability_map(UR5E, "tool0", workers=1, chunk_dir=str(tmp_path), progress=lambda *a: calls.append(a),
+                               **options)
+    assert calls[0] == (kept, total) and calls[-1] == (total, total)
+    assert len(calls) == 1 + resumed.run.chunks_computed   # then one call per chunk computed
+
+
+def test_the_progress_bars_rate_counts_only_the_poses_computed(monkeypatch):
+    tqdm = pytest.importorskip("tqdm")
+    import time
+
+    from robokin_ros.reach.reach_map import progress_bar
+
+    bars = []
+
+    class Recorded(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "disable": False})
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm, "tqdm", Recorded)
+    update, close = progress_bar("test")
+    update(100_000, 200_000)   # resumed
+    for done in (100_100, 100_200):
+        time.sleep(0.2)   # (a lower bound of each step's time: the rate can only come out lower)
+        update(done, 200_000)
+    meter = bars[0].format_dict
+    close()
+    assert meter["initial"] == 100_000 and meter["n"] == 100_200
+    assert meter["rate"] <= 100 / 0.2 * 1.01, meter   # 100 poses a step (was 100,000 in no time)
+
+
+def test_a_maps_repr_is_one_short_line():
+    reach = reachability_map(PLANAR, "tool", workers=1, resolution=0.5, orientations=2)
+    text = repr(reach)
+    assert "\n" not in text and len(text) < 300, text
+    assert text.startswith(f"ReachMap(tip='tool', base=None, {len(reach.voxels)} voxels of 0.5 m in a ")
+    assert "mean reachability" in text and "array(" not in text
