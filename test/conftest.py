@@ -8,10 +8,19 @@ import contextlib
 import importlib.util
 import os
 import pathlib
+import signal
 import sys
 import tempfile
 
 import pytest
+
+# The processes the tests start must get SIGINT's default action: a run started as a background
+# job of a non-interactive shell (or by a runner that ignores SIGINT) has SIGINT ignored, which
+# its children inherit, and the tests that press Ctrl-C on a child (robokin view, reach, the
+# nodes) would wait for an exit that never comes. A handled signal is reset to its default in a
+# child; an ignored one is not.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
