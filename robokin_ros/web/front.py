@@ -87,6 +87,7 @@ class Front:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task] = set()   # the connections being served
 
     def listen(self) -> int:
         """Bind and listen (nothing is answered before :meth:`start`); returns the port bound.
@@ -137,6 +138,11 @@ class Front:
 
         async def close() -> None:
             self._server.close()
+            # every connection ended here, while the loop runs (one left pending when the loop
+            # stops meets a closed loop later: a traceback on stderr after Ctrl-C, seen once)
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             for writer in list(self._writers):
                 writer.close()
             await self._server.wait_closed()
@@ -147,12 +153,15 @@ class Front:
             self._loop.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
         self._writers.add(writer)
         try:
             await self._serve(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError):
             pass   # (a client gone, silent or too long: nothing to answer)
         finally:
+            self._tasks.discard(task)
             self._writers.discard(writer)
             writer.close()
 

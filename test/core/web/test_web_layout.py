@@ -69,7 +69,7 @@ def test_the_view_frames_the_robot_and_refits_on_demand(server):
         np.testing.assert_allclose(server.initial_camera.position, expected.position)
         # the grid lies under the robot's lowest point
         grid = floor_grid(lo, hi)
-        np.testing.assert_allclose(view.grid.position, grid.centre)
+        np.testing.assert_allclose(view.grid.position, grid.centre, atol=1e-12)
         assert grid.centre[2] == pytest.approx(lo[2]) and grid.size >= 2 * max(hi[0] - lo[0], hi[1] - lo[1])
         # joints moved: a refit frames the new pose
         q = view.scene.q.copy()
