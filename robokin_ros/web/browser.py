@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--use-gl=swiftshader", "--enable-unsafe-swiftshader",
@@ -36,8 +37,10 @@ def screenshot(url: str, path: str | os.PathLike, size: tuple[int, int] = (1024,
         raise FileNotFoundError("no chromium executable (apt-get install chromium, or set ROBOKIN_CHROMIUM)")
     if os.path.exists(path):
         os.remove(path)
-    done = subprocess.run([chromium, *FLAGS, f"--screenshot={os.fspath(path)}", f"--window-size={size[0]},{size[1]}",
-                           f"--virtual-time-budget={wait_ms}", url],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    # a profile of its own: two screenshots never share the user's profile (its lock, its cache)
+    with tempfile.TemporaryDirectory(prefix="robokin-chromium-") as profile:
+        done = subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={os.fspath(path)}",
+                               f"--window-size={size[0]},{size[1]}", f"--virtual-time-budget={wait_ms}", url],
+                              capture_output=True, text=True, timeout=timeout, check=False)
     if not os.path.exists(path):
         raise RuntimeError(f"chromium wrote no screenshot (exit code {done.returncode}): {done.stderr[-2000:]}")

@@ -81,10 +81,11 @@ def test_browser_shows_the_robot_and_not_after_it_is_removed(server, tmp_path):
 def test_browser_shows_a_moved_joint(server, tmp_path):
     view = RobotView(server, PANDA, collisions=False)
     assert view.meshes_loaded.wait(60.0)   # the whole scene is on the server before the browser looks (a busy machine)
-    shoot(server, tmp_path / "home.png")
+    assert shoot_until_drawn(server, tmp_path / "home.png")[-1] > 2000
     view.sliders["panda_joint2"][0].value = 1.5      # the arm leans forward (+x), towards the camera's left
     view.sliders["panda_joint4"][0].value = -0.3
-    shoot(server, tmp_path / "moved.png")
+    # (a shot before the browser has drawn the scene shows no robot: a full run's once)
+    assert shoot_until_drawn(server, tmp_path / "moved.png")[-1] > 2000
     home, moved = robot_pixels(tmp_path / "home.png"), robot_pixels(tmp_path / "moved.png")
     changed = (home != moved).sum()
     assert changed > 1000, f"{changed} pixels changed"
