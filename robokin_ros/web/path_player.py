@@ -115,10 +115,11 @@ class PathPlayer:
     def play(self) -> bool:
         """Play the last plan back in a background thread (from its start); False when there is
         none or a playback runs."""
-        if not self.frames() or (self._thread is not None and self._thread.is_alive()):
+        frames = self.frames()
+        if not frames or (self._thread is not None and self._thread.is_alive()):
             return False
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, args=(self.frames(),), name="web-view-path", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(frames,), name="web-view-path", daemon=True)
         self._thread.start()
         return True
 
