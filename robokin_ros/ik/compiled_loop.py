@@ -49,7 +49,7 @@ import numpy as np
 
 from ..kernels import accel, parallel
 from ..kernels.lazy_accel import LazyAccelerated
-from . import generic_loop, generic_loop_loading, loop_layout
+from . import generic_loop, generic_loop_loading, lm, loop_layout
 from .loop_layout import (
     BEST_COST,
     CONVERGED,
@@ -99,7 +99,7 @@ def shared_imports() -> str:
     compiled from the old functions. Read on first use (the compiling process of the generic
     loop imports this module while that one is still being made)."""
     digest = hashlib.sha256()
-    for module in (generic_loop, loop_layout):
+    for module in (generic_loop, loop_layout, lm):
         with open(module.__file__, "rb") as file:
             digest.update(file.read())
     shared = ", ".join(["log_so3", "loop", "loop_rows", *(f"{name} as shared_{name}" for name in ROW_FUNCTIONS)])

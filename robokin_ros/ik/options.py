@@ -17,6 +17,14 @@ from ..model import RobotModel
 
 Array = NDArray[np.float64]
 
+#: Iterations per problem (restarts included) of a request that names none. Every FK-made target
+#: of the bundled arms is solved within it: measured (2026-12-02) on 400,000 Panda, 100,000 UR5e and
+#: 30,000 each of SO-101, OpenManipulator-X and the twin-arm torso's right arm, with no cap: at most
+#: 1,229 iterations (Panda), none over 1,500; with 500, 7.5 in 100,000 Panda targets were missed
+#: (next to a singular configuration, where the damped steps overshoot and attempts restart). An
+#: unreachable target gives up after it: ~1 ms on the compiled loop (~0.5 µs an iteration).
+DEFAULT_MAX_ITERATIONS = 2000
+
 #: Largest position [m] or rotation [rad] tolerance accepted (larger ones mean nothing and
 #: would overflow squared residuals).
 MAX_TOLERANCE = 1e6
@@ -48,7 +56,8 @@ class IKOptions:
         lower, upper: None, or ``(n_q,)`` bounds [rad or m] intersected with the model's limits.
         timeout: [s] time budget per problem (> 0, ``inf`` allowed), pooled over a batch; None:
             no time limit.
-        max_iterations: iterations per problem (restarts included), a whole number >= 1; 500.
+        max_iterations: iterations per problem (restarts included), a whole number >= 1;
+            :data:`DEFAULT_MAX_ITERATIONS`.
         restarts: extra rows per problem started elsewhere alongside the seed, >= 0; 0
             (None is taken as 0).
         rng: None, a whole number >= 0 or a ``numpy.random.Generator``: where restarts start
@@ -72,7 +81,7 @@ class IKOptions:
     lower: tuple | None = None
     upper: tuple | None = None
     timeout: float | None = None
-    max_iterations: int = 500
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
     restarts: int | None = 0
     rng: object = None
     avoid_collisions: object = False

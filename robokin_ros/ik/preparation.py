@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..model import RobotModel
 from .call import ik_call
-from .options import IKOptions
+from .options import DEFAULT_MAX_ITERATIONS, IKOptions
 
 
 def prepare_ik(model: RobotModel, tips: str, *, base: str | None = None, active_joints=None,
                position_tolerance: float = 1e-5, rotation_tolerance: float = 1e-5, axis_tolerances=None,
-               max_iterations: int = 500) -> bool:
+               max_iterations: int = DEFAULT_MAX_ITERATIONS) -> bool:
     """Load (compile, or read from the disk cache) the compiled loop of requests with these
     names and options now (e.g. at start-up), instead of in the background once the other paths
     have done :data:`robokin_ros.kernels.accel.MIN_BATCH` iterations. Compiling

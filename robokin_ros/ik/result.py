@@ -48,8 +48,8 @@ class IKResult:
         """One line on problem ``index`` (``()``: a single problem): solved or not, its status,
         iterations, and the errors of the configuration returned (``q[index]``), e.g.
         ``"solved (converged) in 12 iterations: position error 3.1e-06 m, rotation error 2e-06 rad"``,
-        ``"not solved (in_collision) after 500 iterations: the configuration returned is in
-        self-collision; position error ..."`` or ``"not solved (max_iterations) after 500
+        ``"not solved (in_collision) after 2000 iterations: the configuration returned is in
+        self-collision; position error ..."`` or ``"not solved (max_iterations) after 2000
         iterations: the best configuration found has position error 0.59 m, rotation error 1.57 rad"``.
 
         Raises:
