@@ -34,6 +34,10 @@ class EarlyStop:
         self.signum = None
         for signum in STOP_SIGNALS:
             signal.signal(signum, self._handle)
+        # The launch files start the executables with these signals blocked (held pending from
+        # the exec on, robokin_ros/node/launch_prefix.py): one that came while Python started
+        # is delivered here, to the handler above.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
     def _handle(self, signum, frame):
         if self.signum is None:

@@ -42,6 +42,7 @@ from robokin_ros.node.launch_arguments import (
     LaunchArgumentError,
     check_launch_arguments,
 )
+from robokin_ros.node.launch_prefix import executable_prefix
 from robokin_ros.web.library import INSTALL_HINT
 
 SHARE = get_package_share_directory('robokin_ros')
@@ -75,6 +76,7 @@ def _actions(context):
         params['semantic_file'] = plan.semantic_file
     actions.append(Node(
         package='robokin_ros', executable='kin_node', name='robokin', output='screen',
+        prefix=executable_prefix(context.launch_configurations, 'kin_node'),
         parameters=[plan.params_file, params],
         on_exit=Shutdown(reason='kin_node exited')))
     if plan.use_rviz:
@@ -87,6 +89,7 @@ def _actions(context):
     if _use_web_view(values['use_web_view']):
         actions.append(Node(
             package='robokin_ros', executable='web_view', name='web_view', output='screen',
+            prefix=executable_prefix(context.launch_configurations, 'web_view'),
             parameters=[{'frame_prefix': plan.frame_prefix, 'use_sim_time': plan.use_sim_time}],
             on_exit=Shutdown(reason='web_view exited')))
     return actions

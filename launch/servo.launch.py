@@ -26,6 +26,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 import robokin_ros
 from launch import LaunchDescription
 from robokin_ros.node.launch_arguments import ARGUMENTS, check_launch_arguments
+from robokin_ros.node.launch_prefix import executable_prefix
 
 SHARE = get_package_share_directory('robokin_ros')
 DEFAULTS = {
@@ -46,6 +47,7 @@ def _actions(context):
     if plan.semantic_file:
         params['semantic_file'] = plan.semantic_file
     return [Node(package='robokin_ros', executable='servo_node', name='servo_node', output='screen',
+                 prefix=executable_prefix(context.launch_configurations, 'servo_node'),
                  parameters=[plan.params_file, params], on_exit=Shutdown(reason='servo_node exited'))]
 
 
