@@ -41,15 +41,14 @@ def can_hold_stop_signals() -> bool:
     return done.returncode == 0
 
 
-def executable_prefix(configurations: Mapping[str, str], executable: str) -> str:
+def executable_prefix(configurations: Mapping[str, str], executable: str) -> str | None:
     """The ``prefix`` of the launch files' ``Node`` for ``executable``: the user's
     ``launch-prefix`` (from the launch context's ``configurations``) when its
     ``launch-prefix-filter`` matches ``executable`` (or there is none), then
-    :data:`HOLD_STOP_SIGNALS` where :func:`can_hold_stop_signals`."""
-    parts = []
+    :data:`HOLD_STOP_SIGNALS`; None where this machine cannot hold signals
+    (:func:`can_hold_stop_signals`): launch then applies its own ``launch-prefix`` as usual."""
+    if not can_hold_stop_signals():
+        return None
     user, pattern = configurations.get('launch-prefix', ''), configurations.get('launch-prefix-filter', '')
-    if user and re.match(pattern, executable) is not None:
-        parts.append(user)
-    if can_hold_stop_signals():
-        parts.append(' '.join(HOLD_STOP_SIGNALS))
-    return ' '.join(parts)
+    parts = [user] if user and re.match(pattern, executable) is not None else []
+    return ' '.join([*parts, *HOLD_STOP_SIGNALS])
