@@ -269,14 +269,6 @@ def com_values(e: Emitter, bodies: list, mass0: float, h0, total: float) -> list
 RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
 
 
-def reciprocal(x):
-    """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
-    try:
-        return 1.0 / x
-    except ZeroDivisionError:
-        return math.copysign(math.inf, x)
-
-
 def solve_values(e: Emitter, M: list, b: list) -> list:
     """Emit the solution ``x`` of ``M x = b`` for a symmetric positive definite ``M`` (row-major
     symbols) by the factorisation ``M = Lᵀ D L`` (L unit lower triangular), eliminating the
