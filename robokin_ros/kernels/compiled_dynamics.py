@@ -78,8 +78,13 @@ class CompiledDynamics(LazyAccelerated):
 
     def _load(self):
         kernel = accel.load(self.wrapper_source(), self.input_sizes, self.shape, robot=self._robot)
-        accel.check_single(kernel.py_func.__globals__["single"], self.input_sizes, self.shape)
+        self._check_single(kernel.py_func.__globals__["single"])
         return kernel
+
+    def _check_single(self, single) -> None:
+        """Raise :class:`robokin_ros.errors.KernelCheckError` unless the compiled single entry
+        agrees with its own source run uncompiled (:func:`robokin_ros.kernels.accel.check_single`)."""
+        accel.check_single(single, self.input_sizes, self.shape)
 
     def _installed(self, kernel) -> None:
         single = kernel.py_func.__globals__["single"]
