@@ -18,7 +18,6 @@ over the robot given as arrays.
 
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np

@@ -14,7 +14,12 @@ from peers import ERD_ROBOTS, erd_urdf
 from reference import run_generated
 
 from robokin_ros import Reference, RobotModel, forward_kinematics
-from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_frames, compiled_joint_poses, generate_link_poses_source
+from robokin_ros.kernels.fk_codegen import (
+    compiled_fk,
+    compiled_frames,
+    compiled_joint_poses,
+    generate_link_poses_source,
+)
 from robokin_ros.kernels.selection import use
 from robokin_ros.kinematics import forward_kinematics_generic
 from robokin_ros.kinematics.geometric_jacobians import frame_pose_and_jacobian

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from reference import run_generated
 
 import robokin_ros as rk
