@@ -16,7 +16,9 @@ Talos (example-robot-data), for rnea, crba, aba, gravity torques and the centre 
   compiled single call can go below.
 
 Ratios are ours / Pinocchio (below 1: faster than Pinocchio; Pinocchio writes into its ``data``,
-the like of ``out=``). All columns come from the same run.
+the like of ``out=``). All columns come from the same run. (2026-12-02: the generated code no
+longer runs on numpy; with numba off, the ``gen b`` and ``gen 1`` columns time the numpy
+recursions, the oracle.)
 The numba kernels are compiled (or loaded from the disk cache) before timing; the first compile
 on a machine takes minutes for Talos (see ``robokin_ros.dynamics.prepare``).
 """

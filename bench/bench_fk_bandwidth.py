@@ -150,7 +150,7 @@ def bench_robot(label: str, base: str, batch: int, n_pin: int, rounds: int) -> d
         timers["fill", size] = (none, lambda buf=buf: buf.fill(1.0), batch)
         timers["fresh fill", size] = (none, lambda size=size: np.empty(batch * size // 8).fill(1.0), batch)
         timers["copy", size] = (none, lambda buf=buf, src=src: np.copyto(buf, src), batch)
-    n_trig = compiled_fk(model).generated.source.count("cos(") // 2  # fk and fk_all share the body
+    n_trig = "\n".join(compiled_fk(model).generated.body).count("cos(")
     floors = trig_floors(n_trig)
     if floors is not None:
         x = np.ascontiguousarray(np.resize(q.T, (n_trig, batch)))

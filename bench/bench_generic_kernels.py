@@ -7,7 +7,7 @@ present), in one process, interleaved rounds (:func:`timing.interleaved`), best 
 
 - FK of every link, a batch of ``B`` configurations on one thread and on the default threads:
   generic numba (:mod:`robokin_ros.kernels.generic_tier`), generated numba (the robot's own kernel,
-  compiled first), the generated kernel on numpy, the numpy oracle (``forward_kinematics_generic``)
+  compiled first), the numpy oracle (``forward_kinematics_generic``)
   and Pinocchio's ``framesForwardKinematics`` in a Python loop;
 - FK of every link and the tip's LOCAL_WORLD_ALIGNED Jacobian, one configuration per call
   (the compiled single entries as :class:`robokin_ros.Kinematics` calls them) against Pinocchio's
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 from timing import interleaved  # noqa: E402
 
 import robokin_ros as rk  # noqa: E402
-from robokin_ros.kernels import fk_codegen, generic_tier, parallel, selection  # noqa: E402
+from robokin_ros.kernels import fk_codegen, generic_tier, parallel  # noqa: E402
 from robokin_ros.kinematics.fk import forward_kinematics_generic  # noqa: E402
 
 CORPUS = os.path.join(HERE, "..", "..", "shared", "urdf-corpus")
@@ -73,10 +73,6 @@ def bench_robot(label, path, tip, batch, rounds) -> list[str]:
         batch_timers[("generic numba", name)] = (none, _rows(generic.batch, q, size, threads), batch)
         batch_timers[("generated numba", name)] = (none, lambda t=threads: fk.batch(q, threads=t), batch)
 
-    def numpy_generated():
-        with selection.use(accelerated=False):
-            fk.batch(q)
-    batch_timers[("generated on numpy", "")] = (none, numpy_generated, batch)
     batch_timers[("numpy oracle", "")] = (none, lambda: forward_kinematics_generic(model, q), batch)
     pin = _pinocchio(path, model, q[:2000])
     if pin is not None:

@@ -63,7 +63,7 @@ ROBOTS = {
     "xarm7": ("xarm7", "link_eef", "link_eef", None),
     "talos": ("talos", "gripper_left_fingertip_1_link", "gripper_left_base_link", TALOS_ARM),
 }
-KERNELS = ("numpy generic", "numpy generated", "numba")
+KERNELS = ("numpy generic", "numpy generated", "numba")   # (2026-12-02: "numpy generated" runs the numpy oracle)
 KDL_PYTHON = "/usr/bin/python3.11"
 
 

@@ -205,4 +205,5 @@ class CollisionUnavailableError(RobokinError, ImportError):
 
 
 class KernelCheckError(RobokinError, RuntimeError):
-    """A compiled kernel that disagrees with the numpy kernel, even after a rebuild."""
+    """A compiled kernel that disagrees with its reference (its own source run uncompiled, or the
+    numpy path), even after a rebuild."""

@@ -26,9 +26,10 @@ Generated kernels: for models without floating or planar joints, :func:`rnea`,
 for batches). Until a robot's own kernel is compiled and loaded (in the background), the generic
 compiled tier (:mod:`robokin_ros.kernels.generic_dynamics_tier`, compiled once per installation)
 runs RNEA, the gravity torques, the nonlinear / Coriolis effects, CRBA and ABA under standard or
-zero gravity; another gravity vector and the centre of mass run the generated numpy code
-meanwhile. A runtime of kind ``"generic"`` (:mod:`robokin_ros.runtime`) or external wrenches
-select the numpy recursions below, which are the oracle of both.
+zero gravity; another gravity vector and the centre of mass run the numpy recursions below
+meanwhile. Those recursions are the oracle of both compiled tiers and run whenever neither does:
+numba off or missing, a runtime of kind ``"generic"`` (:mod:`robokin_ros.runtime`), external
+wrenches, the generic kernels not loaded yet.
 Each of these calls opens with the single-configuration lane
 (:mod:`robokin_ros.kernels.single_lane`): one configuration given as a 1-D float64 ``q`` with
 the default gravity goes to its kernel's compiled single entry once numba has loaded it
@@ -42,12 +43,10 @@ so every arithmetic operation runs over a contiguous batch; Python loops run ove
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import finite_mimics, is_single_vector
+from ..checks import is_single_vector
 from ..errors import ModelError
 from ..kernels.dynamics_codegen import (
     built_single,
@@ -88,34 +87,22 @@ _NO_GRAVITY = (0.0, 0.0, 0.0)
 
 def _generated(model: RobotModel, factory, q, vectors: dict, g: Array | None) -> Array | None:
     """The generated kernel ``factory()`` (a :mod:`robokin_ros.kernels.dynamics_codegen` kernel)
-    on checked inputs, shaped ``batch + output``; None when generated kernels are switched off
-    (:mod:`robokin_ros.kernels.selection`) or the model has none (the caller runs the generic
-    kernel)."""
+    on checked inputs through its compiled tier that runs now, shaped ``batch + output``; None
+    when generated kernels are switched off (:mod:`robokin_ros.kernels.selection`), the model has
+    none, or no compiled tier runs it (the caller runs the numpy recursion, the oracle)."""
     if not current_runtime().generated:
         return None
     kernel = factory()
     if kernel is None:
         return None
-    flat = _single_flat(model, q, vectors)
-    if flat is not None:
-        return kernel.single_flat(flat + g.tolist() if kernel.gravity_input else flat)
     qb, x, _, batch = check_inputs(model, q, vectors)
     inputs = [qb, *x.values()]
     if kernel.gravity_input:
         inputs.append(np.broadcast_to(g, (len(qb), 3)))
-    return kernel.single(*(a[0] for a in inputs)) if not batch else kernel.batch(*inputs).reshape(batch + kernel.shape)
-
-
-def _single_flat(model: RobotModel, q, vectors: dict) -> list | None:
-    """One configuration's inputs as one list of floats (the Python-float kernel's input) when
-    each is a 1-D float64 array of its size, their sum is finite and so are the mimic joints'
-    values; else None (full checks follow)."""
-    flat = []
-    for x, n in zip((q, *vectors.values()), (model.n_q,) + (model.n_v,) * len(vectors)):
-        if not is_single_vector(x, n):
-            return None
-        flat += x.tolist()
-    return flat if math.isfinite(sum(flat)) and finite_mimics(model, flat[:model.n_q]) else None
+    if not batch:
+        return kernel.single(*(a[0] for a in inputs))
+    result = kernel.batch(*inputs)
+    return None if result is None else result.reshape(batch + kernel.shape)
 
 
 def _out(x: Array, batch: tuple) -> Array:

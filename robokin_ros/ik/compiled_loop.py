@@ -195,7 +195,7 @@ class CompiledLoop(LazyAccelerated):
         nothing and the check would start at its target)."""
         start = accel.check_configuration(self._n_q)
         q = np.clip(start, solver.q_lower, solver.q_upper).tolist()
-        pose = solver.compiled.flat([x + 0.5 for x in start[::-1]])
+        pose = solver.frames(np.array([[x + 0.5 for x in start[::-1]]]))[:, 0].tolist()
         return q, [pose[i] for i in solver.pose_index.reshape(-1).tolist()]
 
     def _agrees(self, run, solver) -> bool:

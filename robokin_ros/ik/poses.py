@@ -18,8 +18,7 @@ from numpy.typing import NDArray
 
 from ..checks import ROTATION_TOLERANCE, check_rigid_targets, finite_configuration, numbers
 from ..errors import IKOptionError, NonFiniteError, ShapeError
-from ..kernels.fk_codegen import compiled_frames
-from ..kinematics import forward_kinematics
+from ..kinematics import forward_kinematics, frame_pose_and_jacobian
 from ..model import RobotModel
 from .budget import Budget, CancelToken
 from .call import IKCall, ik_call
@@ -124,7 +123,7 @@ def _solve_target_set(model: RobotModel, call: IKCall, targets: tuple[Array, lis
     T, entries = targets
     if problem.base_moves:  # joints that move the base stay at the seed: its pose is the seed's
         solved = call.solver.model
-        T_world_base = compiled_frames(solved, (solved.link_names[problem.base],)).single(np.array(q0))[0, :4, :4]
+        T_world_base = frame_pose_and_jacobian(solved, np.array(q0), solved.link_names[problem.base])[0]
         entries = (T_world_base @ T).reshape(-1).tolist()
     elif problem.base:
         entries = (problem.T_world_base @ T).reshape(-1).tolist()

@@ -60,8 +60,9 @@ SCALAR_ROWS = 64
 
 
 def _generic_frames(model: RobotModel, tips: Sequence[int], width: int, q: Array) -> Array:
-    """The generated kernel's batched output ``(B, n_tips, 10, width)`` by the generic FK and
-    Jacobians, for ``q (B, n_q)`` (models the generator does not handle: floating, planar joints)."""
+    """The generated kernel's batched output ``(B, n_tips, 10, width)`` by the public FK and the
+    numpy Jacobians, for ``q (B, n_q)`` (models the generator does not handle: floating, planar
+    joints; and the oracle while no compiled tier runs the generated kernel)."""
     T = forward_kinematics(model, q)
     out = np.zeros((q.shape[0], len(tips), 10, width))
     for k, tip in enumerate(tips):
@@ -323,11 +324,13 @@ class Solver:
     def frames(self, q: Array) -> Array:
         """Kernel output of configurations ``q (B, n_q)`` as ``(size, B)``."""
         B = q.shape[0]
-        if self.compiled is None:
-            return _generic_frames(self.model, self.problem.tips, self.width, q).reshape(B, -1).T
-        if B == 1:   # one row (a single problem, a batch's last one): the kernel's single entry
-            return self.compiled.single(q[0]).reshape(-1, 1)
-        return self.compiled.batch(q).reshape(B, -1).T
+        F = None
+        if self.compiled is not None:   # its compiled tier that runs now; None: the oracle below
+            # one row (a single problem, a batch's last one): the kernel's single entry
+            F = self.compiled.single(q[0]) if B == 1 else self.compiled.batch(q)
+        if F is None:
+            F = _generic_frames(self.model, self.problem.tips, self.width, q)
+        return F.reshape(B, -1).T
 
     def errors(self, F: Array, target: Array) -> Array:
         """Error twists ``(n_tips, 6, B)`` from the kernel output ``F (size, B)`` and target

@@ -4,22 +4,22 @@ A generated kernel (:mod:`robokin_ros.kernels.fk_codegen`, :mod:`robokin_ros.ker
 is wrapped into a numba module by :mod:`robokin_ros.kernels.numba_source`; :func:`load` and
 :func:`load_function` compile it, or load numba's compiled code from the disk cache
 (:mod:`robokin_ros.kernels.disk_cache`, never trusted: private, verified byte for byte), and check
-what they load against the Python kernel (:func:`check_single`, a reference at
+what they load against its own source run uncompiled (:func:`check_single`, a reference at
 :func:`check_configuration`).
 
 Compiling takes seconds (2-4 s for a 6-7-DOF arm, 15-20 s for the 60-link Talos) and runs in a
 separate process (:mod:`robokin_ros.kernels.compile_process`), never in the caller's; later
 processes load it from the disk cache in well under a second. The first batch of at least
 :data:`MIN_BATCH` configurations (the runtime's ``compile_after``) starts compiling (or loading) a
-kernel in a background thread (:mod:`robokin_ros.kernels.lazy_accel`) and runs on numpy meanwhile;
+kernel in a background thread (:mod:`robokin_ros.kernels.lazy_accel`) and runs on the generic
+compiled tier meanwhile (else the numpy recursions, the oracle);
 :func:`robokin_ros.prepare` does it at once (e.g. at start-up). Once loaded, every call of that kernel (smaller batches,
 single configurations) uses it.
 
 numba is optional: without it, or with the current runtime's accelerator off
 (:class:`robokin_ros.Runtime` ``(accelerated=False)``, ``ROBOKIN_ACCEL=0`` in the environment for
 the default runtime, ``robokin_ros.kernels.use(accelerated=False)`` for a block), the numpy
-kernels run. Results agree with them to
-1e-12 (the same operations in the same order; only ``cos``/``sin`` may differ, by at most 2.3e-16).
+recursions (the oracle) run; results agree with them to rounding.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ MIN_BATCH = COMPILE_AFTER
 #: never frees loaded code (it keeps every module in LLVM's JIT engine: measured, a robot's FK
 #: and IK-loop kernels stay, ~2 MB, after the model is gone), so the compiled code of every
 #: distinct robot a process has seen stays; past this many modules further kernels are refused
-#: (:func:`load_function` raises, the caller keeps its numpy / float path with one warning) and
+#: (:func:`load_function` raises, the caller keeps the generic tier or the numpy oracle, with one warning) and
 #: the process's compiled code stays within about :data:`MAX_MODULES` x 1 MB (an arm's kernel
 #: module: 0.5-1.5 MB). Reloading a robot already seen loads nothing new (one module per source).
 MAX_MODULES = 192
@@ -103,7 +103,7 @@ def available() -> bool:
     found = importlib.util.find_spec("numba") is not None
     if not found:
         logging.getLogger("robokin_ros").warning(
-            "numba is not installed: the generated kernels run on numpy (slower batches; "
+            "numba is not installed: the numpy recursions serve (slower; "
             "pip install numba, or rosdep key python3-numba)")
     return found
 
@@ -135,11 +135,33 @@ def direct_entry(dispatcher):
     return dispatcher.overloads[signatures[0]].entry_point if len(signatures) == 1 else None
 
 
-def check_single(single, input_sizes: tuple[int, ...], shape: tuple[int, ...], reference) -> None:
+def python_entry(single):
+    """The uncompiled Python function of a generated module's compiled ``single`` entry
+    (numba's public ``py_func``: the very source the compiled code was built from), run by the
+    interpreter: the reference :func:`check_single` and :func:`load` check compiled code against."""
+    return single.py_func
+
+
+def _reference(single, input_sizes: tuple[int, ...], shape: tuple[int, ...], x: list):
+    """``single``'s uncompiled entry (:func:`python_entry`) on the inputs ``x`` side by side: the
+    flattened output, or None when it refuses them (a status other than 0, a division by zero)."""
+    import numpy as np
+
+    bounds = np.cumsum((0,) + tuple(input_sizes))
+    out = np.empty(shape)
+    try:
+        with np.errstate(all="ignore"):
+            status = python_entry(single)(*[np.array(x[a:b], np.float64) for a, b in zip(bounds[:-1], bounds[1:])],
+                                          out)
+    except ArithmeticError:
+        return None
+    return out.reshape(-1) if status == 0 else None
+
+
+def check_single(single, input_sizes: tuple[int, ...], shape: tuple[int, ...]) -> None:
     """Raise :class:`KernelCheckError` unless the compiled ``single`` entry (see
-    :func:`robokin_ros.kernels.numba_source.single_source`) agrees to 1e-9 with ``reference``
-    (a list of the concatenated inputs' floats -> the flattened output's values) at
-    :func:`check_configuration`.
+    :func:`robokin_ros.kernels.numba_source.single_source`) agrees to 1e-9 with its own source
+    run by the interpreter (:func:`python_entry`) at :func:`check_configuration`.
 
     Raises:
         KernelCheckError: another status than 0, or another result.
@@ -150,9 +172,10 @@ def check_single(single, input_sizes: tuple[int, ...], shape: tuple[int, ...], r
     bounds = np.cumsum((0,) + tuple(input_sizes))
     out = np.empty(shape)
     status = single(*[np.array(x[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], out)
-    expected = np.reshape(np.asarray(reference(x), np.float64), shape)
-    if status != 0 or not np.allclose(out, expected, rtol=1e-9, atol=1e-9, equal_nan=True):
-        raise KernelCheckError(f"the compiled single entry disagrees with the Python kernel (status {status})")
+    expected = _reference(single, input_sizes, shape, x)
+    if status != 0 or expected is None or not np.allclose(out.reshape(-1), expected, rtol=1e-9, atol=1e-9,
+                                                          equal_nan=True):
+        raise KernelCheckError(f"the compiled single entry disagrees with its Python source (status {status})")
 
 
 def _import_function(path: str, name: str, source: str, entry: str, calls):
@@ -171,30 +194,33 @@ def _import_function(path: str, name: str, source: str, entry: str, calls):
     return getattr(module, entry)
 
 
-def load(source: str, input_sizes, size: int, reference=None, robot: str = ""):
+def load(source: str, input_sizes, shape: tuple[int, ...], robot: str = ""):
     """The compiled ``kernel`` of a
-    :func:`robokin_ros.kernels.numba_source.wrapper_source` (compiled now, in a separate
+    :func:`robokin_ros.kernels.numba_source.wrapper_source` module with its
+    :func:`~robokin_ros.kernels.numba_source.single_source` entry (compiled now, in a separate
     process, unless the disk cache has it), or None when the accelerator is not :func:`active`.
 
     What is loaded is verified: the module on disk must equal ``source`` (else it is rebuilt),
-    and with ``reference`` (the numpy kernel: a list of the inputs' floats side by side -> the
-    ``size`` output values) the compiled kernel's output at a fixed configuration must agree
-    with it to 1e-9 (else the entry is purged and rebuilt once). ``input_sizes``: the kernel's
-    inputs' widths (an int: one input). ``robot`` names it in the compile notices.
+    and the compiled batch kernel's output at a fixed configuration must agree to 1e-9 with the
+    module's ``single`` entry run uncompiled by the interpreter (:func:`python_entry`; else the
+    entry is purged and rebuilt once). ``input_sizes``: the kernel's inputs' widths (an int: one
+    input); ``shape``: one configuration's output. ``robot`` names it in the compile notices.
 
     Raises:
         OSError: the cache directory is not writable, or ``NUMBA_CACHE_DIR`` is not private.
-        KernelCheckError: the kernel disagrees with ``reference`` after a rebuild, or its
-            compile failed.
+        KernelCheckError: the kernel disagrees with its source after a rebuild, or its compile
+            failed.
     """
+    import math
+
     import numpy as np
 
     from .parallel import kernel_input
 
     sizes = (input_sizes,) if isinstance(input_sizes, int) else tuple(input_sizes)
+    size = math.prod(shape)
     calls = [("kernel", (*(kernel_input(np.zeros((1, n))) for n in sizes), np.empty((1, size)), np.ones(3, np.int64)))]
-    check = None if reference is None else (lambda kernel: _agrees(kernel, reference, sizes, size))
-    return load_function(source, "kernel", calls, check, robot)
+    return load_function(source, "kernel", calls, lambda kernel: _agrees(kernel, sizes, tuple(shape)), robot)
 
 
 def in_cache(source: str) -> bool:
@@ -300,14 +326,18 @@ def _build(folder: str, name: str, source: str, entry: str, calls, *, check, rob
     return function
 
 
-def _agrees(kernel, reference, sizes: tuple[int, ...], size: int) -> bool:
+def _agrees(kernel, sizes: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether the compiled batch ``kernel`` agrees with its module's uncompiled ``single`` entry
+    (:func:`_reference`) at :func:`check_configuration`."""
+    import math
+
     import numpy as np
 
     q = check_configuration(sum(sizes))
-    out = np.empty((1, size))
+    out = np.empty((1, math.prod(shape)))
     call_kernel(kernel, np.array([q], np.float64), out, sizes)
-    expected = np.asarray(reference(q), np.float64)
-    return bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
+    expected = _reference(kernel.py_func.__globals__["single"], sizes, shape, q)
+    return expected is not None and bool(np.allclose(out[0], expected, rtol=1e-9, atol=1e-9, equal_nan=True))
 
 
 def call_kernel(kernel, x, out, sizes=None) -> None:

@@ -18,7 +18,6 @@ over the robot given as arrays.
 
 from __future__ import annotations
 
-import math
 import re
 
 import numpy as np
@@ -267,14 +266,6 @@ def com_values(e: Emitter, bodies: list, mass0: float, h0, total: float) -> list
 
 
 RECIPROCAL = re.compile(r"recip\(([^()]*)\)")
-
-
-def reciprocal(x):
-    """``1 / x`` for a float or an array; ``±inf`` (not ZeroDivisionError) for a float zero."""
-    try:
-        return 1.0 / x
-    except ZeroDivisionError:
-        return math.copysign(math.inf, x)
 
 
 def solve_values(e: Emitter, M: list, b: list) -> list:

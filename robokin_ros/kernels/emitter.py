@@ -5,9 +5,9 @@ written by an :class:`Emitter`: it folds constants, carries signs instead of emi
 and reuses common subexpressions; :func:`allocate_registers` then drops dead lines and renames
 temporaries onto reusable registers in a deterministic order (the same source in every process,
 so compiled code can be cached on disk by the source's hash). :func:`finish` turns an emitter
-and its output values into a :class:`GeneratedKernel`: the source of two functions over the
-same body, ``kernel_batch`` (the variable entries, for numpy batches of shape ``(B,)``) and
-``kernel_all`` (every entry, for one configuration of Python floats).
+and its output values into a :class:`GeneratedKernel`: the body and the output entries that
+:mod:`robokin_ros.kernels.numba_source` wraps into a numba module (the generated code runs only
+compiled; without numba the numpy recursions, the oracle, serve).
 """
 
 from __future__ import annotations
@@ -133,9 +133,8 @@ _TEMP = re.compile(r"\bt\d+\b")
 def allocate_registers(e: Emitter, values: list) -> list:
     """Drop dead assignments and rename temporaries onto reusable registers, in place.
 
-    A register is reused once its value has been read for the last time, so on numpy batches
-    each intermediate array is freed (and its memory recycled) as soon as it is dead. Returns
-    ``values`` renamed.
+    A register is reused once its value has been read for the last time (fewer live values for
+    the compiler to keep). Returns ``values`` renamed.
     """
     parsed = []
     for line in e.lines:
@@ -228,52 +227,32 @@ def supported(model: RobotModel, links=None) -> bool:
     return not np.any(np.isin(joints, (JointType.FLOATING, JointType.PLANAR)))
 
 
-def outputs(values: list, template: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
-    """Split symbols into constants (written into ``template``) and variables (names, slots)."""
+def fill_template(values: list, template: np.ndarray) -> np.ndarray:
+    """``template`` with the constant entries of ``values`` (floats, in flat order) written in."""
     flat = template.reshape(-1)
-    names, slots = [], []
     for k, x in enumerate(values):
         if isinstance(x, float):
             flat[k] = x
-        else:
-            names.append(x)
-            slots.append(k)
-    return names, np.array(slots, np.int64), flat.reshape(template.shape)
+    return flat.reshape(template.shape)
 
 
 def finish(e: Emitter, values: list, template: np.ndarray) -> GeneratedKernel:
     """Outputs as plain names, dead lines dropped, temporaries on reusable registers."""
     values = allocate_registers(e, [e.plain(x) for x in values])
-    names, slots, template = outputs(values, template)
-    return kernel_source(e, values, names, slots, template)
-
-
-def kernel_source(e: Emitter, values: list, names: list, slots, template) -> GeneratedKernel:
-    """Source with two functions over the same body: ``kernel_batch`` returns the variable
-    entries (for batches), ``kernel_all`` every entry with constants inline (one configuration:
-    no scatter)."""
-    body = "\n".join(e.lines)
-    every = ", ".join(repr(x) if isinstance(x, float) else x for x in values)
-    source = (f"def kernel_batch(q, cos, sin):\n{body}\n    return [{', '.join(names)}]\n\n\n"
-              f"def kernel_all(q, cos, sin):\n{body}\n    return [{every}]\n")
-    return GeneratedKernel(source, slots, template, tuple(e.lines), tuple(values))
+    return GeneratedKernel(fill_template(values, template), tuple(e.lines), tuple(values))
 
 
 @dataclasses.dataclass(frozen=True)
 class GeneratedKernel:
-    """Generated source and how its outputs fill the result.
+    """A generated kernel's straight-line body and how its outputs fill the result.
 
     Attributes:
-        source: ``def kernel_batch(q, cos, sin)`` returning the non-constant result entries,
-            and ``def kernel_all(q, cos, sin)`` returning every entry of the flattened result.
-        slots: where each returned entry goes in the flattened result.
         template: the result with every constant entry filled (e.g. ``(n_links, 4, 4)``).
-        body: the lines shared by both functions (reading ``q[i]``, ``cos``, ``sin``).
+        body: the lines ``    name = expr`` (reading ``q[i]``, ``cos``, ``sin``), wrapped into a
+            numba module by :mod:`robokin_ros.kernels.numba_source`.
         values: every entry of the flattened result: a float (constant) or a variable's name.
     """
 
-    source: str
-    slots: np.ndarray
     template: np.ndarray
     body: tuple = ()
     values: tuple = ()

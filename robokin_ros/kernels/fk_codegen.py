@@ -3,19 +3,17 @@
 The generator walks the tree once and writes one assignment per non-trivial scalar operation:
 fixed joints are folded into constant placements, every matrix entry that is a constant (0, ±1,
 or any number known at build time) is folded, and axis-aligned joints use only the entries their
-rotation touches. The same source runs on floats (``math.cos``: the fast path for one
-configuration) and on numpy arrays of shape ``(B,)`` (``np.cos``: the batched path, every
-operation over a contiguous batch). The generic kernel in :mod:`robokin_ros.kinematics` is its
-oracle; models with floating or planar joints use the generic kernel. Where numba is installed,
-:mod:`robokin_ros.accel` compiles the same lines into a loop over configurations (used for large
-batches, and for every call once compiled); the generated source is deterministic, so its
-compiled code can be cached on disk by the source's hash.
+rotation touches. :mod:`robokin_ros.accel` compiles the lines with numba into a loop over
+configurations and a single-configuration entry (:mod:`robokin_ros.kernels.numba_source`); the
+generated source is deterministic, so its compiled code can be cached on disk by the source's
+hash. The generated code runs only compiled: until it is loaded the generic compiled tier
+(:mod:`robokin_ros.kernels.generic_tier`) serves, and without numba the caller runs the numpy
+recursions of :mod:`robokin_ros.kinematics` (the oracle; also for models with floating or
+planar joints).
 """
 
 from __future__ import annotations
 
-import math
-import struct
 import threading
 
 import numpy as np
@@ -218,29 +216,30 @@ def generate_joint_poses_source(model: RobotModel) -> GeneratedKernel:
     return finish(e, values, np.zeros((len(model.scalar_joint_indices), 7)))
 
 
-#: :attr:`CompiledFK.backend`'s answers.
+#: :attr:`CompiledFK.backend`'s answers (:data:`NUMPY`: neither compiled tier runs; the caller
+#: runs the numpy recursions, the oracle).
 GENERATED, GENERIC, NUMPY = "generated numba", "generic numba", "numpy"
 
 
 class CompiledFK(LazyAccelerated):
-    """A generated kernel made callable on one configuration or a batch.
+    """A generated kernel made callable on one configuration or a batch, through the fastest
+    compiled tier that runs now.
 
     ``single(q (n_q,))`` returns an array shaped like the template; ``batch(qb (B, n_q))``
     returns ``(B,) + template shape``. Both use the numba-compiled kernel of
-    :mod:`robokin_ros.accel` once it is loaded (see :meth:`accelerate`), else numpy.
+    :mod:`robokin_ros.accel` once it is loaded (see :meth:`accelerate`), else the generic
+    compiled tier's kernel of the same output (:meth:`generic`); when neither runs (numba off or
+    missing, the generic kernels not loaded yet, or not covering this output) they return None
+    and the caller runs the numpy recursions (the oracle).
     """
 
-    def __init__(self, model: RobotModel, generated: GeneratedKernel, label: str = "fk", vector_trig: bool = False,
+    def __init__(self, model: RobotModel, generated: GeneratedKernel, vector_trig: bool = False,
                  generic: tuple | None = None):
         self.generated = generated
         # numba: sines and cosines in SIMD lanes per block (numba_source.vector_trig_wrapper_source)
         self._vector_trig = vector_trig
-        namespace: dict = {"inf": math.inf, "nan": math.nan}   # constants that overflowed print as these
-        exec(compile(generated.source, f"<robokin {label} {model.name!r}>", "exec"), namespace)  # noqa: S102
-        self._batch_entries, self._all_entries = namespace["kernel_batch"], namespace["kernel_all"]
         self.shape = generated.template.shape   # of one configuration's result
-        self._flat_template = generated.template.reshape(-1)
-        self._pack = struct.Struct(f"{self._flat_template.size}d").pack
+        self._size = generated.template.size
         self._n_q = model.n_q
         self._mimic_terms = model.mimic_terms
         self._robot = model.name   # (for the compile notices)
@@ -266,8 +265,8 @@ class CompiledFK(LazyAccelerated):
         source = vector_trig_wrapper_source(body, values, self._n_q) if self._vector_trig else \
             wrapper_source(body, values, self._n_q, early_stores=True)
         source += single_source(body, values, (self._n_q,), self.shape, self._mimic_terms, early_stores=True)
-        kernel = accel.load(source, self._n_q, self._flat_template.size, reference=self.flat, robot=self._robot)
-        accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape, self.flat)
+        kernel = accel.load(source, self._n_q, self.shape, robot=self._robot)
+        accel.check_single(kernel.py_func.__globals__["single"], (self._n_q,), self.shape)
         return kernel
 
     def _installed(self, kernel) -> None:
@@ -280,7 +279,8 @@ class CompiledFK(LazyAccelerated):
     @property
     def backend(self) -> str:
         """What runs now: :data:`GENERATED` (the robot's own compiled kernel), :data:`GENERIC`
-        (the generic compiled tier, while the robot's own compiles) or :data:`NUMPY`."""
+        (the generic compiled tier, while the robot's own compiles) or :data:`NUMPY` (neither:
+        the caller runs the numpy recursions, the oracle)."""
         if self.accelerated_single is not None and accel.active():
             return GENERATED
         return GENERIC if self.generic() is not None else NUMPY
@@ -313,15 +313,11 @@ class CompiledFK(LazyAccelerated):
         when the kernel :attr:`counts_calls`."""
         return None if self._kernel(1) is None else self.accelerated_single
 
-    def flat(self, q: list) -> list:
-        """Every entry of the flattened result for one configuration given as a list of floats
-        (pure Python: no numpy call; the inner loop of single-request IK)."""
-        return self._all_entries(q, math.cos, math.sin)
-
-    def single(self, q: np.ndarray, values: list | None = None, out: np.ndarray | None = None) -> np.ndarray:
-        """Kernel output for one configuration ``q (n_q,)``; ``values``: ``q.tolist()`` when
-        the caller has it already (the numpy path runs on it); ``out``: a C-contiguous float64
-        array of the template's size to write into (checked by the caller), returned reshaped."""
+    def single(self, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray | None:
+        """Kernel output for one checked configuration ``q (n_q,)`` on the compiled tier that
+        runs now; ``out``: a C-contiguous float64 array of the template's size to write into
+        (checked by the caller), returned reshaped. None when no compiled tier runs (the caller
+        runs the oracle; ``out`` untouched)."""
         kernel = self._kernel(1)
         if kernel is not None:
             result = np.empty(self.shape) if out is None else out.reshape(self.shape)
@@ -332,71 +328,44 @@ class CompiledFK(LazyAccelerated):
                 accel.call_kernel(kernel, np.array(q, np.float64).reshape(1, -1), result.reshape(1, -1))
             return result
         generic = self.generic()
-        if generic is not None:
-            result = np.empty(self.shape) if out is None else out.reshape(self.shape)
-            try:
-                if generic.single(q, result) == 0:
-                    return result
-            except TypeError:   # (not a C-contiguous float64 vector: numpy below)
-                pass
-        entries = self._all_entries(q.tolist() if values is None else values, math.cos, math.sin)
-        if out is None:
-            return self.from_flat(entries)
-        flat = out.reshape(-1)
-        flat[:] = entries
-        return flat.reshape(self.shape)
+        if generic is None:
+            return None
+        result = np.empty(self.shape) if out is None else out.reshape(self.shape)
+        try:
+            if generic.single(np.ascontiguousarray(q, np.float64), result) == 0:
+                return result
+        except TypeError:   # (an argument numba has no signature for: the oracle below)
+            pass
+        return None
 
-    def from_flat(self, values: list) -> np.ndarray:
-        """The result array of :meth:`flat`'s list (struct packing: the cheapest list -> ndarray
-        conversion measured, ahead of ``array.array`` and ``np.array``)."""
-        return np.frombuffer(bytearray(self._pack(*values)), np.float64).reshape(self.shape)
-
-    def batch(self, qb: np.ndarray, out: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
-        """Kernel outputs ``(B,) + shape`` for configurations ``qb (B, n_q)``; ``out``: a
-        C-contiguous float64 ``(B, size)`` array to write into (checked by the caller).
-
-        numba: on :func:`~robokin_ros.kernels.parallel.thread_count` ``(threads)`` threads
-        (:func:`~robokin_ros.kernels.parallel.run_rows`; bit-identical for every count).
-
-        numpy: works through the batch in chunks of :data:`CHUNK` configurations, so the
-        generated code's temporaries stay cache-sized and peak memory stays near the output's.
-        """
-        B, size = qb.shape[0], self._flat_template.size
+    def batch(self, qb: np.ndarray, out: np.ndarray | None = None, threads: int | None = None) -> np.ndarray | None:
+        """Kernel outputs ``(B,) + shape`` for checked configurations ``qb (B, n_q)`` on the
+        compiled tier that runs now, on :func:`~robokin_ros.kernels.parallel.thread_count`
+        ``(threads)`` threads (:func:`~robokin_ros.kernels.parallel.run_rows`; bit-identical for
+        every count); ``out``: a C-contiguous float64 ``(B, size)`` array to write into (checked
+        by the caller). None when no compiled tier runs (the caller runs the oracle)."""
+        B = qb.shape[0]
         parallel.check_threads(threads)   # checked on every path
-        if out is None:
-            out = np.empty((B, size))
         kernel = self._kernel(B)
-        if kernel is not None:
-            parallel.run_rows(kernel, (np.ascontiguousarray(qb, np.float64),), out, threads)
-            return out.reshape((B,) + self.shape)
-        generic = self.generic()
-        if generic is not None and generic.batch is not None:
-            parallel.run_rows(generic.batch, (qb,), out, threads)
-            return out.reshape((B,) + self.shape)
-        qT = np.ascontiguousarray(qb.T)
-        components = np.empty((size, min(B, CHUNK)))   # component-first scratch, reused per chunk
-        components[:] = self._flat_template[:, None]
-        for start in range(0, B, CHUNK):
-            stop = min(B, start + CHUNK)
-            view = components[:, :stop - start]
-            for slot, entry in zip(self.generated.slots, self._batch_entries(qT[:, start:stop], np.cos, np.sin)):
-                view[slot] = entry
-            for column in range(0, size, 64):  # blocked transpose: cache-friendlier than one strided copy
-                out[start:stop, column:column + 64] = view[column:column + 64].T
+        if kernel is None:
+            generic = self.generic()
+            kernel = None if generic is None else generic.batch
+            if kernel is None:
+                return None
+        if out is None:
+            out = np.empty((B, self._size))
+        parallel.run_rows(kernel, (qb,), out, threads)
         return out.reshape((B,) + self.shape)
 
 
-#: Configurations per chunk of a batched generated kernel.
-CHUNK = 2048
-
 def _kernel(model: RobotModel, key, generate, args: tuple, vector_trig: bool,
             counts_calls: bool = False) -> CompiledFK | None:
-    """``CompiledFK`` of ``generate(model, *args)`` labelled by ``key``, or None when it gives no
-    source; with the generic tier's counterpart of ``key`` (:func:`_generic_of`)."""
+    """``CompiledFK`` of ``generate(model, *args)``, or None when it gives no source; with the
+    generic tier's counterpart of ``key`` (:func:`_generic_of`)."""
     generated = generate(model, *args)
     if generated is None:
         return None
-    kernel = CompiledFK(model, generated, str(key), vector_trig, _generic_of(model, key))
+    kernel = CompiledFK(model, generated, vector_trig, _generic_of(model, key))
     kernel.counts_calls = counts_calls
     return kernel
 
@@ -451,9 +420,13 @@ def compiled_link_poses(model: RobotModel, links: tuple[int, ...] | None = None,
 
 
 def compiled_joint_poses(model: RobotModel) -> CompiledFK:
-    """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`."""
+    """The generated child-in-parent poses of the 1-DOF joints; see :func:`generate_joint_poses_source`.
+    The generic tier has no kernel of them: until its numba kernel loads (in the background
+    once :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations have gone through it, single
+    calls adding up as /tf's do, or at once by :func:`robokin_ros.prepare`) the numpy recursion
+    (the oracle) serves."""
     return model_cache.cached(model, FK_KERNELS, "joint poses", _kernel,
-                              (model, "joint poses", generate_joint_poses_source, (), False))
+                              (model, "joint poses", generate_joint_poses_source, (), False, True))
 
 
 def compiled_jacobian(model: RobotModel, frame: str) -> CompiledFK | None:

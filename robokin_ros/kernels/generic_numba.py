@@ -17,7 +17,7 @@ composed with the anchor's pose row by row; results agree with it to rounding of
 (bit-identical on the bundled arms, measured). Jacobians are LOCAL_WORLD_ALIGNED (world axes, frame origin), columns in
 ``v`` order, a mimic joint's scaled into its source's column. Models whose links asked for are
 moved by a floating or planar joint have no generic kernel (``RobotArrays.chain`` gives None for
-them; their numpy path runs until their generated kernel, if any, is loaded).
+them; the numpy recursions run until their generated kernel, if any, is loaded).
 
 ``fdata (n_links, 36)`` per link: ``R_c`` (9, row-major), ``R_c K`` (9), ``R_c K²`` (9),
 ``p_c`` (3), ``R_c u`` (3), mimic multiplier, offset, Jacobian scale; ``idata (n_links, 4)``:

@@ -5,8 +5,8 @@ process and bound to one model's arrays (the dynamics ones by
 
 :func:`generic_kernels` (:mod:`robokin_ros.kernels.installed_kernels`) loads them from numba's
 cache beside their files (compiled there once per installation: ``make venv``, or by the first
-use on a machine without it, in a separate process in the background while the numpy kernels
-answer). :func:`robot_arrays` lays a model out as they
+use on a machine without it, in a separate process in the background while the numpy
+recursions, the oracle, answer). :func:`robot_arrays` lays a model out as they
 read it (per model, cached); :func:`bound` gives a :class:`Bound` pair of callables for one
 kernel of :mod:`robokin_ros.kernels.fk_codegen` (every link's poses, some links' poses in a
 layout, one frame's Jacobian, frames' poses + Jacobians): ``single(q, out) -> status`` and the

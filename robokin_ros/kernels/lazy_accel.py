@@ -5,7 +5,8 @@
 (:class:`~robokin_ros.kernels.dynamics_codegen.CompiledDynamics`): not loaded → loading in a
 background thread (which waits, without the GIL, for the compile in a separate process of
 :mod:`~robokin_ros.kernels.compile_process`, then loads the result from the disk cache;
-callers go on with numpy meanwhile) → loaded, or failed (one warning, numpy kept for good).
+callers go on with the generic compiled tier, else the numpy oracle, meanwhile) → loaded, or
+failed (one warning, the generic tier or the oracle kept for good).
 Subclasses say how to load (:meth:`_load`) and when to start (:attr:`counts_calls`).
 
 The background threads are the current runtime's (:meth:`robokin_ros.runtime.Runtime.start_background`):

@@ -1,5 +1,8 @@
 """Which kernels run: the per-robot generated ones (default) or the generic ones, on numba or numpy.
 
+Without numba (``accelerated=False``) the generated kernels do not run at all: the numpy
+recursions (the oracle) serve, as under ``"generic"``.
+
 Both are settings of the current :class:`~robokin_ros.runtime.Runtime` (its ``kind`` and
 ``accelerated``), read by every entry point at call time (forward kinematics, ``joint_poses``
 (/tf), Jacobians, IK, dynamics, collision). Change them for a block with :func:`use`, read them
@@ -7,7 +10,7 @@ with :func:`selected`::
 
     with robokin_ros.kernels.use("generic"):            # the generic kernels
         ...
-    with robokin_ros.kernels.use(accelerated=False):    # the generated kernels on numpy
+    with robokin_ros.kernels.use(accelerated=False):    # no numba: the numpy oracle
         ...
 
 A block changes the current context's runtime only (``contextvars``): other threads keep theirs,

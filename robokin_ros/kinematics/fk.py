@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..checks import check_out, finite_configuration, is_single_vector, numbers
+from ..checks import check_out, is_single_vector, numbers
 from ..errors import ArgumentError, NonFiniteError, ShapeError
 from ..kernels import parallel
 from ..kernels.fk_codegen import LAYOUTS, built_fk, compiled_joint_poses, compiled_link_poses
@@ -133,27 +133,26 @@ def link_positions(model: RobotModel, q, *, frames=None, out: Array | None = Non
 
 def _link_poses(model: RobotModel, q, links: tuple[int, ...] | None, layout: str, out, threads=None) -> Array:
     """:func:`forward_kinematics` / :func:`link_positions` of ``links`` (None: all) in ``layout``:
-    the general, checked path (one finite configuration as Python floats runs the generated
-    kernel without a numpy call until its numba kernel is loaded)."""
+    the general, checked path: the generated kernel's compiled tier that runs now
+    (:class:`~robokin_ros.kernels.fk_codegen.CompiledFK`), else the numpy recursion (the oracle)."""
     if threads is not None:
         parallel.check_threads(threads)   # a bad cap is refused on every path
-    compiled = compiled_link_poses(model, links, layout) if current_runtime().generated else None
-    values = None if compiled is None else finite_configuration(model, q)
-    if values is None:
-        q = model.check_q(q)
+    q = model.check_q(q)
     batch = q.shape[:-1]
     shape = batch + (model.n_links if links is None else len(links),) + LAYOUTS[layout]
     if out is not None:
         check_out(out, shape)
     if math.prod(shape) == 0:
         return np.empty(shape) if out is None else out
+    compiled = compiled_link_poses(model, links, layout) if current_runtime().generated else None
     if compiled is not None:
         if q.ndim == 1:
-            result = compiled.single(q, values, out=out)
+            result = compiled.single(q, out=out)
         else:
             B = math.prod(batch)
             result = compiled.batch(q.reshape(B, model.n_q), None if out is None else out.reshape(B, -1), threads)
-        return result.reshape(shape) if out is None else out
+        if result is not None:
+            return result.reshape(shape) if out is None else out
     T = forward_kinematics_generic(model, q)
     if links is not None:
         T = T[..., list(links), :, :]
@@ -168,6 +167,10 @@ def joint_poses(model: RobotModel, q) -> Array:
     """Pose of each 1-DOF joint's child link in its parent link — what robot_state_publisher
     sends on /tf — as rows ``[x, y, z, qx, qy, qz, qw]`` (the ROS order).
 
+    Runs the model's generated kernel once numba has loaded it (in the background, after
+    :data:`robokin_ros.kernels.accel.MIN_BATCH` configurations, or at once by
+    :func:`robokin_ros.prepare`), else the numpy recursion (the oracle).
+
     Args:
         q: configurations ``(..., n_q)``.
 
@@ -176,17 +179,13 @@ def joint_poses(model: RobotModel, q) -> Array:
         prismatic joints (mimic joints included, computed from their source). Quaternion signs
         are not normalised.
     """
-    if not current_runtime().generated:
-        return _joint_poses_generic(model, model.check_q(q))
-    compiled = compiled_joint_poses(model)
-    values = finite_configuration(model, q)
-    if values is not None:
-        return compiled.single(q, values)
     q = model.check_q(q)
-    if q.ndim == 1:
-        return compiled.single(q)
-    batch = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))
-    return batch.reshape(q.shape[:-1] + compiled.generated.template.shape)
+    if current_runtime().generated:
+        compiled = compiled_joint_poses(model)
+        result = compiled.single(q) if q.ndim == 1 else compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q))
+        if result is not None:
+            return result.reshape(q.shape[:-1] + compiled.shape)
+    return _joint_poses_generic(model, q)
 
 
 def _joint_poses_generic(model: RobotModel, q: Array) -> Array:

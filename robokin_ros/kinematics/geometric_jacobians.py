@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import model_cache
-from ..checks import finite_configuration, is_single_vector, real_array
+from ..checks import is_single_vector, real_array
 from ..errors import ArgumentError
 from ..kernels import parallel
 from ..kernels.fk_codegen import compiled_frames, compiled_jacobian
@@ -207,6 +207,19 @@ def jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED, po
     return frame_pose_and_jacobian(model, q, frame, reference, point, poses, threads=threads)[1]
 
 
+def _compiled_frame(model: RobotModel, q: Array, frame: str, threads: int | None) -> Array | None:
+    """The frame's generated poses + Jacobian kernel (:func:`compiled_frames`) on checked ``q``,
+    ``(..., 10, width)``, or None when no compiled tier runs (the caller runs the oracle)."""
+    compiled = compiled_frames(model, (frame,))
+    if compiled is None:
+        return None
+    if q.ndim == 1:
+        out = compiled.single(q)
+        return None if out is None else out[0]
+    out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q), threads=threads)
+    return None if out is None else out[:, 0].reshape(q.shape[:-1] + out.shape[-2:])
+
+
 def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WORLD_ALIGNED,
                             point=None, poses=None, *, threads: int | None = None) -> tuple[Array, Array]:
     """World pose and geometric Jacobian of one frame, sharing the work (IK's inner loop).
@@ -223,18 +236,9 @@ def frame_pose_and_jacobian(model: RobotModel, q, frame: str, reference=LOCAL_WO
     k = model.link_index(frame)
     if point is not None:
         point = real_array(point, "point", (3,), batch=False)
-    compiled = compiled_frames(model, (frame,)) if poses is None and current_runtime().generated else None
-    values = None if compiled is None else finite_configuration(model, q)
-    if values is None:
-        q = model.check_q(q)
-    if compiled is not None:
-        if values is not None:
-            out = compiled.single(q, values)[0]
-        elif q.ndim == 1:
-            out = compiled.single(q)[0]
-        else:
-            out = compiled.batch(q.reshape(math.prod(q.shape[:-1]), model.n_q), threads=threads)[:, 0]
-            out = out.reshape(q.shape[:-1] + out.shape[-2:])
+    q = model.check_q(q)
+    out = _compiled_frame(model, q, frame, threads) if poses is None and current_runtime().generated else None
+    if out is not None:
         Tk, J = out[..., :4, :4], out[..., 4:, :model.n_v]
         Rk, pk = Tk[..., :3, :3], Tk[..., :3, 3]
         if point is not None:

@@ -7,9 +7,13 @@
 - :func:`fd_jacobians`: central finite-difference Jacobians of every link (or of a point fixed
   in it) in the three references, built from :func:`reference_fk` only.
 - :func:`random_tree`: a random kinematic tree with every joint type and mimic joints.
+- :func:`run_generated`: a generated kernel's straight-line code run by the interpreter (its
+  arithmetic tested without compiling it; the library runs it only compiled).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -195,3 +199,15 @@ def random_tree(rng: np.random.Generator, n_links: int, types=None, mimic: bool 
         joint_names=[f"j{j}" for j in range(n_j)], joint_parents=parents, joint_types=jt,
         joint_axes=axes, joint_origins=origins, joint_lower=lower, joint_upper=upper,
         mimic_source=src, mimic_multiplier=mult, mimic_offset=off))
+
+
+def run_generated(generated, x) -> np.ndarray:
+    """A generated kernel's body (``robokin_ros.kernels.emitter.GeneratedKernel``: lines reading
+    ``q[i]``, ``cos``, ``sin``, ``recip``) run by the interpreter on one input vector ``x`` (the
+    inputs side by side), with Python floats: its result, shaped like its template."""
+    every = ", ".join(repr(v) if isinstance(v, float) else v for v in generated.values)
+    source = "def kernel(q):\n" + "\n".join(generated.body) + f"\n    return [{every}]\n"
+    namespace = {"cos": math.cos, "sin": math.sin, "inf": math.inf, "nan": math.nan,
+                 "recip": lambda v: 1.0 / v if v else math.copysign(math.inf, v)}
+    exec(compile(source, "<generated kernel>", "exec"), namespace)  # noqa: S102 - the library's own generated code
+    return np.array(namespace["kernel"]([float(v) for v in x])).reshape(generated.template.shape)

@@ -1,5 +1,6 @@
 """The compiled single-configuration entries (:func:`robokin_ros.kernels.numba_source.single_source`) of
-the FK, Jacobian and dynamics kernels: their results against the Python-float kernels, their
+the FK, Jacobian and dynamics kernels: their results against the numpy oracle and their own code
+run by the interpreter, their
 status codes (0 written, 1 non-finite input or mimic value, 2 wrong shape; ``out`` untouched
 then), numba's refusal of other types, and how the public single calls reach them.
 
@@ -11,12 +12,14 @@ import threading
 
 import numpy as np
 import pytest
+from reference import run_generated
 
-from robokin_ros import KernelCheckError, RobotModel, forward_kinematics, jacobian, prepare
+from robokin_ros import KernelCheckError, RobotModel, forward_kinematics, jacobian, prepare, rnea
 from robokin_ros.kernels import accel
 from robokin_ros.kernels.dynamics_codegen import compiled_crba, compiled_rnea
 from robokin_ros.kernels.fk_codegen import compiled_fk, compiled_jacobian
 from robokin_ros.kernels.selection import use
+from robokin_ros.kinematics import forward_kinematics_generic
 
 HERE = os.path.dirname(__file__)
 MIMIC = os.path.join(HERE, "..", "..", "fixtures", "prismatic_continuous_mimic.urdf")
@@ -32,12 +35,13 @@ def mimic(accelerated):
     return model, kernel
 
 
-def test_the_fk_entry_equals_the_python_float_kernel(mimic):
+def test_the_fk_entry_equals_its_code_interpreted_and_the_oracle(mimic):
     model, kernel = mimic
     for q in model.random_configuration(20, np.random.default_rng(0)):
         out = np.empty(kernel.shape)
         assert kernel.accelerated_single(q, out) == 0
-        np.testing.assert_allclose(out.reshape(-1), kernel.flat(q.tolist()), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out, run_generated(kernel.generated, q), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(out, forward_kinematics_generic(model, q), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("q, status", [
@@ -79,19 +83,21 @@ def test_numba_refuses_other_types_instead_of_compiling_them(mimic, q, out):
 @pytest.mark.slow   # compiles into an empty cache
 def test_the_dynamics_entries_read_every_input_and_check_each(accelerated):
     model = RobotModel.from_urdf_file(PANDA)
-    rnea = compiled_rnea(model, True, True, np.array([0.0, 0.0, -9.81]))
-    assert rnea.accelerate()
+    kernel = compiled_rnea(model, True, True, np.array([0.0, 0.0, -9.81]))
+    assert kernel.accelerate()
     rng = np.random.default_rng(1)
     q = model.random_configuration(1, rng)[0]
     v, a = rng.normal(size=(2, model.n_v))
     out = np.empty(model.n_v)
-    assert rnea.accelerated_single(q, v, a, out) == 0
-    np.testing.assert_allclose(out, rnea.single_flat(q.tolist() + v.tolist() + a.tolist()), rtol=1e-12, atol=1e-12)
+    assert kernel.accelerated_single(q, v, a, out) == 0
+    np.testing.assert_allclose(out, run_generated(kernel.generated, np.concatenate([q, v, a])), rtol=1e-12, atol=1e-12)
+    with use("generic"):   # the numpy oracle
+        np.testing.assert_allclose(out, rnea(model, q, v, a), rtol=1e-9, atol=1e-9)
     bad = a.copy()
     bad[-1] = np.nan
-    assert rnea.accelerated_single(q, v, bad, out) == 1
-    assert rnea.accelerated_single(q, v[:-1], a, out) == 2
-    assert rnea.accelerated_single(q, v, a, np.empty(model.n_v + 1)) == 2
+    assert kernel.accelerated_single(q, v, bad, out) == 1
+    assert kernel.accelerated_single(q, v[:-1], a, out) == 2
+    assert kernel.accelerated_single(q, v, a, np.empty(model.n_v + 1)) == 2
 
 
 def test_a_single_entry_that_disagrees_fails_its_check(accelerated):
@@ -99,19 +105,24 @@ def test_a_single_entry_that_disagrees_fails_its_check(accelerated):
     kernel = compiled_crba(model)
     assert kernel.accelerate()
     sizes, shape = kernel.input_sizes, kernel.shape
+    accel.check_single(kernel.accelerated_single, sizes, shape)      # the real one passes
 
-    def reference(x):
-        return kernel._single(x, np.cos, np.sin)
+    class Compiled:
+        """A compiled entry computing ``call`` from the real entry's source (its ``py_func``)."""
 
-    accel.check_single(kernel.accelerated_single, sizes, shape, reference)      # the real one passes
+        def __init__(self, call):
+            self.call, self.py_func = call, kernel.accelerated_single.py_func
+
+        def __call__(self, q, out):
+            return self.call(q, out)
 
     def zeros(q, out):
         out[:] = 0.0
         return 0
 
-    for fake in (lambda q, out: 1, zeros):
+    for fake in (Compiled(lambda q, out: 1), Compiled(zeros)):
         with pytest.raises(KernelCheckError, match="single entry disagrees"):
-            accel.check_single(fake, sizes, shape, reference)
+            accel.check_single(fake, sizes, shape)
 
 
 @pytest.mark.slow   # compiles into an empty cache
