@@ -325,6 +325,7 @@ class Runtime:
                 return None
             context = contextvars.copy_context()
             context.run(_CURRENT.set, self)
+            context.run(_BACKGROUND.set, True)
             thread = threading.Thread(target=context.run, args=(target,), name="robokin_ros accel", daemon=True)
             r.loads.add(thread)
             thread.start()
@@ -377,6 +378,18 @@ _PROCESS: dict[str, object] = {}
 _DEFAULT: list[Runtime] = []   # the process default, made on first use (one element)
 _DEFAULT_LOCK = threading.Lock()
 _CURRENT: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("robokin_ros_runtime", default=None)
+#: True in the threads of :meth:`Runtime.start_background` (see :func:`in_background`).
+_BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("robokin_ros_background", default=False)
+
+
+def in_background() -> bool:
+    """Whether this thread is one of a runtime's background compiles and loads
+    (:meth:`Runtime.start_background`), which nobody waits for: their compiling processes run at
+    the lowest priority. A compile a caller waits for (``prepare``, ``Kinematics``, a ``--wait``)
+    runs at the caller's priority: at the lowest, it starved while other processes held every
+    core (a test waiting on one made no progress in 15 minutes with two spinning processes on
+    this 2-core machine)."""
+    return _BACKGROUND.get()
 
 
 def default_runtime() -> Runtime:

@@ -7,10 +7,12 @@ module's functions once with the given arguments, so that numba compiles them in
 cache (:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits for it (without the
 GIL) and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
 
-The compiling process runs at the lowest priority, ``nice`` +:data:`NICENESS`, from its start
-(it is started by ``nice`` where the system has it: the interpreter's start and imports take
-~0.5 s of CPU): where cores are few, the threads of the caller that answer requests meanwhile
-keep the CPU (a compile the caller waits for, e.g. ``prepare``, is not slower on an idle core).
+A background compile's process (:func:`robokin_ros.runtime.in_background`: nobody waits for it)
+runs at the lowest priority, ``nice`` +:data:`NICENESS`, from its start (it is started by ``nice``
+where the system has it: the interpreter's start and imports take ~0.5 s of CPU): where cores are
+few, the threads of the caller that answer requests meanwhile keep the CPU. A compile the caller
+waits for (e.g. ``prepare``) runs at the caller's own priority: at the lowest it starved while
+other processes held every core.
 
 Whether a module needs this process at all is the caller's record
 (:class:`~robokin_ros.kernels.compile_record.CompileRecord`), not numba's files.
@@ -25,6 +27,7 @@ import subprocess
 import sys
 
 from ..errors import KernelCheckError
+from ..runtime import in_background
 from . import notices
 
 #: Most seconds a compile may take (a 60-link humanoid's forward dynamics takes minutes).
@@ -74,16 +77,17 @@ for function, args in calls:
 """
 
 
-def worker_command(program: str) -> list[str]:
-    """The command running ``program`` (:data:`WORKER`) in a new interpreter :data:`NICENESS`
-    lower in priority than this process (started by ``nice`` where there is one, which becomes
-    that interpreter: this process stays its parent), with this process's pid as its ``argv[2]``."""
+def worker_command(program: str, lower: int) -> list[str]:
+    """The command running ``program`` (:data:`WORKER`) in a new interpreter ``lower`` (0 to
+    :data:`NICENESS`) lower in priority than this process (started by ``nice`` where there is one
+    and ``lower`` > 0, which becomes that interpreter: this process stays its parent), with this
+    process's pid as its ``argv[2]``."""
     try:
         here = os.getpriority(os.PRIO_PROCESS, 0)
     except (AttributeError, OSError):   # (not on Windows)
         here = 0
-    python = [sys.executable, "-c", program, str(min(19, here + NICENESS)), str(os.getpid())]
-    return [_NICE, "-n", str(NICENESS), *python] if _NICE else python
+    python = [sys.executable, "-c", program, str(min(19, here + lower)), str(os.getpid())]
+    return [_NICE, "-n", str(lower), *python] if _NICE and lower > 0 else python
 
 
 def compile_module(path: str, name: str, source: str, calls, robot: str) -> None:
@@ -99,7 +103,8 @@ def compile_module(path: str, name: str, source: str, calls, robot: str) -> None
     data = pickle.dumps((path, name, source, list(calls)))
     with notices.compiling(robot):
         try:
-            done = subprocess.run(worker_command(WORKER), input=data, capture_output=True,  # noqa: S603
+            lower = NICENESS if in_background() else 0
+            done = subprocess.run(worker_command(WORKER, lower), input=data, capture_output=True,  # noqa: S603
                                   timeout=COMPILE_TIMEOUT, check=False)
         except subprocess.TimeoutExpired as error:
             raise KernelCheckError(f"compiling {name} took more than {COMPILE_TIMEOUT:g} s") from error

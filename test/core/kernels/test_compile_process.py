@@ -111,11 +111,16 @@ def test_a_loaded_module_is_recorded_by_our_record_not_by_numbas_files(accelerat
     assert not CompileRecord(path).holds() and not accel.in_cache(source)
 
 
-def test_a_compile_runs_at_the_lowest_priority_from_its_start(accelerated, monkeypatch):
-    """The compiling process runs at nice +19 (the caller's threads that answer requests keep the
-    CPU where cores are few), from its interpreter's start where ``nice`` exists: the process
-    itself reports its niceness, and the command starts with ``nice``."""
+def test_a_background_compile_runs_at_the_lowest_priority_from_its_start_a_waited_one_at_the_callers(
+        accelerated, monkeypatch):
+    """A background compile's process (nobody waits for it) runs at nice +19 (the caller's threads
+    that answer requests keep the CPU where cores are few), from its interpreter's start where
+    ``nice`` exists: the process itself reports its niceness, and the command starts with
+    ``nice``. A compile the caller waits for runs at the caller's priority (at +19 it starved
+    while other processes held every core)."""
     import shutil
+
+    import robokin_ros as rk
 
     seen = []
     real = compile_process.subprocess.run
@@ -129,9 +134,15 @@ def test_a_compile_runs_at_the_lowest_priority_from_its_start(accelerated, monke
         return real(argv, *args, **kwargs)
 
     monkeypatch.setattr(compile_process.subprocess, "run", spying)
-    f = accel.load_function(heavy_source(5), "f", [("f", (1.0,))])
-    assert f(2.0) == f.py_func(2.0)
+    loaded = []
+    thread = rk.Runtime().start_background(lambda: loaded.append(accel.load_function(heavy_source(5), "f",
+                                                                                     [("f", (1.0,))])))
+    thread.join()
+    assert loaded and loaded[0](2.0) == loaded[0].py_func(2.0)
     assert seen == [(shutil.which("nice") or compile_process.sys.executable, min(19, 19 + os.nice(0)) - os.nice(0))]
+    f = accel.load_function(heavy_source(6), "f", [("f", (1.0,))])   # waited for, in this thread
+    assert f(2.0) == f.py_func(2.0)
+    assert seen[1] == (compile_process.sys.executable, 0)
 
 
 #: A parent of a compiling process (issue 41): starts :data:`~compile_process.WORKER` on a job
@@ -142,7 +153,8 @@ import os, pickle, subprocess, sys
 from robokin_ros.kernels import compile_process
 source = "import time\\ndef f():\\n    print('started', flush=True)\\n    time.sleep(600)\\n"
 job = pickle.dumps(("never_ends.py", "never_ends", source, [("f", ())]))
-child = subprocess.Popen(compile_process.worker_command(compile_process.WORKER), stdin=subprocess.PIPE)
+child = subprocess.Popen(compile_process.worker_command(compile_process.WORKER, compile_process.NICENESS),
+                         stdin=subprocess.PIPE)
 child.stdin.write(job)
 child.stdin.close()
 print(child.pid, flush=True)
