@@ -96,7 +96,7 @@ def pinocchio_rows(args) -> None:
         print("(Pinocchio rows not run: example-robot-data is not installed)")
         return
     runtime = rk.Runtime()
-    for name in args.erd.split(","):
+    for name in filter(None, args.erd.split(",")):   # (--erd "": none)
         path = pathlib.Path(base) / ERD_ROBOTS[name]
         model = rk.RobotModel.from_urdf_file(path)
         pm = pin.buildModelFromUrdf(str(path))
