@@ -103,6 +103,10 @@ class Settings:
     #: True: a batched call runs on no more threads than the cores other processes leave free
     #: now (:mod:`robokin_ros.free_cores`); False: on ``threads`` threads whatever the machine does.
     share_cores: bool = True
+    #: How much lower than this process's priority a background compile's process runs
+    #: (``nice``, 0..19; 19: the lowest, so the threads answering requests keep the CPU where
+    #: cores are few). A compile a caller waits for always runs at the caller's priority.
+    background_niceness: int = 19
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -114,6 +118,9 @@ class Settings:
             whole_number("threads", self.threads)
         if isinstance(self.compile_after, bool) or not isinstance(self.compile_after, int) or self.compile_after < 0:
             raise ArgumentError("compile_after", f"must be a whole number >= 0, got {self.compile_after!r}")
+        niceness = self.background_niceness
+        if isinstance(niceness, bool) or not isinstance(niceness, int) or not 0 <= niceness <= 19:
+            raise ArgumentError("background_niceness", f"must be a whole number in 0..19, got {niceness!r}")
 
 
 def whole_number(name: str, value) -> int:
@@ -161,16 +168,19 @@ class Runtime:
     """How calls run: settings (:class:`Settings`) and the resources behind them.
 
     Args:
-        kind, accelerated, threads, compile_after, background_compiles, share_cores: see
-            :class:`Settings`.
+        kind, accelerated, threads, compile_after, background_compiles, share_cores,
+            background_niceness: see :class:`Settings`.
 
     Raises:
         ArgumentError: a setting out of its range (named).
     """
 
     def __init__(self, *, kind: str = "generated", accelerated: bool = True, threads: int | None = None,
-                 compile_after: int = COMPILE_AFTER, background_compiles: bool = True, share_cores: bool = True):
-        self.settings = Settings(kind, accelerated, threads, compile_after, background_compiles, share_cores)
+                 compile_after: int = COMPILE_AFTER, background_compiles: bool = True, share_cores: bool = True,
+                 background_niceness: int = 19):
+        self.settings = Settings(kind=kind, accelerated=accelerated, threads=threads, compile_after=compile_after,
+                                 background_compiles=background_compiles, share_cores=share_cores,
+                                 background_niceness=background_niceness)
         self._resources = _Resources()
 
     @classmethod
@@ -183,7 +193,7 @@ class Runtime:
         s = self.settings
         return (f"Runtime(kind={s.kind!r}, accelerated={s.accelerated}, threads={s.threads}, "
                 f"compile_after={s.compile_after}, background_compiles={s.background_compiles}, "
-                f"share_cores={s.share_cores})")
+                f"share_cores={s.share_cores}, background_niceness={s.background_niceness})")
 
     # -- settings ---------------------------------------------------------------------------
     @property

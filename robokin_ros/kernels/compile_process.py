@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 from ..errors import KernelCheckError
-from ..runtime import in_background
+from ..runtime import current_runtime, in_background
 from . import notices
 
 #: Most seconds a compile may take (a 60-link humanoid's forward dynamics takes minutes).
@@ -103,7 +103,7 @@ def compile_module(path: str, name: str, source: str, calls, robot: str) -> None
     data = pickle.dumps((path, name, source, list(calls)))
     with notices.compiling(robot):
         try:
-            lower = NICENESS if in_background() else 0
+            lower = current_runtime().settings.background_niceness if in_background() else 0
             done = subprocess.run(worker_command(WORKER, lower), input=data, capture_output=True,  # noqa: S603
                                   timeout=COMPILE_TIMEOUT, check=False)
         except subprocess.TimeoutExpired as error:

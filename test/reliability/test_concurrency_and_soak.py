@@ -14,7 +14,7 @@ import pytest
 
 import robokin_ros as rk
 from robokin_ros import RobotModel
-from robokin_ros.kernels import accel, selection
+from robokin_ros.kernels import accel, compile_process, selection
 from robokin_ros.kernels.fk_codegen import compiled_fk
 
 ROBOTS = Path(__file__).resolve().parents[2] / "robokin_ros" / "robots"
@@ -58,10 +58,23 @@ def test_threads_agree_while_a_kernel_compiles_in_the_background(tmp_path, monke
     assert compiled_fk(model)._accelerated is not None or not accel.available()
 
 
+@pytest.fixture(autouse=True)
+def background_compiles_at_our_priority():
+    """These tests wait for background compiles: theirs run at this process's priority (a
+    Runtime setting), not the default lowest, at which they starved while other processes held
+    every core (make test with a spinning process per core: 120 s waits ran out)."""
+    with rk.using(rk.Runtime(background_niceness=0)) as runtime:
+        yield runtime
+    runtime.close()
+
+
 def join_background_compiles():
+    """Wait for the background compiles: bounded by the compile's own limit (a compile process
+    past ``COMPILE_TIMEOUT`` is stopped), not by a guess at the scheduler (120 s ran out with a
+    spinning process on every core)."""
     for thread in threading.enumerate():
         if thread.name == "robokin_ros accel":
-            thread.join(timeout=120)
+            thread.join(timeout=compile_process.COMPILE_TIMEOUT + 60)
 
 
 def rss_bytes() -> int:

@@ -202,3 +202,28 @@ def test_a_compiling_process_ends_when_its_parent_has_gone(parent_ends):
     finally:
         if running(child):
             os.kill(child, 9)
+
+
+def test_the_runtime_sets_how_much_lower_a_background_compile_runs(accelerated, monkeypatch):
+    """``Runtime(background_niceness=k)``: the background compile's process reports k more than
+    this process; out of 0..19 is refused, named."""
+    import robokin_ros as rk
+
+    seen = []
+    real = compile_process.subprocess.run
+
+    def spying(argv, *args, **kwargs):
+        report = argv[:]
+        report[argv.index(compile_process.WORKER)] = (compile_process.LOWER_PRIORITY
+                                                      + "print(os.getpriority(os.PRIO_PROCESS, 0))")
+        done = real(report, *args, **kwargs)
+        seen.append(int(done.stdout.decode().split()[-1]) - os.nice(0))
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(compile_process.subprocess, "run", spying)
+    runtime = rk.Runtime(background_niceness=5)
+    runtime.start_background(lambda: accel.load_function(heavy_source(7), "f", [("f", (1.0,))])).join()
+    assert seen == [min(19, 5 + os.nice(0)) - os.nice(0)]
+    for bad in (-1, 20, 2.0, True):
+        with pytest.raises(rk.ArgumentError, match="background_niceness"):
+            rk.Runtime(background_niceness=bad)
