@@ -168,8 +168,8 @@ class Runtime:
     """How calls run: settings (:class:`Settings`) and the resources behind them.
 
     Args:
-        kind, accelerated, threads, compile_after, background_compiles, share_cores,
-            background_niceness: see :class:`Settings`.
+        kind, accelerated, threads, compile_after, background_compiles, share_cores, background_niceness: see
+            :class:`Settings`.
 
     Raises:
         ArgumentError: a setting out of its range (named).
