@@ -111,17 +111,10 @@ def test_a_loaded_module_is_recorded_by_our_record_not_by_numbas_files(accelerat
     assert not CompileRecord(path).holds() and not accel.in_cache(source)
 
 
-def test_a_background_compile_runs_at_the_lowest_priority_from_its_start_a_waited_one_at_the_callers(
-        accelerated, monkeypatch):
-    """A background compile's process (nobody waits for it) runs at nice +19 (the caller's threads
-    that answer requests keep the CPU where cores are few), from its interpreter's start where
-    ``nice`` exists: the process itself reports its niceness, and the command starts with
-    ``nice``. A compile the caller waits for runs at the caller's priority (at +19 it starved
-    while other processes held every core)."""
-    import shutil
-
-    import robokin_ros as rk
-
+def spy_on_compiles(monkeypatch) -> list:
+    """Each compile process's ``(command, how much lower than this process it runs)``, reported
+    by the process itself (its worker's start run with a print of its niceness), in order; the
+    compile then runs as it would."""
     seen = []
     real = compile_process.subprocess.run
 
@@ -134,6 +127,21 @@ def test_a_background_compile_runs_at_the_lowest_priority_from_its_start_a_waite
         return real(argv, *args, **kwargs)
 
     monkeypatch.setattr(compile_process.subprocess, "run", spying)
+    return seen
+
+
+def test_a_background_compile_runs_at_the_lowest_priority_from_its_start_a_waited_one_at_the_callers(
+        accelerated, monkeypatch):
+    """A background compile's process (nobody waits for it) runs at nice +19 (the caller's threads
+    that answer requests keep the CPU where cores are few), from its interpreter's start where
+    ``nice`` exists: the process itself reports its niceness, and the command starts with
+    ``nice``. A compile the caller waits for runs at the caller's priority (at +19 it starved
+    while other processes held every core)."""
+    import shutil
+
+    import robokin_ros as rk
+
+    seen = spy_on_compiles(monkeypatch)
     loaded = []
     thread = rk.Runtime().start_background(lambda: loaded.append(accel.load_function(heavy_source(5), "f",
                                                                                      [("f", (1.0,))])))
@@ -209,21 +217,10 @@ def test_the_runtime_sets_how_much_lower_a_background_compile_runs(accelerated, 
     this process; out of 0..19 is refused, named."""
     import robokin_ros as rk
 
-    seen = []
-    real = compile_process.subprocess.run
-
-    def spying(argv, *args, **kwargs):
-        report = argv[:]
-        report[argv.index(compile_process.WORKER)] = (compile_process.LOWER_PRIORITY
-                                                      + "print(os.getpriority(os.PRIO_PROCESS, 0))")
-        done = real(report, *args, **kwargs)
-        seen.append(int(done.stdout.decode().split()[-1]) - os.nice(0))
-        return real(argv, *args, **kwargs)
-
-    monkeypatch.setattr(compile_process.subprocess, "run", spying)
+    seen = spy_on_compiles(monkeypatch)
     runtime = rk.Runtime(background_niceness=5)
     runtime.start_background(lambda: accel.load_function(heavy_source(7), "f", [("f", (1.0,))])).join()
-    assert seen == [min(19, 5 + os.nice(0)) - os.nice(0)]
+    assert [lower for _, lower in seen] == [min(19, 5 + os.nice(0)) - os.nice(0)]
     for bad in (-1, 20, 2.0, True):
         with pytest.raises(rk.ArgumentError, match="background_niceness"):
             rk.Runtime(background_niceness=bad)
