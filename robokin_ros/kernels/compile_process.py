@@ -8,7 +8,8 @@ cache (:mod:`robokin_ros.kernels.disk_cache`); the caller's thread only waits fo
 GIL) and then loads the compiled code from the cache, verified (:mod:`robokin_ros.kernels.accel`).
 
 A background compile's process (:func:`robokin_ros.runtime.in_background`: nobody waits for it)
-runs at the lowest priority, ``nice`` +:data:`NICENESS`, from its start (it is started by ``nice``
+runs at a lower priority, ``nice`` + the runtime's ``background_niceness`` (:data:`NICENESS`, the
+lowest, unless set otherwise), from its start (it is started by ``nice``
 where the system has it: the interpreter's start and imports take ~0.5 s of CPU): where cores are
 few, the threads of the caller that answer requests meanwhile keep the CPU. A compile the caller
 waits for (e.g. ``prepare``) runs at the caller's own priority: at the lowest it starved while
