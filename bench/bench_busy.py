@@ -56,7 +56,7 @@ def calls(model, tip, q, targets):
     seeds = q[:len(targets)]
     return {
         "FK new": lambda: rk.forward_kinematics(model, q),
-        "FK out=": lambda: rk.forward_kinematics(model, q, out=out).copy(),
+        "FK out=": lambda: rk.forward_kinematics(model, q, out=out),
         "J tip": lambda: rk.jacobian(model, q, tip),
         "RNEA": lambda: rk.rnea(model, q, v, v),
         "IK": lambda: rk.solve_ik(model, targets, tip, seeds, timeout=None, rng=0).q,
@@ -67,9 +67,9 @@ def measure(runtimes: dict, fn, n_calls: int) -> dict:
     """Median seconds per call of ``fn`` under each runtime, interleaved; and bit-identity."""
     times = {name: [] for name in runtimes}
     results = {}
-    for name, runtime in runtimes.items():   # warm-up, and the results to compare
+    for name, runtime in runtimes.items():   # warm-up, and the results to compare (copies: out= is reused)
         with rk.using(runtime):
-            results[name] = fn()
+            results[name] = np.copy(fn())
     names = list(runtimes)
     for k in range(n_calls):   # one call of each in turn, the order rotated every round (no runtime always first)
         for name in names[k % len(names):] + names[:k % len(names)]:

@@ -44,10 +44,17 @@ ROBOTS = pathlib.Path(rk.__file__).resolve().parent / "robots"
 TIPS = {"ur5e": "tool0", "panda": "panda_hand"}
 
 
+@functools.cache
+def runtime_of(threads: int | None) -> rk.Runtime:
+    """One runtime per thread cap for the whole run (a runtime made per call would start its
+    worker threads anew in every call)."""
+    return rk.Runtime(threads=threads)
+
+
 def with_threads(threads: int | None, fn):
     """``fn`` run with a runtime of at most ``threads`` threads (None: the default runtime's
     policy: every core, fewer when other processes hold them)."""
-    runtime = rk.Runtime(threads=threads)
+    runtime = runtime_of(threads)
 
     def run():
         with rk.using(runtime):

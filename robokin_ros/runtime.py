@@ -148,6 +148,29 @@ def settings_from_environment() -> Settings:
     return Settings(accelerated=accelerated, threads=threads)
 
 
+class OwnThreads:
+    """This process's own threads that may be runnable now besides the caller's, counted over
+    every runtime of the process: the worker tasks of :meth:`Runtime.submit` from submission
+    (a queued task's thread wakes to run it) to their end, and the kernels compiling
+    (:meth:`Runtime.compiling`). :meth:`Runtime.thread_count` does not take them for other
+    processes' (another runtime's workers finishing the call before are this process's too: counted
+    per runtime, a call right after one on another runtime often ran on one thread, quiet machine)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def add(self, n: int) -> None:
+        """``n`` more (negative: fewer)."""
+        with self._lock:
+            self._count += n
+
+    @property
+    def count(self) -> int:
+        """How many now."""
+        return self._count
+
+
 class _Resources:
     """What the runtimes made by :meth:`Runtime.use` share with the one they came from."""
 
@@ -161,7 +184,7 @@ class _Resources:
         self.loads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
         self.stopped = False
         self.closed = False
-        self.busy = 0   # worker threads inside a task of :meth:`Runtime.submit` now
+        self.own = process_state("own threads", OwnThreads)
 
 
 class Runtime:
@@ -248,7 +271,7 @@ class Runtime:
         if cap == 1 or not self.settings.share_cores:
             return cap
         r = self._resources
-        return min(cap, r.free_cores.now(own=r.busy + sum(burst[0] for burst in list(r.bursts.values()))))
+        return min(cap, r.free_cores.now(own=r.own.count))
 
     def executor(self, workers: int) -> ThreadPoolExecutor:
         """The shared pool of worker threads, grown to at least ``workers``."""
@@ -264,20 +287,22 @@ class Runtime:
     def submit(self, workers: int, task: Callable, *args) -> None:
         """Run ``task(*args)`` on each of ``workers`` pool threads, in a copy of the caller's
         context (so the calls it makes see the caller's runtime); counted as this process's own
-        busy threads while they run (:meth:`thread_count` does not take them for other processes')."""
+        threads (:class:`OwnThreads`) from now until each ends."""
         pool = self.executor(workers)
-        for _ in range(workers):
-            pool.submit(contextvars.copy_context().run, self._counted, task, *args)
+        own = self._resources.own
+        own.add(workers)
+        for submitted in range(workers):
+            try:
+                pool.submit(contextvars.copy_context().run, self._counted, task, *args)
+            except BaseException:   # (a pool shut down meanwhile: the rest never run)
+                own.add(submitted - workers)
+                raise
 
     def _counted(self, task: Callable, *args) -> None:
-        r = self._resources
-        with r.lock:
-            r.busy += 1
         try:
             task(*args)
         finally:
-            with r.lock:
-                r.busy -= 1
+            self._resources.own.add(-1)
 
     # -- compile notices --------------------------------------------------------------------
     @contextlib.contextmanager
@@ -314,9 +339,11 @@ class Runtime:
             burst[0] += 1
         if first:
             self._send(Notice(robot, True))
+        r.own.add(1)
         try:
             yield
         finally:
+            r.own.add(-1)
             with r.lock:
                 burst[0] -= 1
                 burst[1] += 1
@@ -387,6 +414,7 @@ class Runtime:
 _PROCESS: dict[str, object] = {}
 _DEFAULT: list[Runtime] = []   # the process default, made on first use (one element)
 _DEFAULT_LOCK = threading.Lock()
+_PROCESS_LOCK = threading.RLock()   # (a factory may ask for another kind; a runtime made under _DEFAULT_LOCK asks)
 _CURRENT: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar("robokin_ros_runtime", default=None)
 #: True in the threads of :meth:`Runtime.start_background` (see :func:`in_background`).
 _BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("robokin_ros_background", default=False)
@@ -419,8 +447,10 @@ def process_state(kind: str, factory: Callable[[], object]):
     loaded, which it never frees)."""
     state = _PROCESS.get(kind)
     if state is None:
-        with _DEFAULT_LOCK:
-            state = _PROCESS.setdefault(kind, factory())
+        with _PROCESS_LOCK:
+            state = _PROCESS.get(kind)
+            if state is None:
+                state = _PROCESS[kind] = factory()
     return state
 
 

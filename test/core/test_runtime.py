@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import pathlib
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -37,6 +40,70 @@ def test_free_cores_leave_out_those_other_processes_run_on(tmp_path):
     assert FreeCores(_loadavg(tmp_path, 1 + 3 * cores)).now() == 1      # never fewer than one
     assert FreeCores(_loadavg(tmp_path, 1 + cores)).now(own=cores) == cores   # our own threads are not others
     assert FreeCores(str(tmp_path / "absent")).now() == cores          # a machine that does not tell
+
+
+class _Readings(FreeCores):
+    """A machine whose ``/proc/loadavg`` readings are ``texts``, one after another."""
+
+    def __init__(self, texts):
+        super().__init__("/proc/loadavg")
+        self._readable, self.texts, self.read = True, list(texts), 0
+
+    def _read(self):
+        self.read += 1
+        return self.texts.pop(0)
+
+
+@pytest.mark.skipif(available_cores() < 2, reason="one core: nothing to share")
+def test_a_reading_that_shows_another_thread_is_taken_again_once():
+    """A thread just woken on the reader's core (one of the process's own ending a call) is gone
+    after a yield; a process holding another core is in both readings; a quiet reading is not
+    taken again."""
+    cores, quiet, other = available_cores(), "0 0 0 1/90 1", "0 0 0 2/90 1"
+    passing = _Readings([other, quiet])
+    assert passing.now() == cores and passing.read == 2
+    holding = _Readings([other, other])
+    assert holding.now() == cores - 1 and holding.read == 2
+    nobody = _Readings([quiet])
+    assert nobody.now() == cores and nobody.read == 1
+
+
+@pytest.mark.skipif(available_cores() < 2, reason="one core: nothing to share")
+def test_the_workers_of_every_runtime_of_the_process_are_its_own(tmp_path):
+    """Another runtime's worker threads running now are this process's, not another process's:
+    a call on one runtime right after a call on another kept all its threads (counted per
+    runtime, a quiet machine looked busy to it)."""
+    for thread in default_runtime().running_background():   # (an earlier test's compile: its own too)
+        thread.join()
+    cores = available_cores()
+    mine, theirs = Runtime(), Runtime()
+    before = mine._resources.own.count
+    # The reader, this process's threads counted now, and one more runnable:
+    mine._resources.free_cores = FreeCores(_loadavg(tmp_path, 2 + before))
+    assert mine.thread_count() == cores - 1
+    started, release = threading.Event(), threading.Event()
+    theirs.submit(1, lambda: (started.set(), release.wait(60)))
+    try:
+        assert started.wait(60)
+        assert mine._resources.own.count == before + 1
+        assert mine.thread_count() == cores   # the one more is theirs: this process's
+    finally:
+        release.set()
+    for _ in range(6000):   # (the worker's count ends with its task)
+        if mine._resources.own.count == before:
+            break
+        threading.Event().wait(0.01)
+    assert mine.thread_count() == cores - 1
+    theirs.close()
+
+
+def test_the_default_runtime_is_made_in_a_fresh_process():
+    """Making the process default takes the process-wide state's lock too (it once waited for
+    itself there)."""
+    code = "import robokin_ros.runtime as r; print(r.default_runtime().settings.threads)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "ROBOKIN_THREADS": "2"})
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stderr
 
 
 def test_a_runtime_on_a_busy_machine_runs_a_batch_on_one_thread(tmp_path):
