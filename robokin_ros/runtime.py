@@ -150,11 +150,11 @@ def settings_from_environment() -> Settings:
 
 class OwnThreads:
     """This process's own threads that may be runnable now besides the caller's, counted over
-    every runtime of the process: the worker tasks of :meth:`Runtime.submit` from submission
-    (a queued task's thread wakes to run it) to their end, and the kernels compiling
-    (:meth:`Runtime.compiling`). :meth:`Runtime.thread_count` does not take them for other
-    processes' (another runtime's workers finishing the call before are this process's too: counted
-    per runtime, a call right after one on another runtime often ran on one thread, quiet machine)."""
+    every runtime of the process: the worker threads of a batched call that is running
+    (:meth:`Runtime.alongside`) and the kernels compiling (:meth:`Runtime.compiling`).
+    :meth:`Runtime.thread_count` does not take them for other processes' (counted per runtime, a
+    call right after one on another runtime, or beside it, often ran on one thread on a quiet
+    machine)."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -284,25 +284,22 @@ class Runtime:
                     old.shutdown(wait=False)
             return r.pool
 
-    def submit(self, workers: int, task: Callable, *args) -> None:
-        """Run ``task(*args)`` on each of ``workers`` pool threads, in a copy of the caller's
-        context (so the calls it makes see the caller's runtime); counted as this process's own
-        threads (:class:`OwnThreads`) from now until each ends."""
+    @contextlib.contextmanager
+    def alongside(self, workers: int, task: Callable, *args) -> Iterator[None]:
+        """Run ``task(*args)`` on each of ``workers`` pool threads (in a copy of the caller's
+        context, so the calls it makes see the caller's runtime) while the block runs: the
+        caller works in the block too, and leaves it once the work is done. Until then they count
+        as this process's own threads (:class:`OwnThreads`); a task that ends after the block
+        only finds nothing left (and waits for the GIL the caller holds), so it counts no more."""
         pool = self.executor(workers)
         own = self._resources.own
         own.add(workers)
-        for submitted in range(workers):
-            try:
-                pool.submit(contextvars.copy_context().run, self._counted, task, *args)
-            except BaseException:   # (a pool shut down meanwhile: the rest never run)
-                own.add(submitted - workers)
-                raise
-
-    def _counted(self, task: Callable, *args) -> None:
         try:
-            task(*args)
+            for _ in range(workers):
+                pool.submit(contextvars.copy_context().run, task, *args)
+            yield
         finally:
-            self._resources.own.add(-1)
+            own.add(-workers)
 
     # -- compile notices --------------------------------------------------------------------
     @contextlib.contextmanager

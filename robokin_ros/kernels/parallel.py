@@ -104,9 +104,9 @@ def run_chunks(rows: int, work, threads: int | None = None, *, chunk_rows: int =
             if next(done) == chunks:
                 finished.set()
 
-    runtime.submit(workers - 1, take)   # a task that starts late finds no chunk left and returns at once
-    take()
-    _wait(finished)
+    with runtime.alongside(workers - 1, take):   # a task that starts late finds no chunk left and returns at once
+        take()
+        _wait(finished)
     if errors:
         raise errors[0]
 
@@ -141,7 +141,9 @@ def run_rows(kernel, inputs: tuple, out, threads: int | None = None) -> None:
         runtime = current_runtime()
         workers = min(runtime.thread_count(threads), -(-rows // CLAIM_ROWS))
         if workers > 1:   # (one that starts late finds fewer rows, or none, left)
-            runtime.submit(workers - 1, kernel, *inputs, out, claims)
+            with runtime.alongside(workers - 1, kernel, *inputs, out, claims):
+                kernel(*inputs, out, claims)   # (returns once every row is written)
+            return
     kernel(*inputs, out, claims)
 
 

@@ -82,17 +82,14 @@ def test_the_workers_of_every_runtime_of_the_process_are_its_own(tmp_path):
     mine._resources.free_cores = FreeCores(_loadavg(tmp_path, 2 + before))
     assert mine.thread_count() == cores - 1
     started, release = threading.Event(), threading.Event()
-    theirs.submit(1, lambda: (started.set(), release.wait(60)))
     try:
-        assert started.wait(60)
-        assert mine._resources.own.count == before + 1
-        assert mine.thread_count() == cores   # the one more is theirs: this process's
+        with theirs.alongside(1, lambda: (started.set(), release.wait(60))):
+            assert started.wait(60)
+            assert mine._resources.own.count == before + 1
+            assert mine.thread_count() == cores   # the one more is theirs: this process's
     finally:
         release.set()
-    for _ in range(6000):   # (the worker's count ends with its task)
-        if mine._resources.own.count == before:
-            break
-        threading.Event().wait(0.01)
+    assert mine._resources.own.count == before   # (the call is over: its worker no more)
     assert mine.thread_count() == cores - 1
     theirs.close()
 
@@ -156,7 +153,8 @@ def test_using_is_per_thread_and_reaches_the_threads_a_call_starts():
     seen_by_workers, seen_elsewhere = [], []
     with using(mine):
         inside = current_runtime()
-        mine.submit(2, lambda: seen_by_workers.append(current_runtime()))
+        with mine.alongside(2, lambda: seen_by_workers.append(current_runtime())):
+            pass
         other = threading.Thread(target=lambda: seen_elsewhere.append(current_runtime()))
         other.start()
         other.join()
